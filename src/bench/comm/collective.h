@@ -1,0 +1,60 @@
+#pragma once
+// One row per collective, in the manner of nccl-tests' per-collective files:
+// buffer sizes, this rank's input, the exactly known expected output, the call
+// and the bus-bandwidth factor (derived in docs/metrics.md). The driver
+// (comm_bench.cc) runs any row the same way; each row lives in its own file.
+#include <cstdint>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "comm/communicator.h"
+
+namespace dtbench::bench {
+
+struct CollArgs {
+  comm::Communicator* comm = nullptr;
+  comm::DType dtype = comm::DType::kFloat32;
+  comm::ReduceOp op = comm::ReduceOp::kSum;
+  int root = 0;
+  std::int64_t count = 0;  // elements of the larger buffer (see CollectiveDef)
+  int rank = 0;
+  int nranks = 1;
+};
+
+// How the in-place variant places the input.
+enum class InPlace {
+  kNone,       // no in-place variant
+  kSame,       // input and output are one tensor
+  kRankChunk,  // input is chunk `rank` of the output (allgather)
+};
+
+struct CollectiveDef {
+  comm::Collective kind;
+  // The count is divided among ranks, so it must be a multiple of nranks.
+  bool splits = false;
+  InPlace in_place = InPlace::kNone;
+  // busbw = algbw * bus_factor(nranks).
+  double (*bus_factor)(int nranks) = nullptr;
+  std::int64_t (*in_count)(const CollArgs&) = nullptr;
+  std::int64_t (*out_count)(const CollArgs&) = nullptr;
+  // This rank's input data.
+  at::Tensor (*input)(const CollArgs&) = nullptr;
+  // What this rank's output must hold afterwards; an undefined tensor where
+  // nothing is defined on this rank (reduce on non-roots).
+  at::Tensor (*expected)(const CollArgs&) = nullptr;
+  comm::WorkPtr (*run)(const CollArgs&, const at::Tensor& in, at::Tensor& out) = nullptr;
+};
+
+const CollectiveDef& allreduce_def();
+const CollectiveDef& broadcast_def();
+const CollectiveDef& reduce_def();
+const CollectiveDef& allgather_def();
+const CollectiveDef& reduce_scatter_def();
+const CollectiveDef& alltoall_def();
+const CollectiveDef& sendrecv_def();
+
+// The row for `c`.
+const CollectiveDef& collective_def(comm::Collective c);
+
+}  // namespace dtbench::bench

@@ -1,0 +1,139 @@
+#include "bench/comm/comm_bench.h"
+
+#include <chrono>
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include "bench/comm/collective.h"
+#include "bench/comm/data.h"
+#include "comm/communicator.h"
+#include "core/error.h"
+
+namespace dtbench::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Buffers {
+  at::Tensor in;
+  at::Tensor out;
+};
+
+Buffers prepare(const CollectiveDef& def, const CollArgs& args, bool in_place) {
+  const auto dtype = comm::to_scalar_type(args.dtype);
+  Buffers b;
+  const at::Tensor input = def.input(args);
+  if (!in_place) {
+    b.in = input;
+    b.out = at::zeros({def.out_count(args)}, at::TensorOptions().dtype(dtype));
+  } else if (def.in_place == InPlace::kSame) {
+    b.out = input.clone();
+    b.in = b.out;
+  } else {  // kRankChunk
+    b.out = at::zeros({def.out_count(args)}, at::TensorOptions().dtype(dtype));
+    const auto c = def.in_count(args);
+    b.in = b.out.narrow(0, args.rank * c, c);
+    b.in.copy_(input);
+  }
+  return b;
+}
+
+void run_once(const CollectiveDef& def, const CollArgs& args, Buffers& b) {
+  def.run(args, b.in, b.out)->wait(args.comm->timeout());
+}
+
+report::CommTiming measure(const CollectiveDef& def, const CollArgs& args, bool in_place,
+                           const CommBenchOptions& opts, std::uint64_t bytes) {
+  comm::Communicator& comm = *args.comm;
+  report::CommTiming t;
+  t.ran = true;
+  Buffers b = prepare(def, args, in_place);
+  for (int i = 0; i < opts.warmup; ++i) run_once(def, args, b);
+  comm.barrier();
+  const auto start = Clock::now();
+  for (int i = 0; i < opts.iters; ++i) run_once(def, args, b);
+  const double my_us =
+      std::chrono::duration<double, std::micro>(Clock::now() - start).count() / opts.iters;
+
+  std::int64_t my_wrong = 0;
+  if (opts.check) {
+    b = prepare(def, args, in_place);
+    run_once(def, args, b);
+    const at::Tensor expected = def.expected(args);
+    if (expected.defined()) my_wrong = count_wrong(b.out, expected);
+  }
+
+  // Reduce across ranks: every rank's time, and the total of wrong elements.
+  at::Tensor mine = at::full({1}, my_us, at::kDouble);
+  at::Tensor all = at::zeros({comm.size()}, at::kDouble);
+  comm.allgather(mine, all)->wait(comm.timeout());
+  at::Tensor wrong = at::full({1}, my_wrong, at::kLong);
+  comm.allreduce(wrong, wrong, comm::ReduceOp::kSum)->wait(comm.timeout());
+
+  const auto* p = all.data_ptr<double>();
+  t.rank_us.assign(p, p + comm.size());
+  double sum = 0;
+  t.min_rank_us = t.max_rank_us = t.rank_us[0];
+  for (double x : t.rank_us) {
+    sum += x;
+    t.min_rank_us = std::min(t.min_rank_us, x);
+    t.max_rank_us = std::max(t.max_rank_us, x);
+  }
+  t.time_us = sum / comm.size();
+  // algbw in GB/s (1e9 bytes): bytes per microsecond / 1e3.
+  t.algbw_gbs = t.time_us > 0 ? static_cast<double>(bytes) / t.time_us / 1e3 : 0;
+  t.busbw_gbs = t.algbw_gbs * def.bus_factor(comm.size());
+  t.wrong = wrong.item<std::int64_t>();
+  return t;
+}
+
+}  // namespace
+
+CommBenchResult run_comm_bench(comm::Communicator& comm, const CommBenchOptions& opts,
+                               const std::function<void(const report::CommRecord&)>& on_record) {
+  if (opts.root < 0 || opts.root >= comm.size())
+    throw UsageError(fmt::format("--root {} is not a rank of this {}-rank job", opts.root, comm.size()));
+  if (opts.iters < 1) throw UsageError("--iters must be at least 1");
+  if (opts.warmup < 0) throw UsageError("--warmup must not be negative");
+  const auto sizes = size_sweep(opts.sweep);
+  const auto elem = comm::element_size(opts.dtype);
+
+  CommBenchResult result;
+  for (const auto c : opts.collectives) {
+    const CollectiveDef& def = collective_def(c);
+    const std::string why = comm.unsupported_reason(c, opts.dtype, opts.op);
+    if (!why.empty()) {
+      result.skipped.push_back(fmt::format("{}: {}", comm::to_string(c), why));
+      continue;
+    }
+    for (const auto bytes_requested : sizes) {
+      CollArgs args;
+      args.comm = &comm;
+      args.dtype = opts.dtype;
+      args.op = opts.op;
+      args.root = opts.root;
+      args.rank = comm.rank();
+      args.nranks = comm.size();
+      args.count = static_cast<std::int64_t>(
+          element_count(bytes_requested, elem, def.splits ? comm.size() : 1));
+      const std::uint64_t bytes = static_cast<std::uint64_t>(args.count) * elem;
+
+      report::CommRecord rec;
+      rec.collective = comm::to_string(c);
+      rec.bytes = bytes;
+      rec.count = static_cast<std::uint64_t>(args.count);
+      rec.dtype = comm::to_string(opts.dtype);
+      rec.op = comm::is_reduction(c) ? comm::to_string(opts.op) : "none";
+      rec.root = (c == comm::Collective::kBroadcast || c == comm::Collective::kReduce) ? opts.root : -1;
+      if (opts.out_of_place) rec.out_of_place = measure(def, args, false, opts, bytes);
+      if (opts.in_place && def.in_place != InPlace::kNone)
+        rec.in_place = measure(def, args, true, opts, bytes);
+      if (on_record) on_record(rec);
+      result.records.push_back(std::move(rec));
+    }
+  }
+  return result;
+}
+
+}  // namespace dtbench::bench

@@ -1,0 +1,51 @@
+#pragma once
+// The `dtbench comm` driver: for each collective and message size, times
+// `iters` back-to-back operations after `warmup`, checks one more run against
+// the exact expected result, and reduces timings and wrong-element counts
+// across ranks. Returns records; never prints (records stream to `on_record`).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/comm/sweep.h"
+#include "comm/types.h"
+#include "report/comm_record.h"
+
+namespace dtbench::comm {
+class Communicator;
+}
+
+namespace dtbench::bench {
+
+struct CommBenchOptions {
+  // Collectives to run, in order. Default: allreduce.
+  std::vector<comm::Collective> collectives{comm::Collective::kAllreduce};
+  // Message sizes (see sweep.h).
+  SweepOptions sweep;
+  // Timed iterations per size. Default 20.
+  int iters = 20;
+  // Untimed iterations before timing. Default 5.
+  int warmup = 5;
+  // Verify results (#wrong). Default on.
+  bool check = true;
+  comm::DType dtype = comm::DType::kFloat32;
+  comm::ReduceOp op = comm::ReduceOp::kSum;
+  // Root rank of broadcast and reduce. Default 0.
+  int root = 0;
+  // Run the out-of-place / in-place variants. Default both.
+  bool out_of_place = true;
+  bool in_place = true;
+};
+
+struct CommBenchResult {
+  std::vector<report::CommRecord> records;
+  // "reduce_scatter: gloo: ... does not implement reduce_scatter" per skipped collective.
+  std::vector<std::string> skipped;
+};
+
+// Runs on every rank (all ranks pass the same options). Throws UsageError for
+// options that cannot apply to this world (root out of range).
+CommBenchResult run_comm_bench(comm::Communicator& comm, const CommBenchOptions& opts,
+                               const std::function<void(const report::CommRecord&)>& on_record);
+
+}  // namespace dtbench::bench

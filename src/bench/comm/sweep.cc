@@ -1,0 +1,41 @@
+#include "bench/comm/sweep.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace dtbench::bench {
+
+std::vector<std::uint64_t> size_sweep(const SweepOptions& opts) {
+  if (opts.min_bytes > opts.max_bytes)
+    throw UsageError(fmt::format("--min-bytes ({}) is larger than --max-bytes ({})",
+                                 opts.min_bytes, opts.max_bytes));
+  if (opts.increment == 0 && !(opts.factor > 1))
+    throw UsageError(fmt::format("--step-factor must be greater than 1 (got {})", opts.factor));
+  std::vector<std::uint64_t> sizes;
+  std::uint64_t s = opts.min_bytes;
+  while (s <= opts.max_bytes) {
+    sizes.push_back(s);
+    if (sizes.size() > 10000) throw UsageError("the size sweep has more than 10000 points");
+    std::uint64_t next = 0;
+    if (opts.increment != 0) {
+      next = s + opts.increment;
+    } else {
+      const double scaled = static_cast<double>(s == 0 ? 1 : s) * opts.factor;
+      next = scaled > 1.8e19 ? opts.max_bytes + 1 : static_cast<std::uint64_t>(scaled);
+      if (s == 0) next = 1;
+      if (next <= s) next = s + 1;
+    }
+    if (next < s) break;  // overflow
+    s = next;
+  }
+  return sizes;
+}
+
+std::uint64_t element_count(std::uint64_t bytes, std::uint64_t elem_size, std::uint64_t multiple) {
+  std::uint64_t count = bytes / elem_size;
+  if (multiple > 1) count -= count % multiple;
+  return count;
+}
+
+}  // namespace dtbench::bench

@@ -1,0 +1,14 @@
+#pragma once
+// The environment header every benchmark prints on rank 0 and stores in its
+// JSON report: dtbench build, LibTorch and backend versions, threads, host
+// facts (core/host_probe) and, when given, the job's world.
+#include <nlohmann/json.hpp>
+
+#include "launch/world.h"
+
+namespace dtbench::bench {
+
+nlohmann::ordered_json collect_env();
+nlohmann::ordered_json world_json(const launch::World& world);
+
+}  // namespace dtbench::bench

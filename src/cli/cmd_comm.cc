@@ -1,0 +1,190 @@
+// `dtbench comm`: nccl-tests-style collective bandwidth sweep.
+#include <ctime>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "bench/comm/comm_bench.h"
+#include "bench/env_info.h"
+#include "cli/commands.h"
+#include "cli/run_options.h"
+#include "comm/communicator.h"
+#include "comm/factory.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/units.h"
+#include "launch/world.h"
+#include "report/comm_reporter.h"
+#include "report/env_reporter.h"
+#include "report/json_io.h"
+
+namespace dtbench::cli {
+namespace {
+
+struct CommFlags {
+  RunOptions run;
+  std::string min_bytes = "1K";
+  std::string max_bytes = "32M";
+  double factor = 2;
+  std::string increment = "0";
+  int iters = 20;
+  int warmup = 5;
+  int check = 1;
+  std::string op = "sum";
+  std::string dtype = "float32";
+  std::string collective = "allreduce";
+  int root = 0;
+  std::string placement = "both";
+};
+
+std::vector<comm::Collective> parse_collectives(const std::string& text) {
+  if (text == "all") return comm::all_collectives();
+  std::vector<comm::Collective> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string name = text.substr(start, end - start);
+    if (name.empty()) throw UsageError(fmt::format("--collective: empty name in '{}'", text));
+    out.push_back(comm::parse_collective(name));
+    start = end + 1;
+  }
+  return out;
+}
+
+bench::CommBenchOptions to_bench_options(const CommFlags& f) {
+  bench::CommBenchOptions o;
+  o.collectives = parse_collectives(f.collective);
+  o.sweep.min_bytes = parse_bytes(f.min_bytes, "--min-bytes");
+  o.sweep.max_bytes = parse_bytes(f.max_bytes, "--max-bytes");
+  o.sweep.factor = f.factor;
+  o.sweep.increment = parse_bytes(f.increment, "--step-bytes");
+  o.iters = f.iters;
+  o.warmup = f.warmup;
+  o.check = f.check != 0;
+  o.op = comm::parse_op(f.op);
+  o.dtype = comm::parse_dtype(f.dtype);
+  o.root = f.root;
+  if (f.placement != "both" && f.placement != "in" && f.placement != "out")
+    throw UsageError(fmt::format("--placement '{}' must be both, in or out", f.placement));
+  o.in_place = f.placement != "out";
+  o.out_of_place = f.placement != "in";
+  bench::size_sweep(o.sweep);  // validates min/max/factor before any worker starts
+  return o;
+}
+
+nlohmann::ordered_json config_json(const CommFlags& f, const bench::CommBenchOptions& o) {
+  nlohmann::ordered_json cols = nlohmann::ordered_json::array();
+  for (auto c : o.collectives) cols.push_back(comm::to_string(c));
+  return {{"backend", f.run.comm.backend},
+          {"collectives", cols},
+          {"min_bytes", o.sweep.min_bytes},
+          {"max_bytes", o.sweep.max_bytes},
+          {"step_factor", o.sweep.factor},
+          {"step_bytes", o.sweep.increment},
+          {"iters", o.iters},
+          {"warmup", o.warmup},
+          {"check", o.check},
+          {"dtype", comm::to_string(o.dtype)},
+          {"op", comm::to_string(o.op)},
+          {"root", o.root},
+          {"timeout_ms", f.run.comm.timeout.count()}};
+}
+
+std::string now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+int run_comm(CommFlags& f) {
+  finish_run_options(f.run);
+  const auto opts = to_bench_options(f);
+  if (auto code = self_launch(f.run)) return *code;
+
+  const auto world = launch::world_from_env(launch::process_env());
+  log::set_rank(world.world_size > 1 ? world.rank : -1);
+  const bool leader = world.rank == 0;
+  auto env = bench::collect_env();
+  auto comm = comm::make_communicator(world, f.run.comm);
+  env["world"] = bench::world_json(world);
+
+  report::CommConsoleReporter console(std::cout);
+  if (leader) {
+    report::print_env(std::cout, env);
+    std::cout << fmt::format("# dtbench comm: {} ranks ({}), backend {}, {} iters, {} warm-up, check {}\n#\n",
+                             world.world_size, world.label(), comm->backend(), opts.iters,
+                             opts.warmup, opts.check ? "on" : "off");
+    console.header();
+  }
+  auto result = bench::run_comm_bench(*comm, opts, [&](const report::CommRecord& r) {
+    if (leader) console.row(r);
+  });
+  const auto wrong = report::total_wrong(result.records);
+  if (leader) {
+    console.footer(result.records, result.skipped);
+    if (!f.run.json_path.empty()) {
+      nlohmann::ordered_json doc;
+      doc["schema"] = "dtbench.comm";
+      doc["schema_version"] = 1;
+      doc["created"] = now_iso8601();
+      doc["command"] = original_args();
+      doc["env"] = env;
+      doc["config"] = config_json(f, opts);
+      nlohmann::ordered_json recs = nlohmann::ordered_json::array();
+      for (const auto& r : result.records) recs.push_back(report::to_json(r));
+      doc["results"] = recs;
+      doc["skipped"] = result.skipped;
+      doc["summary"] = {{"avg_busbw_gbs", report::average_busbw(result.records)},
+                        {"wrong", wrong}};
+      report::write_json_atomic(f.run.json_path, doc);
+    }
+  }
+  comm->barrier();
+  if (wrong != 0)
+    throw VerificationError(fmt::format("{} element(s) differ from the expected results", wrong));
+  return 0;
+}
+
+}  // namespace
+
+Action register_comm(CLI::App& app) {
+  auto f = std::make_shared<CommFlags>();
+  auto* cmd = app.add_subcommand(
+      "comm", "Collective bandwidth sweep (nccl-tests style): time, algbw, busbw, #wrong");
+  add_run_options(*cmd, f->run);
+  cmd->add_option("-b,--min-bytes", f->min_bytes, "Smallest message (e.g. 8, 1K, 4M)")
+      ->capture_default_str();
+  cmd->add_option("-e,--max-bytes", f->max_bytes, "Largest message")->capture_default_str();
+  cmd->add_option("-f,--step-factor", f->factor, "Multiply the size by this each step")
+      ->capture_default_str();
+  cmd->add_option("-i,--step-bytes", f->increment,
+                  "Add this many bytes each step instead of multiplying (0 = use -f)")
+      ->capture_default_str();
+  cmd->add_option("-n,--iters", f->iters, "Timed iterations per size")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("-w,--warmup", f->warmup, "Untimed iterations per size")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("-c,--check", f->check, "Verify every result against the exact value (0/1)")
+      ->check(CLI::Range(0, 1))
+      ->capture_default_str();
+  cmd->add_option("-o,--op", f->op, "Reduction: sum, prod, min, max, avg")->capture_default_str();
+  cmd->add_option("-d,--dtype", f->dtype,
+                  "Data type: float32, float64, float16, bfloat16, int32, int64")
+      ->capture_default_str();
+  cmd->add_option("--collective", f->collective,
+                  "allreduce, broadcast, reduce, allgather, reduce_scatter, alltoall, sendrecv, "
+                  "a comma list, or all")
+      ->capture_default_str();
+  cmd->add_option("-r,--root", f->root, "Root rank of broadcast and reduce")->capture_default_str();
+  cmd->add_option("--placement", f->placement, "Buffers: both, in (in-place) or out (out-of-place)")
+      ->capture_default_str();
+  return [f]() { return run_comm(*f); };
+}
+
+}  // namespace dtbench::cli

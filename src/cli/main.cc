@@ -1,0 +1,73 @@
+// dtbench: distributed deep-learning training benchmarks.
+// main() parses the command line, runs one subcommand and maps errors to exit
+// codes: 0 success, 1 runtime failure, 2 usage error, 3 wrong results.
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "build_config.h"
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/log.h"
+
+namespace dtbench::cli {
+namespace {
+
+std::vector<std::string> g_args;
+
+}  // namespace
+
+const std::vector<std::string>& original_args() { return g_args; }
+void set_original_args(int argc, char** argv) { g_args.assign(argv, argv + argc); }
+
+}  // namespace dtbench::cli
+
+namespace {
+
+int fail(int code, const std::string& msg) {
+  dtbench::log::error(msg);
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace dtbench;
+  cli::set_original_args(argc, argv);
+  CLI::App app{"dtbench: benchmarks for distributed deep-learning training", "dtbench"};
+  app.set_version_flag("--version", std::string("dtbench ") + DTBENCH_VERSION);
+  app.require_subcommand(1);
+  app.footer(
+      "Run 'dtbench COMMAND --help' for a command's options. Exit status: 0 ok, 1 runtime "
+      "failure, 2 usage error, 3 wrong results.");
+  std::map<std::string, cli::Action> actions;
+  actions["env"] = cli::register_env(app);
+  actions["comm"] = cli::register_comm(app);
+  actions["launch"] = cli::register_launch(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    if (msg.empty()) msg = "invalid command line";
+    return fail(2, msg + " (see 'dtbench --help')");
+  }
+
+  try {
+    for (auto* sub : app.get_subcommands()) return actions.at(sub->get_name())();
+    return fail(2, "no command given (see 'dtbench --help')");
+  } catch (const UsageError& e) {
+    return fail(2, e.what());
+  } catch (const VerificationError& e) {
+    return fail(3, std::string("wrong results: ") + e.what());
+  } catch (const std::exception& e) {
+    return fail(1, e.what());
+  }
+}

@@ -1,0 +1,65 @@
+#include "cli/run_options.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/units.h"
+#include "launch/launcher.h"
+#include "launch/world.h"
+
+namespace dtbench::cli {
+
+void add_run_options(CLI::App& cmd, RunOptions& o) {
+  cmd.add_option("--nproc", o.nproc, "Launch this many local ranks (1 = this process only)")
+      ->check(CLI::Range(1, 1024));
+  cmd.add_option("--backend", o.comm.backend, "Communication backend: gloo, mpi or nccl")
+      ->capture_default_str();
+  cmd.add_option("--timeout", o.timeout_text,
+                 "Bound on every rendezvous, collective and barrier wait (e.g. 30s, 500ms, 2m)")
+      ->capture_default_str();
+  cmd.add_option("--iface", o.comm.iface,
+                 "Network interface for gloo traffic (default: loopback for a loopback master)");
+  cmd.add_option("--json", o.json_path, "Write the JSON report here (rank 0, atomically)");
+}
+
+void finish_run_options(RunOptions& o) {
+  comm::require_backend(o.comm.backend);
+  o.comm.timeout = parse_duration(o.timeout_text, "--timeout");
+}
+
+std::optional<int> self_launch(const RunOptions& o) {
+  const bool launched = std::getenv("DTBENCH_LAUNCHED") != nullptr;
+  if (o.nproc <= 1 || launched) return std::nullopt;
+  const auto world = launch::world_from_env(launch::process_env());
+  if (world.source != "single") {
+    throw UsageError(fmt::format(
+        "--nproc cannot be used under an external launcher ({} already started {} rank(s))",
+        world.source, world.world_size));
+  }
+  std::vector<std::string> args = original_args();
+  args[0] = launch::self_executable();
+  if (o.comm.backend == "mpi") {
+    // MPI ranks must come from mpirun: it starts them and aborts the whole
+    // job when one fails.
+    std::vector<std::string> cmd{"mpirun", "-np", std::to_string(o.nproc), "--oversubscribe",
+                                 "-x", "DTBENCH_LAUNCHED=1"};
+    if (geteuid() == 0) cmd.push_back("--allow-run-as-root");
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    launch::LaunchOptions lo;
+    lo.nproc_per_node = 1;  // one mpirun, which starts the ranks
+    lo.rank_env = false;
+    const auto r = launch::launch(lo, cmd);
+    return r.exit_code;
+  }
+  launch::LaunchOptions lo;
+  lo.nproc_per_node = o.nproc;
+  return launch::launch(lo, args).exit_code;
+}
+
+}  // namespace dtbench::cli

@@ -1,0 +1,38 @@
+#pragma once
+// Flags every distributed benchmark takes (--nproc, --backend, --timeout,
+// --iface, --json), and the self-launch step they share.
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "comm/factory.h"
+
+namespace CLI {
+class App;
+}
+
+namespace dtbench::cli {
+
+struct RunOptions {
+  // Local workers to launch; 1 runs in this process (or under an external
+  // launcher). Default 1.
+  int nproc = 1;
+  comm::CommOptions comm;
+  std::string timeout_text = "60s";
+  // Where rank 0 writes the JSON report ("" = none).
+  std::string json_path;
+};
+
+void add_run_options(CLI::App& cmd, RunOptions& opts);
+
+// Validates the shared flags (backend built in, timeout) and fills
+// opts.comm.timeout. Throws UsageError.
+void finish_run_options(RunOptions& opts);
+
+// With --nproc N > 1 outside a launched worker, starts N workers running this
+// same command line (dtbench's launcher; mpirun for the mpi backend), waits
+// for them and returns their exit status. Otherwise returns nullopt: the
+// caller runs the benchmark in this process.
+std::optional<int> self_launch(const RunOptions& opts);
+
+}  // namespace dtbench::cli

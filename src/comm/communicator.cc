@@ -1,0 +1,44 @@
+#include "comm/communicator.h"
+
+#include "core/error.h"
+
+namespace dtbench::comm {
+
+at::ScalarType to_scalar_type(DType t) {
+  switch (t) {
+    case DType::kFloat32:
+      return at::kFloat;
+    case DType::kFloat64:
+      return at::kDouble;
+    case DType::kFloat16:
+      return at::kHalf;
+    case DType::kBFloat16:
+      return at::kBFloat16;
+    case DType::kInt32:
+      return at::kInt;
+    case DType::kInt64:
+      return at::kLong;
+  }
+  return at::kFloat;
+}
+
+DType from_scalar_type(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat:
+      return DType::kFloat32;
+    case at::kDouble:
+      return DType::kFloat64;
+    case at::kHalf:
+      return DType::kFloat16;
+    case at::kBFloat16:
+      return DType::kBFloat16;
+    case at::kInt:
+      return DType::kInt32;
+    case at::kLong:
+      return DType::kInt64;
+    default:
+      throw UnsupportedError(std::string("unsupported tensor dtype ") + c10::toString(t));
+  }
+}
+
+}  // namespace dtbench::comm

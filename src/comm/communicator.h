@@ -1,0 +1,85 @@
+#pragma once
+// The communicator: collectives on tensors, one interface for every backend
+// (gloo/, mpi/, nccl/). Modelled on c10d's ProcessGroup and Work, narrowed to
+// what the benchmarks need. Each call takes an input and an output tensor;
+// they may be the same tensor (in place). Shapes:
+//   allreduce       out = op over ranks of in            (numel(out) == numel(in))
+//   broadcast       out = in of `root`                   (numel(out) == numel(in))
+//   reduce          out on `root` = op over ranks of in  (others: unspecified)
+//   allgather       out = concat over ranks of in        (numel(out) == size * numel(in))
+//   reduce_scatter  out = chunk `rank` of op over in     (numel(in) == size * numel(out))
+//   alltoall        chunk j of out = chunk `rank` of in on rank j (numel divisible by size)
+//   sendrecv        sends in to `dst` while receiving out from `src`
+// Tensors are contiguous and of the same dtype. Calls return a Work handle;
+// every rank must issue the same collectives in the same order.
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include <ATen/core/Tensor.h>
+
+#include "comm/types.h"
+
+namespace dtbench::comm {
+
+// An operation in flight. wait() never blocks past its timeout.
+class Work {
+ public:
+  virtual ~Work() = default;
+  // Blocks until the operation completes or `timeout` passes. Throws
+  // TimeoutError on timeout and CommError when the operation failed.
+  virtual void wait(std::chrono::milliseconds timeout) = 0;
+  // True once the operation finished, successfully or not. Never blocks.
+  virtual bool done() = 0;
+  // The failure, once done() and failed; nullptr otherwise.
+  virtual std::exception_ptr error() = 0;
+};
+using WorkPtr = std::unique_ptr<Work>;
+
+// A Work that already finished (blocking backends, local copies).
+class CompletedWork : public Work {
+ public:
+  explicit CompletedWork(std::exception_ptr error = nullptr) : error_(std::move(error)) {}
+  void wait(std::chrono::milliseconds) override {
+    if (error_) std::rethrow_exception(error_);
+  }
+  bool done() override { return true; }
+  std::exception_ptr error() override { return error_; }
+
+ private:
+  std::exception_ptr error_;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  virtual std::string backend() const = 0;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Timeout applied by barrier() and by wait_all helpers.
+  virtual std::chrono::milliseconds timeout() const = 0;
+
+  // "" when the backend can run `c` on `dtype` with `op`, else the reason,
+  // e.g. "gloo: reduce_scatter is not implemented by ProcessGroupGloo".
+  virtual std::string unsupported_reason(Collective c, DType dtype, ReduceOp op) const = 0;
+
+  virtual WorkPtr allreduce(const at::Tensor& in, at::Tensor& out, ReduceOp op) = 0;
+  virtual WorkPtr broadcast(const at::Tensor& in, at::Tensor& out, int root) = 0;
+  virtual WorkPtr reduce(const at::Tensor& in, at::Tensor& out, int root, ReduceOp op) = 0;
+  virtual WorkPtr allgather(const at::Tensor& in, at::Tensor& out) = 0;
+  virtual WorkPtr reduce_scatter(const at::Tensor& in, at::Tensor& out, ReduceOp op) = 0;
+  virtual WorkPtr alltoall(const at::Tensor& in, at::Tensor& out) = 0;
+  virtual WorkPtr send(const at::Tensor& t, int dst, int tag) = 0;
+  virtual WorkPtr recv(at::Tensor& t, int src, int tag) = 0;
+  virtual WorkPtr sendrecv(const at::Tensor& in, at::Tensor& out, int dst, int src) = 0;
+  // All ranks reach this point, or TimeoutError/CommError.
+  virtual void barrier() = 0;
+};
+
+// Converts between dtbench's torch-free DType and ATen's.
+at::ScalarType to_scalar_type(DType t);
+DType from_scalar_type(at::ScalarType t);
+
+}  // namespace dtbench::comm

@@ -1,0 +1,86 @@
+#include "comm/factory.h"
+
+#include <functional>
+
+#include <fmt/format.h>
+
+#include <torch/csrc/api/include/torch/version.h>
+
+#include "build_config.h"  // generated: DTBENCH_HAVE_MPI, DTBENCH_HAVE_CUDA
+#include "comm/communicator.h"
+#include "comm/gloo/gloo_communicator.h"
+#include "core/error.h"
+#if DTBENCH_HAVE_MPI
+#include "comm/mpi/mpi_communicator.h"
+#endif
+#if DTBENCH_HAVE_NCCL
+#include "comm/nccl/nccl_communicator.h"
+#endif
+
+namespace dtbench::comm {
+namespace {
+
+using Maker = std::function<std::unique_ptr<Communicator>(const launch::World&, const CommOptions&)>;
+
+struct Entry {
+  BackendInfo info;
+  Maker make;  // empty when not built
+};
+
+std::vector<Entry> table() {
+  std::vector<Entry> t;
+  t.push_back({{"gloo", true, std::string("c10d ProcessGroupGloo, LibTorch ") + TORCH_VERSION,
+                "CPU collectives over TCP (c10d ProcessGroupGloo)"},
+               make_gloo_communicator});
+#if DTBENCH_HAVE_MPI
+  t.push_back({{"mpi", true, mpi_library_version(),
+                "MPI collectives through the MPI C API (run under mpirun)"},
+               make_mpi_communicator});
+#else
+  t.push_back({{"mpi", false, "", "MPI collectives (not built: no MPI found at build time)"}, {}});
+#endif
+#if DTBENCH_HAVE_NCCL
+  t.push_back({{"nccl", true, nccl_library_version(), "GPU collectives (c10d ProcessGroupNCCL)"},
+               make_nccl_communicator});
+#else
+  t.push_back({{"nccl", false, "", "GPU collectives (not built: the nccl backend is not written yet)"}, {}});
+#endif
+  return t;
+}
+
+}  // namespace
+
+std::vector<BackendInfo> backends() {
+  std::vector<BackendInfo> out;
+  for (const auto& e : table()) out.push_back(e.info);
+  return out;
+}
+
+void require_backend(const std::string& name) {
+  std::string known;
+  for (const auto& e : table()) {
+    if (e.info.name == name) {
+      if (!e.info.built) throw UsageError(fmt::format("backend '{}' is not built into this dtbench: {}", name, e.info.description));
+      return;
+    }
+    known += (known.empty() ? "" : ", ") + e.info.name;
+  }
+  throw UsageError(fmt::format("unknown backend '{}' (valid: {})", name, known));
+}
+
+std::unique_ptr<Communicator> make_communicator(const launch::World& world,
+                                                const CommOptions& opts) {
+  require_backend(opts.backend);
+  for (const auto& e : table())
+    if (e.info.name == opts.backend) return e.make(world, opts);
+  throw UsageError("unknown backend " + opts.backend);
+}
+
+nlohmann::ordered_json library_versions() {
+  nlohmann::ordered_json j;
+  j["libtorch"] = TORCH_VERSION;
+  for (const auto& e : table()) j[e.info.name] = e.info.built ? e.info.version : "not built";
+  return j;
+}
+
+}  // namespace dtbench::comm

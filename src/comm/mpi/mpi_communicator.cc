@@ -1,0 +1,244 @@
+#include "comm/mpi/mpi_communicator.h"
+
+#include <mpi.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace dtbench::comm {
+namespace {
+
+// Elementwise reduction for 16-bit floats, which MPI has no type for: the
+// values travel as 2-byte opaque elements and are combined in float.
+template <typename T, ReduceOp kOp>
+void reduce16(void* in, void* inout, int* len, MPI_Datatype*) {
+  const T* a = static_cast<const T*>(in);
+  T* b = static_cast<T*>(inout);
+  for (int i = 0; i < *len; ++i) {
+    const float x = static_cast<float>(a[i]);
+    const float y = static_cast<float>(b[i]);
+    float r = 0;
+    if constexpr (kOp == ReduceOp::kSum) r = x + y;
+    if constexpr (kOp == ReduceOp::kProd) r = x * y;
+    if constexpr (kOp == ReduceOp::kMin) r = x < y ? x : y;
+    if constexpr (kOp == ReduceOp::kMax) r = x > y ? x : y;
+    b[i] = static_cast<T>(r);
+  }
+}
+
+template <typename T>
+void create_ops(MPI_Op ops[4]) {
+  MPI_Op_create(&reduce16<T, ReduceOp::kSum>, 1, &ops[0]);
+  MPI_Op_create(&reduce16<T, ReduceOp::kProd>, 1, &ops[1]);
+  MPI_Op_create(&reduce16<T, ReduceOp::kMin>, 1, &ops[2]);
+  MPI_Op_create(&reduce16<T, ReduceOp::kMax>, 1, &ops[3]);
+}
+
+int op_index(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return 0;
+    case ReduceOp::kProd:
+      return 1;
+    case ReduceOp::kMin:
+      return 2;
+    case ReduceOp::kMax:
+      return 3;
+    case ReduceOp::kAvg:
+      break;
+  }
+  throw UnsupportedError("mpi: MPI has no avg reduction (use sum)");
+}
+
+void check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw CommError(fmt::format("mpi {}: {}", what, std::string(text, static_cast<std::size_t>(len))));
+}
+
+class MpiCommunicator : public Communicator {
+ public:
+  MpiCommunicator(const launch::World& world, const CommOptions& opts) : timeout_(opts.timeout) {
+    if (world.world_size > 1 && world.source != "openmpi" && world.source != "pmi" &&
+        world.source != "slurm") {
+      throw UsageError(
+          "mpi: the mpi backend needs its ranks started by mpirun or srun (use --nproc N, which "
+          "runs mpirun, or mpirun -np N dtbench ...)");
+    }
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+      int provided = 0;
+      check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "init");
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    if (rank_ != world.rank || size_ != world.world_size) {
+      throw UsageError(fmt::format("mpi: MPI sees rank {} of {}, the environment says {} of {}",
+                                   rank_, size_, world.rank, world.world_size));
+    }
+    MPI_Type_contiguous(2, MPI_BYTE, &type16_);
+    MPI_Type_commit(&type16_);
+    create_ops<c10::Half>(half_ops_);
+    create_ops<c10::BFloat16>(bf16_ops_);
+  }
+
+  ~MpiCommunicator() override {
+    for (auto& op : half_ops_) MPI_Op_free(&op);
+    for (auto& op : bf16_ops_) MPI_Op_free(&op);
+    MPI_Type_free(&type16_);
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  }
+
+  std::string backend() const override { return "mpi"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::chrono::milliseconds timeout() const override { return timeout_; }
+
+  std::string unsupported_reason(Collective c, DType, ReduceOp op) const override {
+    if (is_reduction(c) && op == ReduceOp::kAvg) return "mpi: MPI has no avg reduction (use sum)";
+    if (c == Collective::kSendrecv && size_ < 2) return "mpi: sendrecv needs at least 2 ranks";
+    return "";
+  }
+
+  WorkPtr allreduce(const at::Tensor& in, at::Tensor& out, ReduceOp op) override {
+    const void* send = in.is_same(out) ? MPI_IN_PLACE : in.data_ptr();
+    check(MPI_Allreduce(send, out.data_ptr(), count(out), type(out), mpi_op(out, op),
+                        MPI_COMM_WORLD),
+          "allreduce");
+    return done();
+  }
+
+  WorkPtr broadcast(const at::Tensor& in, at::Tensor& out, int root) override {
+    if (rank_ == root && !in.is_same(out)) out.copy_(in);
+    check(MPI_Bcast(out.data_ptr(), count(out), type(out), root, MPI_COMM_WORLD), "broadcast");
+    return done();
+  }
+
+  WorkPtr reduce(const at::Tensor& in, at::Tensor& out, int root, ReduceOp op) override {
+    const bool in_place = in.is_same(out);
+    const void* send = (in_place && rank_ == root) ? MPI_IN_PLACE : in.data_ptr();
+    check(MPI_Reduce(send, out.data_ptr(), count(in), type(in), mpi_op(in, op), root,
+                     MPI_COMM_WORLD),
+          "reduce");
+    return done();
+  }
+
+  WorkPtr allgather(const at::Tensor& in, at::Tensor& out) override {
+    const auto n = in.numel();
+    const bool in_place = n > 0 && in.data_ptr() == static_cast<char*>(out.data_ptr()) +
+                                                        rank_ * n * static_cast<int64_t>(in.element_size());
+    const void* send = in_place ? MPI_IN_PLACE : in.data_ptr();
+    check(MPI_Allgather(send, count(in), type(in), out.data_ptr(), count(in), type(in),
+                        MPI_COMM_WORLD),
+          "allgather");
+    return done();
+  }
+
+  WorkPtr reduce_scatter(const at::Tensor& in, at::Tensor& out, ReduceOp op) override {
+    check(MPI_Reduce_scatter_block(in.data_ptr(), out.data_ptr(), count(out), type(out),
+                                   mpi_op(out, op), MPI_COMM_WORLD),
+          "reduce_scatter");
+    return done();
+  }
+
+  WorkPtr alltoall(const at::Tensor& in, at::Tensor& out) override {
+    const int chunk = count(in) / size_;
+    check(MPI_Alltoall(in.data_ptr(), chunk, type(in), out.data_ptr(), chunk, type(out),
+                       MPI_COMM_WORLD),
+          "alltoall");
+    return done();
+  }
+
+  WorkPtr send(const at::Tensor& t, int dst, int tag) override {
+    check(MPI_Send(t.data_ptr(), count(t), type(t), dst, tag, MPI_COMM_WORLD), "send");
+    return done();
+  }
+
+  WorkPtr recv(at::Tensor& t, int src, int tag) override {
+    check(MPI_Recv(t.data_ptr(), count(t), type(t), src, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+          "recv");
+    return done();
+  }
+
+  WorkPtr sendrecv(const at::Tensor& in, at::Tensor& out, int dst, int src) override {
+    check(MPI_Sendrecv(in.data_ptr(), count(in), type(in), dst, 0, out.data_ptr(), count(out),
+                       type(out), src, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+          "sendrecv");
+    return done();
+  }
+
+  void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "barrier"); }
+
+ private:
+  static WorkPtr done() { return std::make_unique<CompletedWork>(); }
+
+  static int count(const at::Tensor& t) {
+    if (t.numel() > std::numeric_limits<int>::max())
+      throw UnsupportedError("mpi: tensors over 2^31-1 elements need MPI 4 large counts");
+    return static_cast<int>(t.numel());
+  }
+
+  MPI_Datatype type(const at::Tensor& t) const {
+    switch (t.scalar_type()) {
+      case at::kFloat:
+        return MPI_FLOAT;
+      case at::kDouble:
+        return MPI_DOUBLE;
+      case at::kInt:
+        return MPI_INT32_T;
+      case at::kLong:
+        return MPI_INT64_T;
+      case at::kHalf:
+      case at::kBFloat16:
+        return type16_;
+      default:
+        throw UnsupportedError(fmt::format("mpi: dtype {} is not supported",
+                                           std::string(c10::toString(t.scalar_type()))));
+    }
+  }
+
+  MPI_Op mpi_op(const at::Tensor& t, ReduceOp op) const {
+    const int i = op_index(op);
+    if (t.scalar_type() == at::kHalf) return half_ops_[i];
+    if (t.scalar_type() == at::kBFloat16) return bf16_ops_[i];
+    static const MPI_Op kBuiltin[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
+    return kBuiltin[i];
+  }
+
+  int rank_ = 0;
+  int size_ = 1;
+  std::chrono::milliseconds timeout_;
+  MPI_Datatype type16_{};
+  MPI_Op half_ops_[4]{};
+  MPI_Op bf16_ops_[4]{};
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_mpi_communicator(const launch::World& world,
+                                                    const CommOptions& opts) {
+  return std::make_unique<MpiCommunicator>(world, opts);
+}
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  std::string s(text, static_cast<std::size_t>(len));
+  const auto nl = s.find_first_of("\n,");
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+}  // namespace dtbench::comm

@@ -1,0 +1,40 @@
+#pragma once
+// Names shared by the CLI, the reports and the communicators: data types,
+// reduction ops and collectives. Torch-free, so the CLI and reports can use
+// them without LibTorch.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace dtbench::comm {
+
+enum class DType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64 };
+enum class ReduceOp { kSum, kProd, kMin, kMax, kAvg };
+enum class Collective {
+  kAllreduce,
+  kBroadcast,
+  kReduce,
+  kAllgather,
+  kReduceScatter,
+  kAlltoall,
+  kSendrecv,
+};
+
+std::string to_string(DType t);
+std::string to_string(ReduceOp op);
+std::string to_string(Collective c);
+std::size_t element_size(DType t);
+
+// Parsers: throw UsageError listing the valid names.
+DType parse_dtype(const std::string& s);
+ReduceOp parse_op(const std::string& s);
+Collective parse_collective(const std::string& s);
+
+const std::vector<DType>& all_dtypes();
+const std::vector<ReduceOp>& all_ops();
+const std::vector<Collective>& all_collectives();
+
+// Whether the collective takes a reduction op.
+bool is_reduction(Collective c);
+
+}  // namespace dtbench::comm

@@ -1,0 +1,92 @@
+#include "core/units.h"
+
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace dtbench {
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Splits "64MiB" into 64 and "mib"; throws if there is no leading number.
+double split_number(const std::string& text, const std::string& what, std::string* suffix) {
+  std::size_t pos = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &pos);
+  } catch (const std::exception&) {
+    throw UsageError(fmt::format("{}: '{}' is not a number", what, text));
+  }
+  if (!std::isfinite(value)) throw UsageError(fmt::format("{}: '{}' is not finite", what, text));
+  *suffix = lower(text.substr(pos));
+  while (!suffix->empty() && suffix->front() == ' ') suffix->erase(0, 1);
+  return value;
+}
+
+}  // namespace
+
+std::uint64_t parse_bytes(const std::string& text, const std::string& what) {
+  std::string suffix;
+  const double value = split_number(text, what, &suffix);
+  if (value < 0) throw UsageError(fmt::format("{}: '{}' is negative", what, text));
+  double mult = 1;
+  if (suffix.empty() || suffix == "b") {
+    mult = 1;
+  } else if (suffix == "k" || suffix == "kb" || suffix == "kib") {
+    mult = 1024.0;
+  } else if (suffix == "m" || suffix == "mb" || suffix == "mib") {
+    mult = 1024.0 * 1024;
+  } else if (suffix == "g" || suffix == "gb" || suffix == "gib") {
+    mult = 1024.0 * 1024 * 1024;
+  } else if (suffix == "t" || suffix == "tb" || suffix == "tib") {
+    mult = 1024.0 * 1024 * 1024 * 1024;
+  } else {
+    throw UsageError(fmt::format("{}: unknown unit in '{}' (use B, K, M, G or T)", what, text));
+  }
+  const double bytes = value * mult;
+  if (bytes > 1e18) throw UsageError(fmt::format("{}: '{}' is too large", what, text));
+  if (bytes != std::floor(bytes))
+    throw UsageError(fmt::format("{}: '{}' is not a whole number of bytes", what, text));
+  return static_cast<std::uint64_t>(bytes);
+}
+
+std::chrono::milliseconds parse_duration(const std::string& text, const std::string& what) {
+  std::string suffix;
+  const double value = split_number(text, what, &suffix);
+  double ms = 0;
+  if (suffix.empty() || suffix == "s") {
+    ms = value * 1000;
+  } else if (suffix == "ms") {
+    ms = value;
+  } else if (suffix == "m" || suffix == "min") {
+    ms = value * 60000;
+  } else {
+    throw UsageError(fmt::format("{}: unknown unit in '{}' (use ms, s or m)", what, text));
+  }
+  if (ms <= 0) throw UsageError(fmt::format("{}: '{}' must be positive", what, text));
+  if (ms > 7.0 * 24 * 3600 * 1000)
+    throw UsageError(fmt::format("{}: '{}' is longer than a week", what, text));
+  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  double v = static_cast<double>(bytes);
+  while (v >= 1024 && unit < 4) {
+    v /= 1024;
+    ++unit;
+  }
+  if (v == std::floor(v)) return fmt::format("{} {}", static_cast<std::uint64_t>(v), kUnits[unit]);
+  return fmt::format("{:.1f} {}", v, kUnits[unit]);
+}
+
+}  // namespace dtbench

@@ -1,0 +1,22 @@
+#pragma once
+// Parsing and printing of byte counts and durations as users type them
+// ("64M", "1KiB", "30s"). Pure functions.
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace dtbench {
+
+// Parses "1024", "1K", "4KB", "4KiB", "64M", "1G" (binary multiples: K = 1024).
+// Throws UsageError naming `what` on anything else, negatives included.
+std::uint64_t parse_bytes(const std::string& text, const std::string& what);
+
+// Parses "30", "30s", "500ms", "2m" into milliseconds (a bare number is
+// seconds). Throws UsageError on negative, zero or malformed values.
+std::chrono::milliseconds parse_duration(const std::string& text, const std::string& what);
+
+// "1 KiB", "64 MiB", "3 B": the largest binary unit that divides exactly, else
+// one decimal.
+std::string format_bytes(std::uint64_t bytes);
+
+}  // namespace dtbench

@@ -1,0 +1,211 @@
+#include "launch/launcher.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace dtbench::launch {
+namespace {
+
+std::atomic<int> g_forward_signal{0};
+
+void on_signal(int sig) { g_forward_signal = sig; }
+
+struct Worker {
+  WorkerExit exit;
+  bool running = true;
+};
+
+void signal_all(std::vector<Worker>& workers, int sig) {
+  for (auto& w : workers) {
+    if (w.running) kill(-w.exit.pid, sig);  // the worker's whole process group
+  }
+}
+
+std::string describe(const WorkerExit& e) {
+  if (e.signal != 0)
+    return fmt::format("rank {} (pid {}) was killed by signal {} ({})", e.rank, e.pid, e.signal,
+                       strsignal(e.signal));
+  return fmt::format("rank {} (pid {}) exited with status {}", e.rank, e.pid, e.exit_code);
+}
+
+[[noreturn]] void exec_worker(const LaunchOptions& opts, const std::vector<std::string>& argv,
+                              int local_rank, pid_t parent) {
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(127);  // the launcher died before prctl
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  const int world = opts.nproc_per_node * opts.nnodes;
+  const int rank = opts.node_rank * opts.nproc_per_node + local_rank;
+  if (opts.rank_env) {
+    setenv("RANK", std::to_string(rank).c_str(), 1);
+    setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
+    setenv("LOCAL_RANK", std::to_string(local_rank).c_str(), 1);
+    setenv("LOCAL_WORLD_SIZE", std::to_string(opts.nproc_per_node).c_str(), 1);
+    setenv("GROUP_RANK", std::to_string(opts.node_rank).c_str(), 1);
+    // Other launchers' variables would describe a different job.
+    for (const char* v : {"OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"}) unsetenv(v);
+  }
+  setenv("MASTER_ADDR", opts.master_addr.c_str(), 1);
+  setenv("MASTER_PORT", std::to_string(opts.master_port).c_str(), 1);
+  setenv("DTBENCH_LAUNCHED", "1", 1);
+  for (const auto& kv : opts.extra_env) {
+    const auto eq = kv.find('=');
+    if (eq != std::string::npos) setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execvp(args[0], args.data());
+  fmt::print(stderr, "dtbench launch: cannot execute '{}': {}\n", argv[0], std::strerror(errno));
+  _exit(127);
+}
+
+void validate(const LaunchOptions& opts, const std::vector<std::string>& argv) {
+  if (argv.empty()) throw UsageError("launch: no command given (use: dtbench launch [opts] -- CMD)");
+  if (opts.nproc_per_node < 1 || opts.nproc_per_node > 1024)
+    throw UsageError(fmt::format("launch: --nproc-per-node {} is out of range 1..1024",
+                                 opts.nproc_per_node));
+  if (opts.nnodes < 1) throw UsageError("launch: --nnodes must be at least 1");
+  if (opts.node_rank < 0 || opts.node_rank >= opts.nnodes)
+    throw UsageError(fmt::format("launch: --node-rank {} is not in 0..{}", opts.node_rank,
+                                 opts.nnodes - 1));
+  if (opts.master_port < 0 || opts.master_port > 65535)
+    throw UsageError(fmt::format("launch: --master-port {} is out of range", opts.master_port));
+  if (opts.master_port == 0 && opts.nnodes > 1)
+    throw UsageError("launch: --master-port is required with --nnodes > 1");
+}
+
+}  // namespace
+
+int pick_free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw IoError(fmt::format("cannot create a socket: {}", std::strerror(errno)));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(fd);
+    throw IoError(fmt::format("cannot find a free port: {}", std::strerror(errno)));
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string self_executable() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) throw IoError("cannot resolve /proc/self/exe");
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+LaunchResult launch(const LaunchOptions& options, const std::vector<std::string>& argv) {
+  validate(options, argv);
+  LaunchOptions opts = options;
+  if (opts.master_port == 0) opts.master_port = pick_free_port();
+
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_int {}, old_term {};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  g_forward_signal = 0;
+
+  std::vector<Worker> workers(static_cast<std::size_t>(opts.nproc_per_node));
+  const pid_t self = getpid();
+  for (int i = 0; i < opts.nproc_per_node; ++i) {
+    const pid_t pid = fork();
+    if (pid < 0) {
+      signal_all(workers, SIGKILL);
+      throw IoError(fmt::format("launch: fork failed: {}", std::strerror(errno)));
+    }
+    if (pid == 0) exec_worker(opts, argv, i, self);
+    setpgid(pid, pid);  // also done in the child; whichever runs first wins
+    workers[i].exit.rank = opts.node_rank * opts.nproc_per_node + i;
+    workers[i].exit.pid = pid;
+    if (opts.verbose) fmt::print(stderr, "dtbench launch: started rank {} (pid {})\n", workers[i].exit.rank, pid);
+  }
+
+  LaunchResult result;
+  int forwarded = 0;
+  std::chrono::steady_clock::time_point kill_deadline{};
+  bool stopping = false;
+  std::size_t running = workers.size();
+  while (running > 0) {
+    if (const int sig = g_forward_signal.exchange(0); sig != 0) {
+      forwarded = sig;
+      signal_all(workers, sig);
+      if (!stopping) {
+        stopping = true;
+        kill_deadline = std::chrono::steady_clock::now() + opts.grace;
+      }
+    }
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      for (auto& w : workers) {
+        if (w.exit.pid != pid || !w.running) continue;
+        w.running = false;
+        --running;
+        if (WIFSIGNALED(status)) w.exit.signal = WTERMSIG(status);
+        if (WIFEXITED(status)) w.exit.exit_code = WEXITSTATUS(status);
+        w.exit.terminated_by_launcher = stopping;
+        const bool failed = w.exit.signal != 0 || w.exit.exit_code != 0;
+        if (opts.verbose) fmt::print(stderr, "dtbench launch: {}\n", describe(w.exit));
+        if (failed && !stopping) {
+          result.failure = describe(w.exit);
+          result.exit_code = w.exit.signal != 0 ? 128 + w.exit.signal : w.exit.exit_code;
+          if (running > 0) {
+            fmt::print(stderr, "dtbench launch: {}; terminating the other {} worker(s)\n",
+                       result.failure, running);
+          } else {
+            fmt::print(stderr, "dtbench launch: {}\n", result.failure);
+          }
+          stopping = true;
+          kill_deadline = std::chrono::steady_clock::now() + opts.grace;
+          signal_all(workers, SIGTERM);
+        }
+      }
+      continue;  // reap everything that is ready before sleeping
+    }
+    if (pid < 0 && errno == ECHILD) break;
+    if (stopping && std::chrono::steady_clock::now() > kill_deadline) {
+      signal_all(workers, SIGKILL);
+      kill_deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  // Grandchildren left in a worker's process group die with it.
+  for (auto& w : workers) kill(-w.exit.pid, SIGKILL);
+
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  for (auto& w : workers) result.workers.push_back(w.exit);
+  if (forwarded != 0 && result.failure.empty()) {
+    result.exit_code = 128 + forwarded;
+    result.failure = fmt::format("interrupted by signal {} ({})", forwarded, strsignal(forwarded));
+    fmt::print(stderr, "dtbench launch: {}\n", result.failure);
+  }
+  return result;
+}
+
+}  // namespace dtbench::launch

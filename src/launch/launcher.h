@@ -1,0 +1,67 @@
+#pragma once
+// Local multi-process launcher (torchrun-like). Starts one node's workers with
+// the torchrun-style environment (RANK, WORLD_SIZE, LOCAL_RANK,
+// LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT) and supervises them:
+//  - a worker that exits non-zero or is killed ends the job: the others get
+//    SIGTERM, then SIGKILL after `grace`; the failure is named on stderr;
+//  - SIGINT/SIGTERM to the launcher are forwarded to every worker;
+//  - workers die with the launcher (PR_SET_PDEATHSIG) and each runs in its own
+//    process group, which is killed whole, so nothing is left behind.
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace dtbench::launch {
+
+struct LaunchOptions {
+  // Workers started on this node. Default 1.
+  int nproc_per_node = 1;
+  // Nodes in the job; each runs one launcher. Default 1.
+  int nnodes = 1;
+  // This node's index, 0 .. nnodes-1. Default 0.
+  int node_rank = 0;
+  // Address of the node that hosts rank 0's store. Default loopback.
+  std::string master_addr = "127.0.0.1";
+  // Store port; 0 picks a free one (single-node jobs only). Default 0.
+  int master_port = 0;
+  // After a failure or a forwarded signal, how long workers get to exit before
+  // SIGKILL. Default 3 s.
+  std::chrono::milliseconds grace{3000};
+  // Extra NAME=VALUE pairs for every worker.
+  std::vector<std::string> extra_env;
+  // Give workers the torchrun-style rank variables. Default true; false when
+  // the command is itself a launcher (mpirun), whose ranks must not inherit
+  // RANK=0/WORLD_SIZE=1.
+  bool rank_env = true;
+  // Print one line per worker start/exit on stderr. Default false.
+  bool verbose = false;
+};
+
+// How one worker ended.
+struct WorkerExit {
+  int rank = 0;
+  int pid = 0;
+  int exit_code = 0;  // valid when signal == 0
+  int signal = 0;     // the signal that killed it, 0 if it exited
+  bool terminated_by_launcher = false;
+};
+
+struct LaunchResult {
+  // 0 when every worker exited 0; otherwise the first failed worker's code
+  // (128 + signal for a killed one), or 130/143 after SIGINT/SIGTERM.
+  int exit_code = 0;
+  std::vector<WorkerExit> workers;
+  std::string failure;  // one line naming the failed rank, "" on success
+};
+
+// Runs `argv` once per local worker and waits for all of them. Throws
+// UsageError on invalid options, IoError when a worker cannot be started.
+LaunchResult launch(const LaunchOptions& opts, const std::vector<std::string>& argv);
+
+// A TCP port that was free a moment ago on all interfaces.
+int pick_free_port();
+
+// Absolute path of the running executable (/proc/self/exe).
+std::string self_executable();
+
+}  // namespace dtbench::launch

@@ -1,0 +1,139 @@
+#include "launch/world.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace dtbench::launch {
+namespace {
+
+int parse_int(const EnvLookup& env, const std::string& name, int fallback, int min_value) {
+  const auto v = env(name);
+  if (!v) return fallback;
+  std::size_t pos = 0;
+  long long x = 0;
+  try {
+    x = std::stoll(*v, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (pos == 0 || pos != v->size())
+    throw UsageError(fmt::format("environment: {}='{}' is not an integer", name, *v));
+  if (x < min_value || x > 1'000'000)
+    throw UsageError(fmt::format("environment: {}={} is out of range", name, x));
+  return static_cast<int>(x);
+}
+
+int require_int(const EnvLookup& env, const std::string& name, int min_value) {
+  if (!env(name)) throw UsageError(fmt::format("environment: {} is not set", name));
+  return parse_int(env, name, 0, min_value);
+}
+
+void validate(const World& w, const std::string& rank_var, const std::string& size_var) {
+  if (w.rank >= w.world_size)
+    throw UsageError(fmt::format("environment: {}={} is not below {}={}", rank_var, w.rank,
+                                 size_var, w.world_size));
+  if (w.local_world_size < 1 || w.local_rank >= w.local_world_size)
+    throw UsageError(fmt::format("environment: local rank {} is not below local world size {}",
+                                 w.local_rank, w.local_world_size));
+  if (w.local_world_size > w.world_size)
+    throw UsageError(fmt::format("environment: local world size {} exceeds world size {}",
+                                 w.local_world_size, w.world_size));
+}
+
+}  // namespace
+
+std::string World::label() const { return fmt::format("{}N/{}R", num_nodes, world_size); }
+
+EnvLookup process_env() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    const char* v = std::getenv(name.c_str());
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  };
+}
+
+std::string first_slurm_host(const std::string& nodelist) {
+  if (nodelist.empty()) throw UsageError("environment: SLURM_JOB_NODELIST is empty");
+  // The first entry ends at the first ',' outside brackets.
+  std::string first;
+  int depth = 0;
+  for (char c : nodelist) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (c == ',' && depth == 0) break;
+    first += c;
+  }
+  const auto open = first.find('[');
+  if (open == std::string::npos) return first;
+  const auto close = first.find(']', open);
+  if (close == std::string::npos || close == open + 1)
+    throw UsageError(fmt::format("environment: malformed Slurm node list '{}'", nodelist));
+  std::string range = first.substr(open + 1, close - open - 1);
+  range = range.substr(0, range.find(','));
+  range = range.substr(0, range.find('-'));
+  return first.substr(0, open) + range + first.substr(close + 1);
+}
+
+bool is_loopback(const std::string& addr) {
+  return addr.rfind("127.", 0) == 0 || addr == "localhost" || addr == "::1";
+}
+
+World world_from_env(const EnvLookup& env) {
+  World w;
+  std::string rank_var = "RANK", size_var = "WORLD_SIZE";
+  if (env("RANK") || env("WORLD_SIZE")) {
+    w.source = "torchrun";
+    w.rank = require_int(env, "RANK", 0);
+    w.world_size = require_int(env, "WORLD_SIZE", 1);
+    w.local_rank = parse_int(env, "LOCAL_RANK", w.rank, 0);
+    w.local_world_size = parse_int(env, "LOCAL_WORLD_SIZE", w.world_size, 1);
+    w.node_rank = parse_int(env, "GROUP_RANK", w.rank / w.local_world_size, 0);
+  } else if (env("OMPI_COMM_WORLD_RANK")) {
+    w.source = "openmpi";
+    rank_var = "OMPI_COMM_WORLD_RANK";
+    size_var = "OMPI_COMM_WORLD_SIZE";
+    w.rank = require_int(env, rank_var, 0);
+    w.world_size = require_int(env, size_var, 1);
+    w.local_rank = parse_int(env, "OMPI_COMM_WORLD_LOCAL_RANK", 0, 0);
+    w.local_world_size = parse_int(env, "OMPI_COMM_WORLD_LOCAL_SIZE", w.world_size, 1);
+    w.node_rank = w.rank / w.local_world_size;
+  } else if (env("SLURM_PROCID")) {
+    w.source = "slurm";
+    rank_var = "SLURM_PROCID";
+    size_var = "SLURM_NTASKS";
+    w.rank = require_int(env, rank_var, 0);
+    w.world_size = require_int(env, size_var, 1);
+    w.local_rank = parse_int(env, "SLURM_LOCALID", 0, 0);
+    const int nodes = parse_int(env, "SLURM_NNODES", 1, 1);
+    w.local_world_size = (w.world_size + nodes - 1) / nodes;
+    w.node_rank = parse_int(env, "SLURM_NODEID", w.rank / w.local_world_size, 0);
+    if (const auto list = env("SLURM_JOB_NODELIST") ? env("SLURM_JOB_NODELIST")
+                                                     : env("SLURM_NODELIST")) {
+      w.master_addr = first_slurm_host(*list);
+    }
+  } else if (env("PMI_RANK")) {
+    w.source = "pmi";
+    rank_var = "PMI_RANK";
+    size_var = "PMI_SIZE";
+    w.rank = require_int(env, rank_var, 0);
+    w.world_size = require_int(env, size_var, 1);
+    w.local_rank = parse_int(env, "MPI_LOCALRANKID", 0, 0);
+    w.local_world_size = parse_int(env, "MPI_LOCALNRANKS", w.world_size, 1);
+    w.node_rank = w.rank / w.local_world_size;
+  }
+  validate(w, rank_var, size_var);
+  w.num_nodes = (w.world_size + w.local_world_size - 1) / w.local_world_size;
+  if (const auto addr = env("MASTER_ADDR")) {
+    if (addr->empty()) throw UsageError("environment: MASTER_ADDR is empty");
+    w.master_addr = *addr;
+  }
+  w.master_port = parse_int(env, "MASTER_PORT", w.master_port, 1);
+  if (w.master_port > 65535)
+    throw UsageError(fmt::format("environment: MASTER_PORT={} is out of range", w.master_port));
+  return w;
+}
+
+}  // namespace dtbench::launch

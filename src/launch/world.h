@@ -1,0 +1,49 @@
+#pragma once
+// Where this process stands in the job: rank, world size, node, store
+// address. Read from the environment of whatever started the process
+// (dtbench's own launcher or torchrun, OpenMPI's mpirun, Slurm's srun,
+// PMI/MPICH); with none of them it is a single rank. Pure: the environment is
+// passed in, so every rule below has a unit test.
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace dtbench::launch {
+
+struct World {
+  int rank = 0;              // global rank, 0 .. world_size-1
+  int world_size = 1;        // number of ranks in the job
+  int local_rank = 0;        // rank on this node
+  int local_world_size = 1;  // ranks on this node
+  int node_rank = 0;         // index of this node
+  int num_nodes = 1;         // nodes in the job
+  std::string master_addr = "127.0.0.1";  // host of rank 0's TCPStore
+  int master_port = 29500;                // port of rank 0's TCPStore
+  std::string source = "single";  // "torchrun", "openmpi", "slurm", "pmi" or "single"
+
+  // "2N/4R": the label used in every report row.
+  std::string label() const;
+};
+
+// Looks up an environment variable; nullopt when unset.
+using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
+
+// The process environment (getenv).
+EnvLookup process_env();
+
+// Builds the World from the environment. Precedence: torchrun-style RANK +
+// WORLD_SIZE, then OMPI_COMM_WORLD_*, then SLURM_PROCID/SLURM_NTASKS, then
+// PMI_RANK/PMI_SIZE. MASTER_ADDR/MASTER_PORT override the store address from
+// any source; under Slurm the default address is the first host of
+// SLURM_JOB_NODELIST. Throws UsageError naming the variable on malformed or
+// inconsistent values (RANK >= WORLD_SIZE, WORLD_SIZE=0, port out of range).
+World world_from_env(const EnvLookup& env);
+
+// First host of a Slurm node list: "node[01-04,07],gpu3" -> "node01".
+// Throws UsageError on an empty or malformed list.
+std::string first_slurm_host(const std::string& nodelist);
+
+// True when MASTER_ADDR names this host's loopback ("127.x", "localhost", "::1").
+bool is_loopback(const std::string& addr);
+
+}  // namespace dtbench::launch

@@ -1,0 +1,89 @@
+#include "report/json_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace dtbench::report {
+namespace {
+
+void write_all(int fd, const std::string& data, const std::string& path) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw IoError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+void write_json_atomic(const std::string& path, const Json& doc) {
+  if (path.empty()) throw UsageError("empty output path");
+  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  try {
+    write_all(fd, doc.dump(2) + "\n", path);
+    if (::fsync(fd) != 0) throw IoError(fmt::format("cannot sync '{}': {}", path, std::strerror(errno)));
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw IoError(fmt::format("cannot write '{}': {}", path, why));
+  }
+}
+
+void append_jsonl(const std::string& path, const Json& line) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError(fmt::format("cannot append to '{}': {}", path, std::strerror(errno)));
+  try {
+    write_all(fd, line.dump() + "\n", path);
+    ::fsync(fd);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+}
+
+Json read_json_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw UsageError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) throw UsageError(fmt::format("cannot read '{}': it is a directory", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string text = buf.str();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw UsageError(fmt::format("'{}' is empty", path));
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    std::string what = e.what();
+    const auto pos = what.find("] ");
+    if (pos != std::string::npos) what = what.substr(pos + 2);
+    throw UsageError(fmt::format("'{}' is not valid JSON: {}", path, what));
+  }
+}
+
+}  // namespace dtbench::report

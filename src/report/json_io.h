@@ -1,0 +1,24 @@
+#pragma once
+// Reading and writing JSON report files. Writes are atomic: the document goes
+// to a temporary file beside the target, is flushed, then renamed over it, so
+// a reader never sees a half-written report.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace dtbench::report {
+
+using Json = nlohmann::ordered_json;
+
+// Throws IoError naming the path when it cannot be written.
+void write_json_atomic(const std::string& path, const Json& doc);
+
+// Appends one line of JSON to a JSON-lines file (created if missing) and
+// flushes it to disk.
+void append_jsonl(const std::string& path, const Json& line);
+
+// Parses a JSON file. Throws UsageError with a one-line reason for a missing,
+// unreadable, empty, non-regular or malformed file.
+Json read_json_file(const std::string& path);
+
+}  // namespace dtbench::report
