@@ -71,7 +71,9 @@ bench::CommBenchOptions to_bench_options(const CommFlags& f) {
     throw UsageError(fmt::format("--placement '{}' must be both, in or out", f.placement));
   o.in_place = f.placement != "out";
   o.out_of_place = f.placement != "in";
-  bench::size_sweep(o.sweep);  // validates min/max/factor before any worker starts
+  // Checked before any worker starts; with --nproc the world size is known
+  // here, otherwise the root is checked again once the world is known.
+  bench::validate_comm_options(o, f.run.nproc > 1 ? f.run.nproc : o.root + 1);
   return o;
 }
 
@@ -107,6 +109,7 @@ int run_comm(CommFlags& f) {
 
   const auto world = launch::world_from_env(launch::process_env());
   log::set_rank(world.world_size > 1 ? world.rank : -1);
+  bench::validate_comm_options(opts, world.world_size);
   const bool leader = world.rank == 0;
   auto env = bench::collect_env();
   auto comm = comm::make_communicator(world, f.run.comm);

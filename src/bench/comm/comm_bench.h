@@ -43,6 +43,10 @@ struct CommBenchResult {
   std::vector<std::string> skipped;
 };
 
+// Checks the options against the job before anything runs: root within the
+// world, iterations, the size sweep. Throws UsageError.
+void validate_comm_options(const CommBenchOptions& opts, int world_size);
+
 // Runs on every rank (all ranks pass the same options). Throws UsageError for
 // options that cannot apply to this world (root out of range).
 CommBenchResult run_comm_bench(comm::Communicator& comm, const CommBenchOptions& opts,

@@ -111,8 +111,10 @@ class GlooCommunicator : public Communicator {
     try {
       pg_ = c10::make_intrusive<c10d::ProcessGroupGloo>(prefix, rank_, size_, pg_opts);
     } catch (const std::exception& e) {
-      throw CommError(fmt::format("gloo: rank {} could not connect to its peers: {}", rank_,
-                                  one_line(e)));
+      throw CommError(fmt::format(
+          "gloo: rank {} could not connect to its peers within {} ms (is a rank missing or "
+          "unreachable?): {}",
+          rank_, timeout_.count(), one_line(e)));
     }
   }
 

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Failures with real processes: a rank killed mid-run, a rank that never
+# joins, a port already in use, an unreachable master. Each must end within
+# its bound, non-zero, with a message naming what failed, and leave no
+# process behind. Usage: faults.sh path/to/dtbench
+set -u
+DTBENCH=$(readlink -f "$1")
+fails=0; passes=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check() {  # check NAME CONDITION-RESULT DETAIL
+  if [ "$2" -eq 0 ]; then echo "ok: $1"; passes=$((passes + 1));
+  else echo "FAIL: $1: $3"; fails=$((fails + 1)); fi
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])'; }
+left_behind() { pgrep -f "$tmp/marker" >/dev/null; }
+
+# 1. A rank SIGKILLed in the middle of a gloo comm run.
+start=$(date +%s)
+DTBENCH_TEST_MARKER=1 "$DTBENCH" comm --nproc 3 -b 1M -e 1M -n 100000 -w 1 --timeout 20s \
+  >"$tmp/kill.out" 2>"$tmp/kill.err" &
+launcher=$!
+victim=""
+for _ in $(seq 1 100); do
+  victim=$(pgrep -P "$launcher" | sort -n | sed -n 2p)
+  [ -n "$victim" ] && grep -q collective "$tmp/kill.out" 2>/dev/null && break
+  sleep 0.2
+done
+sleep 1
+kill -9 "$victim" 2>/dev/null
+wait "$launcher"; rc=$?
+elapsed=$(( $(date +%s) - start ))
+kids=$(pgrep -P "$launcher" | wc -l)
+grep -q "rank 1 (pid $victim) was killed by signal 9" "$tmp/kill.err"
+check "killed rank: launcher names rank 1 and signal 9" $? "$(cat "$tmp/kill.err")"
+[ "$rc" -ne 0 ] && [ "$elapsed" -lt 25 ] && [ "$kids" -eq 0 ]
+check "killed rank: exit $rc (non-zero) within ${elapsed}s, no workers left" $? "rc=$rc elapsed=$elapsed kids=$kids"
+
+# 2. A rank that never joins: rank 0 alone in a 2-rank job times out.
+port=$(free_port)
+start=$(date +%s)
+RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+  timeout 60 "$DTBENCH" comm -n 1 -b 8 -e 8 --timeout 3s >/dev/null 2>"$tmp/join.err"
+rc=$?
+elapsed=$(( $(date +%s) - start ))
+[ "$rc" -eq 1 ] && [ "$elapsed" -lt 20 ] && grep -Eq "rendezvous|could not connect to its peers within 3000 ms" "$tmp/join.err" && [ "$(wc -l <"$tmp/join.err")" -eq 1 ]
+check "missing rank: one-line rendezvous error, exit 1 in ${elapsed}s" $? "rc=$rc $(cat "$tmp/join.err")"
+
+# 3. The master port is already in use by another program.
+port=$(free_port)
+python3 -c "import socket,time; s=socket.socket(); s.bind(('0.0.0.0',$port)); s.listen(); time.sleep(30)" &
+squatter=$!
+sleep 0.5
+RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+  timeout 60 "$DTBENCH" comm -n 1 -b 8 -e 8 --timeout 3s >/dev/null 2>"$tmp/port.err"
+rc=$?
+kill "$squatter" 2>/dev/null; wait "$squatter" 2>/dev/null
+[ "$rc" -eq 1 ] && grep -q "could not host the store on 127.0.0.1:$port" "$tmp/port.err"
+check "port in use: clear error, exit 1" $? "rc=$rc $(cat "$tmp/port.err")"
+
+# 4. Nobody listens at the master address: a non-zero rank gives up in time.
+port=$(free_port)
+start=$(date +%s)
+RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+  timeout 60 "$DTBENCH" comm -n 1 -b 8 -e 8 --timeout 3s >/dev/null 2>"$tmp/unreach.err"
+rc=$?
+elapsed=$(( $(date +%s) - start ))
+[ "$rc" -eq 1 ] && [ "$elapsed" -lt 20 ] && grep -q "could not reach the store" "$tmp/unreach.err"
+check "unreachable master: clear error, exit 1 in ${elapsed}s" $? "rc=$rc $(cat "$tmp/unreach.err")"
+
+# 5. SIGINT to the launcher reaches every worker; nothing is left.
+"$DTBENCH" comm --nproc 2 -b 1M -e 1M -n 100000 -w 1 >/dev/null 2>"$tmp/int.err" &
+launcher=$!
+sleep 3
+workers=$(pgrep -P "$launcher" | tr '\n' ' ')
+kill -INT "$launcher"
+wait "$launcher"; rc=$?
+sleep 0.5
+alive=0; for p in $workers; do kill -0 "$p" 2>/dev/null && alive=1; done
+[ "$rc" -ne 0 ] && [ "$alive" -eq 0 ] && [ -n "$workers" ]
+check "SIGINT: exit $rc, workers ($workers) gone" $? "rc=$rc alive=$alive $(cat "$tmp/int.err")"
+
+# 6. An MPI rank killed mid-run: mpirun ends the job, non-zero.
+if command -v mpirun >/dev/null; then
+  start=$(date +%s)
+  "$DTBENCH" comm --backend mpi --nproc 2 -b 1M -e 1M -n 1000000 -w 1 >/dev/null 2>"$tmp/mpi.err" &
+  launcher=$!
+  sleep 4
+  victim=$(pgrep -f "dtbench comm --backend mpi" | sort -n | tail -1)
+  kill -9 "$victim" 2>/dev/null
+  wait "$launcher"; rc=$?
+  elapsed=$(( $(date +%s) - start ))
+  sleep 0.5
+  left=$(pgrep -f "dtbench comm --backend mpi" | wc -l)
+  [ "$rc" -ne 0 ] && [ "$elapsed" -lt 40 ] && [ "$left" -eq 0 ]
+  check "mpi killed rank: exit $rc in ${elapsed}s, $left left" $? "$(tail -3 "$tmp/mpi.err")"
+fi
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]

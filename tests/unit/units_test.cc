@@ -1,0 +1,45 @@
+#include "core/units.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace dtbench {
+
+TEST(Units, ParseBytes) {
+  EXPECT_EQ(parse_bytes("0", "x"), 0u);
+  EXPECT_EQ(parse_bytes("1024", "x"), 1024u);
+  EXPECT_EQ(parse_bytes("1K", "x"), 1024u);
+  EXPECT_EQ(parse_bytes("4KiB", "x"), 4096u);
+  EXPECT_EQ(parse_bytes("64M", "x"), 64u << 20);
+  EXPECT_EQ(parse_bytes("1G", "x"), 1u << 30);
+  EXPECT_EQ(parse_bytes("0.5K", "x"), 512u);
+}
+
+TEST(Units, ParseBytesRejects) {
+  for (const char* bad : {"", "-1", "abc", "12Q", "1e30", "0.3", "nan", "inf"})
+    EXPECT_THROW(parse_bytes(bad, "--min-bytes"), UsageError) << bad;
+  try {
+    parse_bytes("-5", "--min-bytes");
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--min-bytes"), std::string::npos);
+  }
+}
+
+TEST(Units, ParseDuration) {
+  EXPECT_EQ(parse_duration("30", "t").count(), 30000);
+  EXPECT_EQ(parse_duration("30s", "t").count(), 30000);
+  EXPECT_EQ(parse_duration("500ms", "t").count(), 500);
+  EXPECT_EQ(parse_duration("2m", "t").count(), 120000);
+  for (const char* bad : {"0", "-1s", "x", "5h", "100000m"})
+    EXPECT_THROW(parse_duration(bad, "--timeout"), UsageError) << bad;
+}
+
+TEST(Units, FormatBytes) {
+  EXPECT_EQ(format_bytes(3), "3 B");
+  EXPECT_EQ(format_bytes(1024), "1 KiB");
+  EXPECT_EQ(format_bytes(64u << 20), "64 MiB");
+  EXPECT_EQ(format_bytes(1536), "1.5 KiB");
+}
+
+}  // namespace dtbench

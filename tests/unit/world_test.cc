@@ -1,0 +1,114 @@
+#include "launch/world.h"
+
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace dtbench::launch {
+namespace {
+
+EnvLookup env_of(std::map<std::string, std::string> vars) {
+  return [vars](const std::string& k) -> std::optional<std::string> {
+    auto it = vars.find(k);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+TEST(World, SingleRankWithoutLauncher) {
+  const auto w = world_from_env(env_of({}));
+  EXPECT_EQ(w.source, "single");
+  EXPECT_EQ(w.world_size, 1);
+  EXPECT_EQ(w.label(), "1N/1R");
+  EXPECT_EQ(w.master_addr, "127.0.0.1");
+  EXPECT_EQ(w.master_port, 29500);
+}
+
+TEST(World, Torchrun) {
+  const auto w = world_from_env(env_of({{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"},
+                                        {"LOCAL_WORLD_SIZE", "4"}, {"GROUP_RANK", "1"},
+                                        {"MASTER_ADDR", "10.1.2.3"}, {"MASTER_PORT", "1234"}}));
+  EXPECT_EQ(w.source, "torchrun");
+  EXPECT_EQ(w.rank, 5);
+  EXPECT_EQ(w.local_rank, 1);
+  EXPECT_EQ(w.node_rank, 1);
+  EXPECT_EQ(w.num_nodes, 2);
+  EXPECT_EQ(w.label(), "2N/8R");
+  EXPECT_EQ(w.master_addr, "10.1.2.3");
+  EXPECT_EQ(w.master_port, 1234);
+}
+
+TEST(World, OpenMpi) {
+  const auto w = world_from_env(env_of({{"OMPI_COMM_WORLD_RANK", "3"},
+                                        {"OMPI_COMM_WORLD_SIZE", "4"},
+                                        {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                                        {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}}));
+  EXPECT_EQ(w.source, "openmpi");
+  EXPECT_EQ(w.rank, 3);
+  EXPECT_EQ(w.node_rank, 1);
+  EXPECT_EQ(w.label(), "2N/4R");
+}
+
+TEST(World, SlurmUsesFirstHostOfNodeList) {
+  const auto w = world_from_env(env_of({{"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "4"},
+                                        {"SLURM_LOCALID", "0"}, {"SLURM_NNODES", "2"},
+                                        {"SLURM_NODEID", "1"},
+                                        {"SLURM_JOB_NODELIST", "gpu[07-08]"}}));
+  EXPECT_EQ(w.source, "slurm");
+  EXPECT_EQ(w.master_addr, "gpu07");
+  EXPECT_EQ(w.node_rank, 1);
+  EXPECT_EQ(w.label(), "2N/4R");
+}
+
+TEST(World, Pmi) {
+  const auto w = world_from_env(env_of({{"PMI_RANK", "1"}, {"PMI_SIZE", "3"}}));
+  EXPECT_EQ(w.source, "pmi");
+  EXPECT_EQ(w.rank, 1);
+  EXPECT_EQ(w.world_size, 3);
+}
+
+TEST(World, TorchrunWinsOverOtherLaunchers) {
+  const auto w = world_from_env(env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"},
+                                        {"OMPI_COMM_WORLD_RANK", "1"},
+                                        {"OMPI_COMM_WORLD_SIZE", "4"}}));
+  EXPECT_EQ(w.source, "torchrun");
+  EXPECT_EQ(w.world_size, 2);
+}
+
+TEST(World, RejectsMalformedValues) {
+  const std::vector<std::map<std::string, std::string>> bad{
+      {{"RANK", "2"}, {"WORLD_SIZE", "2"}},
+      {{"RANK", "0"}, {"WORLD_SIZE", "0"}},
+      {{"RANK", "x"}, {"WORLD_SIZE", "2"}},
+      {{"RANK", "0"}},
+      {{"RANK", "-1"}, {"WORLD_SIZE", "2"}},
+      {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "70000"}},
+      {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "12ab"}},
+      {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", ""}},
+      {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "3"}},
+      {{"OMPI_COMM_WORLD_RANK", "4"}, {"OMPI_COMM_WORLD_SIZE", "4"}},
+  };
+  for (const auto& vars : bad) EXPECT_THROW(world_from_env(env_of(vars)), UsageError);
+}
+
+TEST(World, SlurmNodeLists) {
+  EXPECT_EQ(first_slurm_host("node01"), "node01");
+  EXPECT_EQ(first_slurm_host("a,b,c"), "a");
+  EXPECT_EQ(first_slurm_host("node[01-04,07],gpu3"), "node01");
+  EXPECT_EQ(first_slurm_host("n[3,5-6]"), "n3");
+  EXPECT_EQ(first_slurm_host("rack1-n[001-004]-ib"), "rack1-n001-ib");
+  EXPECT_THROW(first_slurm_host(""), UsageError);
+  EXPECT_THROW(first_slurm_host("node[]"), UsageError);
+  EXPECT_THROW(first_slurm_host("node[01"), UsageError);
+}
+
+TEST(World, Loopback) {
+  EXPECT_TRUE(is_loopback("127.0.0.1"));
+  EXPECT_TRUE(is_loopback("localhost"));
+  EXPECT_FALSE(is_loopback("10.0.0.1"));
+}
+
+}  // namespace
+}  // namespace dtbench::launch
