@@ -8,8 +8,15 @@
 
 namespace dtbench::bench {
 
-at::Tensor rank_data(const DataSpec& spec, int rank, std::int64_t offset, std::int64_t count) {
-  const auto idx = at::arange(offset, offset + count, at::kLong);
+namespace {
+
+// Every pattern is periodic in the element index with a period of at most 64,
+// so a large buffer is one period tiled: a copy at memory speed instead of
+// integer arithmetic over every element.
+constexpr std::int64_t kPeriod = 64;
+
+at::Tensor one_period(const DataSpec& spec, int rank) {
+  const auto idx = at::arange(0, kPeriod, at::kLong);
   at::Tensor v;
   if (!spec.reduction) {
     v = (idx + 3 * rank) % 64 + 1;  // 1..64: exact everywhere, shifted per rank
@@ -19,16 +26,31 @@ at::Tensor rank_data(const DataSpec& spec, int rank, std::int64_t offset, std::i
     v = (idx * 7 + rank * 5) % 16 + 1;
   } else {
     // sum / avg: at most 256 / nranks per element so the sum fits bfloat16.
-    const std::int64_t m = std::clamp<std::int64_t>(256 / std::max(1, spec.nranks), 1, 8);
+    // m divides 64 (a power of two), so the pattern's period divides kPeriod.
+    std::int64_t m = 8;
+    while (m > 1 && m * std::max(1, spec.nranks) > 256) m /= 2;
     v = (idx + rank) % m + 1;
   }
-  return v.to(comm::to_scalar_type(spec.dtype));
+  return v;
+}
+
+at::Tensor tile(const at::Tensor& period, std::int64_t offset, std::int64_t count) {
+  const std::int64_t start = offset % kPeriod;
+  const std::int64_t reps = (start + count + kPeriod - 1) / kPeriod;
+  return period.repeat({std::max<std::int64_t>(reps, 1)}).narrow(0, start, count).contiguous();
+}
+
+}  // namespace
+
+at::Tensor rank_data(const DataSpec& spec, int rank, std::int64_t offset, std::int64_t count) {
+  return tile(one_period(spec, rank).to(comm::to_scalar_type(spec.dtype)), offset, count);
 }
 
 at::Tensor reduced_data(const DataSpec& spec, std::int64_t offset, std::int64_t count) {
-  at::Tensor acc = rank_data(spec, 0, offset, count).to(at::kDouble);
+  // Fold one period in double (exact: small integers), then tile.
+  at::Tensor acc = one_period(spec, 0).to(at::kDouble);
   for (int r = 1; r < spec.nranks; ++r) {
-    const auto x = rank_data(spec, r, offset, count).to(at::kDouble);
+    const auto x = one_period(spec, r).to(at::kDouble);
     switch (spec.op) {
       case comm::ReduceOp::kSum:
       case comm::ReduceOp::kAvg:
@@ -49,14 +71,16 @@ at::Tensor reduced_data(const DataSpec& spec, std::int64_t offset, std::int64_t 
     acc = acc / spec.nranks;
     if (spec.dtype == comm::DType::kInt32 || spec.dtype == comm::DType::kInt64) acc = at::floor(acc);
   }
-  return acc.to(comm::to_scalar_type(spec.dtype));
+  return tile(acc.to(comm::to_scalar_type(spec.dtype)), offset, count);
 }
 
 std::int64_t count_wrong(const at::Tensor& got, const at::Tensor& expected) {
   if (got.numel() != expected.numel()) return std::max(got.numel(), expected.numel());
   if (got.numel() == 0) return 0;
-  const auto g = got.reshape({-1}).to(at::kDouble);
-  const auto e = expected.reshape({-1}).to(at::kDouble);
+  // Same dtype: compare as is (NaN != anything); otherwise in double.
+  const bool same = got.scalar_type() == expected.scalar_type();
+  const auto g = same ? got.reshape({-1}) : got.reshape({-1}).to(at::kDouble);
+  const auto e = same ? expected.reshape({-1}) : expected.reshape({-1}).to(at::kDouble);
   return at::ne(g, e).sum().item<std::int64_t>();
 }
 

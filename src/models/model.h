@@ -1,0 +1,65 @@
+#pragma once
+// A benchmark model: a LibTorch module plus what the trainer needs to feed it
+// (input kind and shape, class count). Architectures match torchvision's
+// exactly: the same parameter names, shapes and order, so weights map
+// one-to-one and parameter counts can be pinned in tests.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/nn/module.h>
+#include <torch/types.h>
+
+namespace dtbench::models {
+
+enum class InputKind { kImage, kTokens, kVector };
+
+struct ModelOptions {
+  // Output classes (images, vectors) or vocabulary size (tokens). Default 1000.
+  int64_t num_classes = 1000;
+  // Transformer: layers, width, heads, sequence length. Defaults: BERT-base-like.
+  int64_t layers = 12;
+  int64_t width = 768;
+  int64_t heads = 12;
+  int64_t seq_len = 128;
+  // MLP: input features and hidden width. Defaults 1024 / 1024.
+  int64_t in_features = 1024;
+  int64_t hidden = 1024;
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual std::shared_ptr<torch::nn::Module> module() = 0;
+  virtual torch::Tensor forward(const torch::Tensor& input) = 0;
+  virtual InputKind input_kind() const = 0;
+};
+
+struct ModelEntry {
+  std::string name;
+  std::string description;
+  std::function<std::unique_ptr<Model>(const ModelOptions&)> make;
+};
+
+// Every model, in the order `dtbench models` lists them.
+const std::vector<ModelEntry>& model_registry();
+
+// Throws UsageError naming the valid models for an unknown name.
+std::unique_ptr<Model> make_model(const std::string& name, const ModelOptions& opts);
+
+// Helper for models whose module has a plain forward(Tensor).
+template <typename Holder>
+class ModuleModel : public Model {
+ public:
+  ModuleModel(Holder holder, InputKind kind) : holder_(std::move(holder)), kind_(kind) {}
+  std::shared_ptr<torch::nn::Module> module() override { return holder_.ptr(); }
+  torch::Tensor forward(const torch::Tensor& input) override { return holder_->forward(input); }
+  InputKind input_kind() const override { return kind_; }
+
+ private:
+  Holder holder_;
+  InputKind kind_;
+};
+
+}  // namespace dtbench::models

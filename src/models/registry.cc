@@ -1,0 +1,61 @@
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "models/mlp.h"
+#include "models/model.h"
+#include "models/resnet.h"
+#include "models/vgg_alexnet.h"
+
+namespace dtbench::models {
+namespace {
+
+ModelEntry resnet_entry(const std::string& name, const std::string& description) {
+  return {name, description, [name](const ModelOptions& o) -> std::unique_ptr<Model> {
+            return std::make_unique<ModuleModel<ResNet>>(ResNet(resnet_config(name, o.num_classes)),
+                                                         InputKind::kImage);
+          }};
+}
+
+}  // namespace
+
+const std::vector<ModelEntry>& model_registry() {
+  static const std::vector<ModelEntry> entries = [] {
+    std::vector<ModelEntry> e;
+    e.push_back(resnet_entry("resnet18", "ResNet-18 (BasicBlock [2,2,2,2])"));
+    e.push_back(resnet_entry("resnet34", "ResNet-34 (BasicBlock [3,4,6,3])"));
+    e.push_back(resnet_entry("resnet50", "ResNet-50 (Bottleneck [3,4,6,3])"));
+    e.push_back(resnet_entry("resnet101", "ResNet-101 (Bottleneck [3,4,23,3])"));
+    e.push_back(resnet_entry("resnet152", "ResNet-152 (Bottleneck [3,8,36,3])"));
+    e.push_back(resnet_entry("resnext50_32x4d", "ResNeXt-50 32x4d"));
+    e.push_back(resnet_entry("resnext101_32x8d", "ResNeXt-101 32x8d"));
+    e.push_back(resnet_entry("wide_resnet50_2", "Wide ResNet-50-2"));
+    e.push_back({"vgg16", "VGG-16 (configuration D, no batch norm)",
+                 [](const ModelOptions& o) -> std::unique_ptr<Model> {
+                   return std::make_unique<ModuleModel<VggAlex>>(VggAlex(true, o.num_classes),
+                                                                 InputKind::kImage);
+                 }});
+    e.push_back({"alexnet", "AlexNet (torchvision variant)",
+                 [](const ModelOptions& o) -> std::unique_ptr<Model> {
+                   return std::make_unique<ModuleModel<VggAlex>>(VggAlex(false, o.num_classes),
+                                                                 InputKind::kImage);
+                 }});
+    e.push_back({"mlp", "3-layer MLP (in -> hidden -> hidden -> classes), no batch norm",
+                 [](const ModelOptions& o) -> std::unique_ptr<Model> {
+                   return std::make_unique<ModuleModel<Mlp>>(
+                       Mlp(o.in_features, o.hidden, o.num_classes), InputKind::kVector);
+                 }});
+    return e;
+  }();
+  return entries;
+}
+
+std::unique_ptr<Model> make_model(const std::string& name, const ModelOptions& opts) {
+  std::string valid;
+  for (const auto& e : model_registry()) {
+    if (e.name == name) return e.make(opts);
+    valid += (valid.empty() ? "" : ", ") + e.name;
+  }
+  throw UsageError(fmt::format("unknown model '{}' (valid: {})", name, valid));
+}
+
+}  // namespace dtbench::models
