@@ -17,6 +17,7 @@ using Action = std::function<int()>;
 Action register_env(CLI::App& app);
 Action register_comm(CLI::App& app);
 Action register_launch(CLI::App& app);
+Action register_models(CLI::App& app);
 
 // The command line as given to main (for self-launching workers).
 const std::vector<std::string>& original_args();

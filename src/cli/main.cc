@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   actions["env"] = cli::register_env(app);
   actions["comm"] = cli::register_comm(app);
   actions["launch"] = cli::register_launch(app);
+  actions["models"] = cli::register_models(app);
 
   try {
     app.parse(argc, argv);

@@ -17,7 +17,8 @@ namespace dtbench::cli {
 
 void add_run_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--nproc", o.nproc, "Launch this many local ranks (1 = this process only)")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   cmd.add_option("--backend", o.comm.backend, "Communication backend: gloo, mpi or nccl")
       ->capture_default_str();
   cmd.add_option("--timeout", o.timeout_text,

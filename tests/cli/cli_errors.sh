@@ -53,6 +53,7 @@ expect_usage_error launch --nnodes 2 -- true
 expect_usage_error launch --master-port 70000 -- true
 expect_usage_error launch --grace never -- true
 expect_usage_error env --bogus
+expect_usage_error models --bogus
 # A malformed environment is a usage error too.
 RANK=1 WORLD_SIZE=1 expect_usage_error comm -n 1 -b 8 -e 8
 RANK=0 WORLD_SIZE=2 MASTER_PORT=abc expect_usage_error comm -n 1 -b 8 -e 8

@@ -1,0 +1,94 @@
+// The models match torchvision: parameter tensor counts, element counts and
+// names are pinned to torchvision's (checked against torchvision 0.14).
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "core/error.h"
+#include "models/model.h"
+
+namespace dtbench::models {
+namespace {
+
+struct Counts {
+  std::int64_t tensors = 0;
+  std::int64_t elements = 0;
+};
+
+Counts count(const std::string& name) {
+  auto m = make_model(name, ModelOptions{});
+  Counts c;
+  for (const auto& p : m->module()->parameters()) {
+    ++c.tensors;
+    c.elements += p.numel();
+  }
+  return c;
+}
+
+TEST(Models, ResNetFamilyMatchesTorchvision) {
+  EXPECT_EQ(count("resnet18").tensors, 62);
+  EXPECT_EQ(count("resnet18").elements, 11689512);
+  EXPECT_EQ(count("resnet34").elements, 21797672);
+  const auto r50 = count("resnet50");
+  EXPECT_EQ(r50.tensors, 161);
+  EXPECT_EQ(r50.elements, 25557032);
+  EXPECT_EQ(count("resnet101").elements, 44549160);
+  EXPECT_EQ(count("resnet152").elements, 60192808);
+  EXPECT_EQ(count("resnext50_32x4d").elements, 25028904);
+  EXPECT_EQ(count("resnext101_32x8d").elements, 88791336);
+  EXPECT_EQ(count("wide_resnet50_2").elements, 68883240);
+}
+
+TEST(Models, VggAndAlexNetMatchTorchvision) {
+  const auto vgg = count("vgg16");
+  EXPECT_EQ(vgg.tensors, 32);
+  EXPECT_EQ(vgg.elements, 138357544);
+  const auto alex = count("alexnet");
+  EXPECT_EQ(alex.tensors, 16);
+  EXPECT_EQ(alex.elements, 61100840);
+}
+
+TEST(Models, ParameterNamesFollowTorchvision) {
+  auto m = make_model("resnet50", ModelOptions{});
+  const auto params = m->module()->named_parameters();
+  EXPECT_EQ(params.begin()->key(), "conv1.weight");
+  EXPECT_TRUE(params.contains("layer1.0.downsample.0.weight"));
+  EXPECT_TRUE(params.contains("layer4.2.bn3.bias"));
+  EXPECT_EQ((params.end() - 1)->key(), "fc.bias");
+  auto v = make_model("vgg16", ModelOptions{});
+  const auto vp = v->module()->named_parameters();
+  EXPECT_TRUE(vp.contains("features.28.weight"));
+  EXPECT_TRUE(vp.contains("classifier.6.bias"));
+  auto a = make_model("alexnet", ModelOptions{});
+  EXPECT_TRUE(a->module()->named_parameters().contains("classifier.4.weight"));
+}
+
+TEST(Models, ForwardShapes) {
+  torch::NoGradGuard no_grad;
+  ModelOptions o;
+  o.num_classes = 10;
+  for (const char* name : {"resnet18", "resnet50", "resnext50_32x4d", "vgg16"}) {
+    auto m = make_model(name, o);
+    EXPECT_EQ(m->input_kind(), InputKind::kImage);
+    EXPECT_EQ(m->forward(torch::randn({2, 3, 32, 32})).sizes(), (std::vector<int64_t>{2, 10}))
+        << name;
+  }
+  auto alex = make_model("alexnet", o);
+  EXPECT_EQ(alex->forward(torch::randn({1, 3, 64, 64})).sizes(), (std::vector<int64_t>{1, 10}));
+  o.in_features = 32;
+  o.hidden = 16;
+  auto mlp = make_model("mlp", o);
+  EXPECT_EQ(mlp->input_kind(), InputKind::kVector);
+  EXPECT_EQ(mlp->forward(torch::randn({4, 32})).sizes(), (std::vector<int64_t>{4, 10}));
+}
+
+TEST(Models, UnknownModelListsValidNames) {
+  try {
+    make_model("resnet9000", ModelOptions{});
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("resnet50"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace dtbench::models
