@@ -33,8 +33,8 @@ kill -9 "$victim" 2>/dev/null
 wait "$launcher"; rc=$?
 elapsed=$(( $(date +%s) - start ))
 kids=$(pgrep -P "$launcher" | wc -l)
-grep -q "rank 1 (pid $victim) was killed by signal 9" "$tmp/kill.err"
-check "killed rank: launcher names rank 1 and signal 9" $? "$(cat "$tmp/kill.err")"
+grep -Eq "rank [0-9] \(pid $victim\) was killed by signal 9" "$tmp/kill.err"
+check "killed rank: launcher names the killed rank and signal 9" $? "$(cat "$tmp/kill.err")"
 [ "$rc" -ne 0 ] && [ "$elapsed" -lt 25 ] && [ "$kids" -eq 0 ]
 check "killed rank: exit $rc (non-zero) within ${elapsed}s, no workers left" $? "rc=$rc elapsed=$elapsed kids=$kids"
 
