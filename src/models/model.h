@@ -16,8 +16,10 @@ namespace dtbench::models {
 enum class InputKind { kImage, kTokens, kVector };
 
 struct ModelOptions {
-  // Output classes (images, vectors) or vocabulary size (tokens). Default 1000.
+  // Output classes of image and vector models. Default 1000.
   int64_t num_classes = 1000;
+  // Transformer vocabulary (input ids and output logits). Default 30522 (BERT's).
+  int64_t vocab = 30522;
   // Transformer: layers, width, heads, sequence length. Defaults: BERT-base-like.
   int64_t layers = 12;
   int64_t width = 768;

@@ -4,6 +4,7 @@
 #include "models/mlp.h"
 #include "models/model.h"
 #include "models/resnet.h"
+#include "models/transformer.h"
 #include "models/vgg_alexnet.h"
 
 namespace dtbench::models {
@@ -38,6 +39,13 @@ const std::vector<ModelEntry>& model_registry() {
                  [](const ModelOptions& o) -> std::unique_ptr<Model> {
                    return std::make_unique<ModuleModel<VggAlex>>(VggAlex(false, o.num_classes),
                                                                  InputKind::kImage);
+                 }});
+    e.push_back({"transformer",
+                 "Transformer-encoder LM (BERT-base-like: 12 layers, width 768, 12 heads, "
+                 "vocabulary 30522, untied head)",
+                 [](const ModelOptions& o) -> std::unique_ptr<Model> {
+                   return std::make_unique<ModuleModel<TransformerLm>>(TransformerLm(o),
+                                                                       InputKind::kTokens);
                  }});
     e.push_back({"mlp", "3-layer MLP (in -> hidden -> hidden -> classes), no batch norm",
                  [](const ModelOptions& o) -> std::unique_ptr<Model> {

@@ -81,6 +81,27 @@ TEST(Models, ForwardShapes) {
   EXPECT_EQ(mlp->forward(torch::randn({4, 32})).sizes(), (std::vector<int64_t>{4, 10}));
 }
 
+TEST(Models, TransformerParameterCountFollowsItsFormula) {
+  ModelOptions o;
+  o.vocab = 100;
+  o.width = 16;
+  o.heads = 4;
+  o.layers = 2;
+  o.seq_len = 8;
+  auto m = make_model("transformer", o);
+  std::int64_t elements = 0;
+  for (const auto& p : m->module()->parameters()) elements += p.numel();
+  // 100*16 + 8*16 + 2*(12*16*16 + 13*16) + 2*16 + 16*100 + 100
+  EXPECT_EQ(elements, 1600 + 128 + 2 * 3280 + 32 + 1700);
+  EXPECT_EQ(m->input_kind(), InputKind::kTokens);
+  torch::NoGradGuard no_grad;
+  m->module()->eval();
+  const auto logits = m->forward(torch::randint(0, 100, {3, 8}, torch::kLong));
+  EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{3, 8, 100}));
+  o.heads = 5;
+  EXPECT_THROW(make_model("transformer", o), UsageError);
+}
+
 TEST(Models, UnknownModelListsValidNames) {
   try {
     make_model("resnet9000", ModelOptions{});
