@@ -16,8 +16,7 @@ Action register_env(CLI::App& app) {
   auto as_json = std::make_shared<bool>(false);
   cmd->add_flag("--as-json", *as_json, "Print the environment as JSON instead of '# key: value'");
   cmd->add_option("--json", *json_path, "Also write the environment as JSON to this file");
-  return [cmd, json_path, as_json]() {
-    (void)cmd;
+  return [json_path, as_json]() {
     const auto env = bench::collect_env();
     if (*as_json) {
       std::cout << env.dump(2) << "\n";

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "bench/comm/buffers.h"
 #include "bench/comm/collective.h"
 #include "bench/comm/data.h"
 #include "comm/communicator.h"
@@ -26,27 +27,6 @@ struct Outcome {
   int ran = 0;
   int skipped = 0;
 };
-
-std::int64_t run_case(const bench::CollectiveDef& def, const bench::CollArgs& a, bool in_place) {
-  const auto dtype = comm::to_scalar_type(a.dtype);
-  const at::Tensor input = def.input(a);
-  at::Tensor in, out;
-  if (!in_place) {
-    in = input;
-    out = at::full({def.out_count(a)}, -1, at::TensorOptions().dtype(dtype));
-  } else if (def.in_place == bench::InPlace::kSame) {
-    out = input.clone();
-    in = out;
-  } else {
-    out = at::full({def.out_count(a)}, -1, at::TensorOptions().dtype(dtype));
-    in = out.narrow(0, a.rank * def.in_count(a), def.in_count(a));
-    in.copy_(input);
-  }
-  def.run(a, in, out)->wait(a.comm->timeout());
-  const at::Tensor expected = def.expected(a);
-  if (!expected.defined()) return 0;
-  return bench::count_wrong(out, expected);
-}
 
 TEST(Collectives, EveryCombinationIsExact) {
   comm::Communicator& c = *g_comm;
@@ -73,7 +53,7 @@ TEST(Collectives, EveryCombinationIsExact) {
             a.rank = c.rank();
             a.nranks = c.size();
             a.count = def.splits ? per_rank * c.size() : per_rank;
-            const auto wrong = run_case(def, a, in_place);
+            const auto wrong = bench::run_and_count_wrong(def, a, in_place);
             EXPECT_EQ(wrong, 0) << fmt::format("{} {} {} count={} {} on rank {}",
                                                comm::to_string(coll), comm::to_string(dtype),
                                                comm::to_string(op), a.count,
@@ -95,7 +75,9 @@ TEST(Collectives, UnsupportedCombinationsAreRefusedClearly) {
   // Both backends refuse avg (neither MPI nor 1.13's gloo has it) with a reason.
   const std::string why = c.unsupported_reason(comm::Collective::kAllreduce,
                                                comm::DType::kFloat32, comm::ReduceOp::kAvg);
-  if (c.backend() == "mpi") EXPECT_NE(why.find("avg"), std::string::npos);
+  if (c.backend() == "mpi") {
+    EXPECT_NE(why.find("avg"), std::string::npos);
+  }
   if (c.size() == 1) {
     EXPECT_FALSE(c.unsupported_reason(comm::Collective::kSendrecv, comm::DType::kFloat32,
                                       comm::ReduceOp::kSum)

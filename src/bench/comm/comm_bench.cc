@@ -5,8 +5,8 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include "bench/comm/buffers.h"
 #include "bench/comm/collective.h"
-#include "bench/comm/data.h"
 #include "comm/communicator.h"
 #include "core/error.h"
 
@@ -14,30 +14,6 @@ namespace dtbench::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Buffers {
-  at::Tensor in;
-  at::Tensor out;
-};
-
-Buffers prepare(const CollectiveDef& def, const CollArgs& args, bool in_place) {
-  const auto dtype = comm::to_scalar_type(args.dtype);
-  Buffers b;
-  const at::Tensor input = def.input(args);
-  if (!in_place) {
-    b.in = input;
-    b.out = at::zeros({def.out_count(args)}, at::TensorOptions().dtype(dtype));
-  } else if (def.in_place == InPlace::kSame) {
-    b.out = input.clone();
-    b.in = b.out;
-  } else {  // kRankChunk
-    b.out = at::zeros({def.out_count(args)}, at::TensorOptions().dtype(dtype));
-    const auto c = def.in_count(args);
-    b.in = b.out.narrow(0, args.rank * c, c);
-    b.in.copy_(input);
-  }
-  return b;
-}
 
 void run_once(const CollectiveDef& def, const CollArgs& args, Buffers& b) {
   def.run(args, b.in, b.out)->wait(args.comm->timeout());
@@ -48,7 +24,7 @@ report::CommTiming measure(const CollectiveDef& def, const CollArgs& args, bool 
   comm::Communicator& comm = *args.comm;
   report::CommTiming t;
   t.ran = true;
-  Buffers b = prepare(def, args, in_place);
+  Buffers b = prepare_buffers(def, args, in_place);
   for (int i = 0; i < opts.warmup; ++i) run_once(def, args, b);
   comm.barrier();
   const auto start = Clock::now();
@@ -56,13 +32,7 @@ report::CommTiming measure(const CollectiveDef& def, const CollArgs& args, bool 
   const double my_us =
       std::chrono::duration<double, std::micro>(Clock::now() - start).count() / opts.iters;
 
-  std::int64_t my_wrong = 0;
-  if (opts.check) {
-    b = prepare(def, args, in_place);
-    run_once(def, args, b);
-    const at::Tensor expected = def.expected(args);
-    if (expected.defined()) my_wrong = count_wrong(b.out, expected);
-  }
+  const std::int64_t my_wrong = opts.check ? run_and_count_wrong(def, args, in_place) : 0;
 
   // Reduce across ranks: every rank's time, and the total of wrong elements.
   at::Tensor mine = at::full({1}, my_us, at::kDouble);

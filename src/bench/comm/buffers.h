@@ -1,0 +1,29 @@
+#pragma once
+// Buffers for one run of a collective row, and the one-shot exact check.
+// Shared by the benchmark driver and the collectives test so both exercise
+// the same placement logic.
+#include <cstdint>
+
+#include <ATen/core/Tensor.h>
+
+#include "bench/comm/collective.h"
+
+namespace dtbench::bench {
+
+struct Buffers {
+  at::Tensor in;
+  at::Tensor out;
+};
+
+// This rank's input and output for `def`. Out-of-place: separate tensors.
+// In-place: one tensor (InPlace::kSame) or the input as chunk `rank` of the
+// output (kRankChunk). Outputs start as -1, a value no row ever expects, so
+// an element the collective never wrote counts as wrong.
+Buffers prepare_buffers(const CollectiveDef& def, const CollArgs& args, bool in_place);
+
+// Prepares fresh buffers, runs the collective once, waits, and returns the
+// number of this rank's output elements that differ from the expected value
+// (0 where nothing is defined on this rank).
+std::int64_t run_and_count_wrong(const CollectiveDef& def, const CollArgs& args, bool in_place);
+
+}  // namespace dtbench::bench
