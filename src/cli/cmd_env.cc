@@ -17,6 +17,7 @@ Action register_env(CLI::App& app) {
   cmd->add_flag("--as-json", *as_json, "Print the environment as JSON instead of '# key: value'");
   cmd->add_option("--json", *json_path, "Also write the environment as JSON to this file");
   return [json_path, as_json]() {
+    if (!json_path->empty()) report::require_writable_path(*json_path, "--json");
     const auto env = bench::collect_env();
     if (*as_json) {
       std::cout << env.dump(2) << "\n";

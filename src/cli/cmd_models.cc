@@ -16,6 +16,7 @@ Action register_models(CLI::App& app) {
   auto json_path = std::make_shared<std::string>();
   cmd->add_option("--json", *json_path, "Also write the list as JSON to this file");
   return [json_path]() {
+    if (!json_path->empty()) report::require_writable_path(*json_path, "--json");
     std::cout << fmt::format("{:<18} {:>8} {:>13} {:>10}  {}\n", "model", "tensors", "elements",
                              "MB", "description");
     nlohmann::ordered_json list = nlohmann::ordered_json::array();

@@ -12,6 +12,7 @@
 #include "core/units.h"
 #include "launch/launcher.h"
 #include "launch/world.h"
+#include "report/json_io.h"
 
 namespace dtbench::cli {
 
@@ -32,6 +33,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
 void finish_run_options(RunOptions& o) {
   comm::require_backend(o.comm.backend);
   o.comm.timeout = parse_duration(o.timeout_text, "--timeout");
+  if (!o.json_path.empty()) report::require_writable_path(o.json_path, "--json");
 }
 
 std::optional<int> self_launch(const RunOptions& o) {

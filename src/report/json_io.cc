@@ -51,6 +51,19 @@ void write_json_atomic(const std::string& path, const Json& doc) {
   }
 }
 
+void require_writable_path(const std::string& path, const std::string& what) {
+  if (path.empty()) throw UsageError(fmt::format("{}: empty path", what));
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("{}: '{}' is a directory", what, path));
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("{}: directory '{}' does not exist", what, dir));
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw UsageError(fmt::format("{}: directory '{}' is not writable", what, dir));
+}
+
 void append_jsonl(const std::string& path, const Json& line) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError(fmt::format("cannot append to '{}': {}", path, std::strerror(errno)));

@@ -13,6 +13,11 @@ using Json = nlohmann::ordered_json;
 // Throws IoError naming the path when it cannot be written.
 void write_json_atomic(const std::string& path, const Json& doc);
 
+// Checks, before a long run, that a report can later be written at `path`:
+// its directory exists and it is not itself a directory. Throws UsageError
+// naming the flag `what`.
+void require_writable_path(const std::string& path, const std::string& what);
+
 // Appends one line of JSON to a JSON-lines file (created if missing) and
 // flushes it to disk.
 void append_jsonl(const std::string& path, const Json& line);

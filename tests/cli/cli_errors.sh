@@ -52,6 +52,11 @@ expect_usage_error launch --nnodes 2 --node-rank 5 -- true
 expect_usage_error launch --nnodes 2 -- true
 expect_usage_error launch --master-port 70000 -- true
 expect_usage_error launch --grace never -- true
+expect_usage_error comm -n 1 -b 8 -e 8 --iface nosuchif0
+expect_usage_error comm -n 1 -b 8 -e 8 --json /nonexistent-dir/r.json
+expect_usage_error comm -n 1 -b 8 -e 8 --json /tmp
+expect_usage_error env --json /nonexistent-dir/env.json
+expect_usage_error models --json /nonexistent-dir/models.json
 expect_usage_error env --bogus
 expect_usage_error models --bogus
 # A malformed environment is a usage error too.

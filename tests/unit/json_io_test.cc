@@ -60,5 +60,13 @@ TEST_F(JsonIo, BadFilesAreUsageErrors) {
   EXPECT_THROW(read_json_file(dir_), UsageError);  // a directory
 }
 
+TEST_F(JsonIo, WritablePathCheck) {
+  EXPECT_NO_THROW(require_writable_path(path("new.json"), "--json"));
+  EXPECT_NO_THROW(require_writable_path("relative.json", "--json"));
+  EXPECT_THROW(require_writable_path(dir_, "--json"), UsageError);
+  EXPECT_THROW(require_writable_path(path("missing/new.json"), "--json"), UsageError);
+  EXPECT_THROW(require_writable_path("", "--json"), UsageError);
+}
+
 }  // namespace
 }  // namespace dtbench::report
