@@ -23,3 +23,16 @@ endif()
 if(CUDA_FOUND OR TARGET torch::cudart OR TORCH_CUDA_LIBRARIES)
   set(DTBENCH_HAVE_CUDA 1)
 endif()
+
+# c10d/reducer.hpp includes the dist-autograd context header, which Debian's
+# libtorch-dev does not ship; an opaque stand-in lives in src/compat/shim.
+set(DTBENCH_TORCH_SHIM "")
+set(_have_context FALSE)
+foreach(_dir ${TORCH_INCLUDE_DIRS})
+  if(EXISTS "${_dir}/torch/csrc/distributed/autograd/context/context.h")
+    set(_have_context TRUE)
+  endif()
+endforeach()
+if(NOT _have_context)
+  set(DTBENCH_TORCH_SHIM "${CMAKE_CURRENT_SOURCE_DIR}/src/compat/shim")
+endif()

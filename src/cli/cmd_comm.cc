@@ -1,5 +1,4 @@
 // `dtbench comm`: nccl-tests-style collective bandwidth sweep.
-#include <ctime>
 #include <iostream>
 #include <memory>
 
@@ -95,12 +94,6 @@ nlohmann::ordered_json config_json(const CommFlags& f, const bench::CommBenchOpt
           {"timeout_ms", f.run.comm.timeout.count()}};
 }
 
-std::string now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
 
 int run_comm(CommFlags& f) {
   finish_run_options(f.run);
@@ -133,7 +126,7 @@ int run_comm(CommFlags& f) {
       nlohmann::ordered_json doc;
       doc["schema"] = "dtbench.comm";
       doc["schema_version"] = 1;
-      doc["created"] = now_iso8601();
+      doc["created"] = report::utc_timestamp();
       doc["command"] = original_args();
       doc["env"] = env;
       doc["config"] = config_json(f, opts);

@@ -18,6 +18,8 @@ Action register_env(CLI::App& app);
 Action register_comm(CLI::App& app);
 Action register_launch(CLI::App& app);
 Action register_models(CLI::App& app);
+Action register_ddp(CLI::App& app);
+Action register_diff(CLI::App& app);
 
 // The command line as given to main (for self-launching workers).
 const std::vector<std::string>& original_args();

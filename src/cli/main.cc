@@ -46,6 +46,8 @@ int main(int argc, char** argv) {
   actions["comm"] = cli::register_comm(app);
   actions["launch"] = cli::register_launch(app);
   actions["models"] = cli::register_models(app);
+  actions["ddp"] = cli::register_ddp(app);
+  actions["diff"] = cli::register_diff(app);
 
   try {
     app.parse(argc, argv);

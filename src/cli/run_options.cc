@@ -16,10 +16,11 @@
 
 namespace dtbench::cli {
 
-void add_run_options(CLI::App& cmd, RunOptions& o) {
-  cmd.add_option("--nproc", o.nproc, "Launch this many local ranks (1 = this process only)")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
+void add_run_options(CLI::App& cmd, RunOptions& o, bool with_nproc) {
+  if (with_nproc)
+    cmd.add_option("--nproc", o.nproc, "Launch this many local ranks (1 = this process only)")
+        ->check(CLI::Range(1, 1024))
+        ->capture_default_str();
   cmd.add_option("--backend", o.comm.backend, "Communication backend: gloo, mpi or nccl")
       ->capture_default_str();
   cmd.add_option("--timeout", o.timeout_text,
@@ -47,21 +48,24 @@ std::optional<int> self_launch(const RunOptions& o) {
   }
   std::vector<std::string> args = original_args();
   args[0] = launch::self_executable();
-  if (o.comm.backend == "mpi") {
+  return launch_workers(o.nproc, o.comm.backend, args);
+}
+
+int launch_workers(int nproc, const std::string& backend, const std::vector<std::string>& args) {
+  if (backend == "mpi") {
     // MPI ranks must come from mpirun: it starts them and aborts the whole
     // job when one fails.
-    std::vector<std::string> cmd{"mpirun", "-np", std::to_string(o.nproc), "--oversubscribe",
+    std::vector<std::string> cmd{"mpirun", "-np", std::to_string(nproc), "--oversubscribe",
                                  "-x", "DTBENCH_LAUNCHED=1"};
     if (geteuid() == 0) cmd.push_back("--allow-run-as-root");
     cmd.insert(cmd.end(), args.begin(), args.end());
     launch::LaunchOptions lo;
     lo.nproc_per_node = 1;  // one mpirun, which starts the ranks
     lo.rank_env = false;
-    const auto r = launch::launch(lo, cmd);
-    return r.exit_code;
+    return launch::launch(lo, cmd).exit_code;
   }
   launch::LaunchOptions lo;
-  lo.nproc_per_node = o.nproc;
+  lo.nproc_per_node = nproc;
   return launch::launch(lo, args).exit_code;
 }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "comm/factory.h"
 
@@ -23,7 +24,8 @@ struct RunOptions {
   std::string json_path;
 };
 
-void add_run_options(CLI::App& cmd, RunOptions& opts);
+// with_nproc = false leaves out --nproc (commands that launch their own workers).
+void add_run_options(CLI::App& cmd, RunOptions& opts, bool with_nproc = true);
 
 // Validates the shared flags (backend built in, timeout) and fills
 // opts.comm.timeout. Throws UsageError.
@@ -34,5 +36,9 @@ void finish_run_options(RunOptions& opts);
 // for them and returns their exit status. Otherwise returns nullopt: the
 // caller runs the benchmark in this process.
 std::optional<int> self_launch(const RunOptions& opts);
+
+// Starts `nproc` local workers running `args` (args[0] = the executable):
+// dtbench's launcher, or mpirun for the mpi backend. Returns their exit status.
+int launch_workers(int nproc, const std::string& backend, const std::vector<std::string>& args);
 
 }  // namespace dtbench::cli

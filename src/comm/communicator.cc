@@ -1,8 +1,12 @@
 #include "comm/communicator.h"
 
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+
 #include "core/error.h"
 
 namespace dtbench::comm {
+
+c10::intrusive_ptr<c10d::ProcessGroup> Communicator::c10d_group() const { return {}; }
 
 at::ScalarType to_scalar_type(DType t) {
   switch (t) {

@@ -18,8 +18,13 @@
 #include <string>
 
 #include <ATen/core/Tensor.h>
+#include <c10/util/intrusive_ptr.h>
 
 #include "comm/types.h"
+
+namespace c10d {
+class ProcessGroup;
+}
 
 namespace dtbench::comm {
 
@@ -76,6 +81,10 @@ class Communicator {
   virtual WorkPtr sendrecv(const at::Tensor& in, at::Tensor& out, int dst, int src) = 0;
   // All ranks reach this point, or TimeoutError/CommError.
   virtual void barrier() = 0;
+
+  // The c10d process group behind this communicator, for engines that take
+  // one (c10d::Reducer); nullptr for backends without one (mpi).
+  virtual c10::intrusive_ptr<c10d::ProcessGroup> c10d_group() const;
 };
 
 // Converts between dtbench's torch-free DType and ATen's.

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 
@@ -97,6 +98,15 @@ Json read_json_file(const std::string& path) {
     if (pos != std::string::npos) what = what.substr(pos + 2);
     throw UsageError(fmt::format("'{}' is not valid JSON: {}", path, what));
   }
+}
+
+std::string utc_timestamp() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 }  // namespace dtbench::report

@@ -26,4 +26,7 @@ void append_jsonl(const std::string& path, const Json& line);
 // unreadable, empty, non-regular or malformed file.
 Json read_json_file(const std::string& path);
 
+// Now, as "2026-11-21T10:00:00Z" (the "created" field of every report).
+std::string utc_timestamp();
+
 }  // namespace dtbench::report

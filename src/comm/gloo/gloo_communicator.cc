@@ -108,6 +108,7 @@ class GlooCommunicator : public Communicator {
     }
     pg_opts->threads = opts.gloo_threads;
     auto prefix = c10::make_intrusive<c10d::PrefixStore>("dtbench/gloo", store_);
+    pg_store_ = prefix;
     try {
       pg_ = c10::make_intrusive<c10d::ProcessGroupGloo>(prefix, rank_, size_, pg_opts);
     } catch (const std::exception& e) {
@@ -234,7 +235,15 @@ class GlooCommunicator : public Communicator {
     wrap([&] { return pg_->barrier(o); }, "barrier")->wait(timeout_);
   }
 
+  c10::intrusive_ptr<c10d::ProcessGroup> c10d_group() const override {
+    if (!group_) group_ = compat::gloo_process_group(pg_, pg_store_, rank_, size_);
+    return group_;
+  }
+
  private:
+  c10::intrusive_ptr<c10d::Store> pg_store_;
+  mutable c10::intrusive_ptr<c10d::ProcessGroup> group_;
+
   static void copy_if_needed(const at::Tensor& in, at::Tensor& out) {
     if (!in.is_same(out)) out.copy_(in);
   }

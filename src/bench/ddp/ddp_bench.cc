@@ -1,0 +1,100 @@
+#include "bench/ddp/ddp_bench.h"
+
+#include <chrono>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "comm/communicator.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "train/replicas.h"
+#include "train/trainer.h"
+
+namespace dtbench::bench {
+namespace {
+
+constexpr int kPhases = 5;
+
+// Packs node + the five phase vectors into one float64 tensor per rank.
+torch::Tensor pack(const train::PhaseTimes& t, int node) {
+  const int64_t n = static_cast<int64_t>(t.total.size());
+  auto out = torch::empty({1 + kPhases * n}, torch::kDouble);
+  auto* p = out.data_ptr<double>();
+  *p++ = node;
+  for (const auto* v : {&t.forward, &t.backward, &t.comm_wait, &t.optimizer, &t.total})
+    for (double x : *v) *p++ = x;
+  return out;
+}
+
+report::RankSamples unpack(const double* p, int64_t n, int rank) {
+  report::RankSamples r;
+  r.rank = rank;
+  r.node = static_cast<int>(*p++);
+  for (auto* v : {&r.forward, &r.backward, &r.comm_wait, &r.optimizer, &r.total}) {
+    v->assign(p, p + n);
+    p += n;
+  }
+  return r;
+}
+
+}  // namespace
+
+DdpBenchResult run_ddp_bench(const train::TrainOptions& opts, const launch::World& world,
+                             comm::Communicator* comm, const std::string& label) {
+  DdpBenchResult res;
+  res.threads = train::resolve_threads(opts.threads, world.local_world_size);
+  torch::set_num_threads(res.threads);
+  auto model = train::make_seeded_model(opts);
+  for (const auto& p : model->module()->parameters()) {
+    ++res.param_tensors;
+    res.param_elements += p.numel();
+  }
+
+  auto last_print = std::chrono::steady_clock::now();
+  const bool leader = world.rank == 0;
+  auto progress = [&](int it, int total, double sec) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!leader || it + 1 == total || now - last_print < std::chrono::seconds(5)) return;
+    last_print = now;
+    std::cerr << fmt::format("  {} {}: iteration {}/{} ({:.3f} s/iter)\n", label, opts.reducer,
+                             it + 1, total, sec);
+  };
+  const auto result = train::train(opts, *model, comm, world.world_size, world.rank, progress);
+  res.buckets = static_cast<int>(result.buckets.size());
+  res.last_loss = result.last_loss;
+
+  // Replicas must be bitwise identical before anything is recorded.
+  const uint64_t hash = comm != nullptr ? train::verify_replicas(*comm, *model->module())
+                                        : train::parameter_hash(*model->module());
+
+  auto& run = res.run;
+  run.label = label;
+  run.reducer = opts.reducer;
+  run.world_size = world.world_size;
+  run.nodes = world.num_nodes;
+  run.batch_per_rank = opts.batch_size;
+  run.param_hash = train::hex(hash);
+  const int64_t n = static_cast<int64_t>(result.times.total.size());
+  auto mine = pack(result.times, world.node_rank);
+  if (comm != nullptr && world.world_size > 1) {
+    auto all = torch::empty({world.world_size * mine.numel()}, torch::kDouble);
+    comm->allgather(mine, all)->wait(comm->timeout());
+    for (int r = 0; r < world.world_size; ++r)
+      run.ranks.push_back(unpack(all.data_ptr<double>() + r * mine.numel(), n, r));
+  } else {
+    run.ranks.push_back(unpack(mine.data_ptr<double>(), n, world.rank));
+  }
+  return res;
+}
+
+nlohmann::ordered_json run_extras_json(const DdpBenchResult& r) {
+  return {{"threads", r.threads},
+          {"buckets", r.buckets},
+          {"last_loss", r.last_loss},
+          {"param_tensors", r.param_tensors},
+          {"param_elements", r.param_elements}};
+}
+
+}  // namespace dtbench::bench

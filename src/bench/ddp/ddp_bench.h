@@ -1,0 +1,34 @@
+#pragma once
+// One `dtbench ddp` run on this process's rank: model, reducer, training,
+// then every rank's samples gathered to rank 0 and the replicas verified.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "launch/world.h"
+#include "report/ddp_record.h"
+#include "train/train_options.h"
+
+namespace dtbench::comm {
+class Communicator;
+}
+
+namespace dtbench::bench {
+
+struct DdpBenchResult {
+  report::DdpRun run;  // complete on rank 0; this rank's samples only elsewhere
+  int threads = 1;     // intra-op threads this rank used
+  int buckets = 0;     // gradient buckets (initial assignment; 0 for none)
+  double last_loss = 0;
+  long long param_tensors = 0, param_elements = 0;
+};
+
+// Runs opts on this rank. `comm` may be null only for reducer none on one
+// rank. Throws VerificationError when the replicas differ afterwards.
+DdpBenchResult run_ddp_bench(const train::TrainOptions& opts, const launch::World& world,
+                             comm::Communicator* comm, const std::string& label);
+
+// The per-run extras written beside the run record.
+nlohmann::ordered_json run_extras_json(const DdpBenchResult& r);
+
+}  // namespace dtbench::bench

@@ -1,0 +1,362 @@
+// `dtbench ddp`: data-parallel training benchmark (PyTorch's
+// benchmarks/distributed/ddp/benchmark.py in C++). Three ways to run:
+//  - sweep (default, outside any launcher): this process starts one job per
+//    row — the "no ddp" baseline, then each --world-sizes entry — through
+//    dtbench's launcher (mpirun for --backend mpi), collects each job's
+//    record and prints/writes the table;
+//  - row worker (--run-json, internal): one job of the sweep;
+//  - external launcher (torchrun/mpirun/srun environment): one run on the
+//    world that launcher built.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "bench/ddp/ddp_bench.h"
+#include "bench/env_info.h"
+#include "cli/commands.h"
+#include "cli/run_options.h"
+#include "comm/communicator.h"
+#include "comm/factory.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/units.h"
+#include "launch/launcher.h"
+#include "launch/world.h"
+#include "models/model.h"
+#include "report/ddp_record.h"
+#include "report/ddp_reporter.h"
+#include "report/env_reporter.h"
+#include "report/json_io.h"
+
+namespace dtbench::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct DdpFlags {
+  RunOptions run;
+  train::TrainOptions train;
+  std::string world_sizes = "1,2";
+  bool no_baseline = false;
+  bool no_broadcast_buffers = false;
+  std::string percentiles = "50,75,90";
+  std::string run_json;  // internal: a row worker writes its record here
+  std::string label;     // internal: the row's label
+};
+
+std::vector<int> parse_world_sizes(const std::string& text) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    std::size_t used = 0;
+    long v = 0;
+    try {
+      v = std::stol(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || v < 1 || v > 1024)
+      throw UsageError(
+          fmt::format("--world-sizes: '{}' is not a rank count between 1 and 1024 (in '{}')", item, text));
+    out.push_back(static_cast<int>(v));
+    start = end + 1;
+  }
+  return out;
+}
+
+Json config_json(const DdpFlags& f) {
+  const auto& t = f.train;
+  return {{"model", t.model},
+          {"batch_size", t.batch_size},
+          {"image_size", t.image_size},
+          {"seq_len", t.seq_len},
+          {"layers", t.layers},
+          {"width", t.width},
+          {"num_classes", t.num_classes},
+          {"iters", t.iters},
+          {"warmup", t.warmup},
+          {"threads", t.threads},
+          {"seed", t.seed},
+          {"reducer", t.reducer},
+          {"bucket_cap_mb", t.bucket_cap_mb},
+          {"first_bucket_cap_mb", t.first_bucket_cap_mb},
+          {"broadcast_buffers", t.broadcast_buffers},
+          {"optimizer", "sgd"},
+          {"lr", t.lr},
+          {"momentum", t.momentum},
+          {"backend", f.run.comm.backend},
+          {"timeout_ms", f.run.comm.timeout.count()},
+          {"world_sizes", f.world_sizes},
+          {"baseline", !f.no_baseline}};
+}
+
+Json new_report(const DdpFlags& f, const Json& env) {
+  Json doc;
+  doc["schema"] = "dtbench.ddp";
+  doc["schema_version"] = 1;
+  doc["created"] = report::utc_timestamp();
+  doc["complete"] = false;
+  doc["command"] = original_args();
+  doc["env"] = env;
+  doc["config"] = config_json(f);
+  doc["runs"] = Json::array();
+  return doc;
+}
+
+std::string details(const DdpFlags& f) {
+  const auto& t = f.train;
+  return fmt::format("reducer {}, backend {}, bucket {:g} MB, {} iters + {} warm-up", t.reducer,
+                     f.run.comm.backend, t.bucket_cap_mb, t.iters, t.warmup);
+}
+
+// ---- one run on the current world (row worker or external launcher) ----
+
+struct RunOutcome {
+  bench::DdpBenchResult result;
+  launch::World world;
+};
+
+RunOutcome run_here(const DdpFlags& f, const std::string& label_override) {
+  RunOutcome out;
+  out.world = launch::world_from_env(launch::process_env());
+  const auto& world = out.world;
+  log::set_rank(world.world_size > 1 ? world.rank : -1);
+  if (f.train.reducer == "none" && world.world_size > 1)
+    throw UsageError(fmt::format(
+        "--reducer none trains without synchronisation and needs exactly one rank (world size is {})",
+        world.world_size));
+  std::unique_ptr<comm::Communicator> comm;
+  if (f.train.reducer != "none") comm = comm::make_communicator(world, f.run.comm);
+  const std::string label = label_override.empty() ? world.label() : label_override;
+  out.result = bench::run_ddp_bench(f.train, world, comm.get(), label);
+  if (comm) comm->barrier();
+  return out;
+}
+
+int run_worker(const DdpFlags& f) {
+  const auto outcome = run_here(f, f.label);
+  if (outcome.world.rank == 0) {
+    Json doc{{"run", report::to_json(outcome.result.run)},
+             {"extras", bench::run_extras_json(outcome.result)}};
+    report::write_json_atomic(f.run_json, doc);
+  }
+  return 0;
+}
+
+int run_external(const DdpFlags& f, const std::vector<double>& pcts) {
+  auto env = bench::collect_env();
+  const auto outcome = run_here(f, "");
+  if (outcome.world.rank != 0) return 0;
+  env["world"] = bench::world_json(outcome.world);
+  report::print_env(std::cout, env);
+  report::DdpConsoleReporter console(std::cout, pcts);
+  console.header(f.train.model, f.train.batch_size, details(f));
+  console.row(outcome.result.run);
+  console.phases({outcome.result.run});
+  if (!f.run.json_path.empty()) {
+    auto doc = new_report(f, env);
+    auto j = report::to_json(outcome.result.run);
+    j["extras"] = bench::run_extras_json(outcome.result);
+    doc["runs"].push_back(j);
+    doc["complete"] = true;
+    report::write_json_atomic(f.run.json_path, doc);
+  }
+  return 0;
+}
+
+// ---- the sweep ----
+
+std::string temp_json_path() {
+  const auto dir = std::filesystem::temp_directory_path();
+  std::string templ = (dir / "dtbench-ddp-XXXXXX").string();
+  const int fd = mkstemp(templ.data());
+  if (fd < 0) throw IoError(fmt::format("cannot create a temporary file in {}", dir.string()));
+  close(fd);
+  return templ;
+}
+
+std::vector<std::string> worker_args(const DdpFlags& f, const std::string& reducer, int world,
+                                     const std::string& label, const std::string& out) {
+  const auto& t = f.train;
+  std::vector<std::string> a{launch::self_executable(), "ddp",
+                             "--model", t.model,
+                             "--batch-size", std::to_string(t.batch_size),
+                             "--image-size", std::to_string(t.image_size),
+                             "--seq-len", std::to_string(t.seq_len),
+                             "--layers", std::to_string(t.layers),
+                             "--width", std::to_string(t.width),
+                             "--num-classes", std::to_string(t.num_classes),
+                             "--iters", std::to_string(t.iters),
+                             "--warmup", std::to_string(t.warmup),
+                             "--threads", std::to_string(t.threads),
+                             "--seed", std::to_string(t.seed),
+                             "--reducer", reducer,
+                             "--bucket-cap-mb", fmt::format("{}", t.bucket_cap_mb),
+                             "--first-bucket-cap-mb", fmt::format("{}", t.first_bucket_cap_mb),
+                             "--lr", fmt::format("{}", t.lr),
+                             "--momentum", fmt::format("{}", t.momentum),
+                             "--backend", f.run.comm.backend,
+                             "--timeout", f.run.timeout_text,
+                             "--world-sizes", std::to_string(world),
+                             "--run-json", out,
+                             "--label", label};
+  if (!t.broadcast_buffers) a.push_back("--no-broadcast-buffers");
+  if (!f.run.comm.iface.empty()) {
+    a.push_back("--iface");
+    a.push_back(f.run.comm.iface);
+  }
+  return a;
+}
+
+int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vector<double>& pcts) {
+  struct Row {
+    std::string label, reducer;
+    int world;
+  };
+  std::vector<Row> rows;
+  if (!f.no_baseline && f.train.reducer != "none") rows.push_back({"no ddp", "none", 1});
+  for (int w : sizes) rows.push_back({"", f.train.reducer, w});
+
+  auto env = bench::collect_env();
+  report::print_env(std::cout, env);
+  report::DdpConsoleReporter console(std::cout, pcts);
+  console.header(f.train.model, f.train.batch_size, details(f));
+  auto doc = new_report(f, env);
+  std::vector<report::DdpRun> runs;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    const std::string label = row.label.empty() ? fmt::format("1N/{}R", row.world) : row.label;
+    log::info(fmt::format("[{}/{}] {}: {} rank(s), reducer {}", i + 1, rows.size(), label,
+                          row.world, row.reducer));
+    const std::string tmp = temp_json_path();
+    const int code =
+        launch_workers(row.world, f.run.comm.backend, worker_args(f, row.reducer, row.world, label, tmp));
+    Json rec;
+    try {
+      if (code == 0) rec = report::read_json_file(tmp);
+    } catch (...) {
+      std::remove(tmp.c_str());
+      throw;
+    }
+    std::remove(tmp.c_str());
+    if (code != 0) {
+      if (!f.run.json_path.empty()) report::write_json_atomic(f.run.json_path, doc);
+      log::error(fmt::format("row '{}' ({} rank(s)) failed with exit status {}{}", label, row.world,
+                             code,
+                             f.run.json_path.empty() ? ""
+                                                     : "; the rows before it are in " + f.run.json_path));
+      return code;
+    }
+    auto run = report::ddp_run_from_json(rec.at("run"), "worker record");
+    console.row(run);
+    auto j = report::to_json(run);
+    j["extras"] = rec.at("extras");
+    if (doc["config"].find("param_elements") == doc["config"].end()) {
+      doc["config"]["param_tensors"] = rec.at("extras").at("param_tensors");
+      doc["config"]["param_elements"] = rec.at("extras").at("param_elements");
+    }
+    doc["runs"].push_back(j);
+    runs.push_back(std::move(run));
+    doc["complete"] = i + 1 == rows.size();
+    if (!f.run.json_path.empty()) report::write_json_atomic(f.run.json_path, doc);
+  }
+  console.phases(runs);
+  if (!f.run.json_path.empty()) std::cout << "\nReport: " << f.run.json_path << "\n";
+  return 0;
+}
+
+int run_ddp(DdpFlags& f) {
+  f.run.comm.timeout = parse_duration(f.run.timeout_text, "--timeout");
+  comm::require_backend(f.run.comm.backend);
+  f.train.broadcast_buffers = !f.no_broadcast_buffers;
+  train::validate(f.train);
+  // Fail on an unknown model before anything starts.
+  bool known = false;
+  for (const auto& e : models::model_registry()) known = known || e.name == f.train.model;
+  if (!known) (void)models::make_model(f.train.model, {});  // throws UsageError naming the models
+  const auto sizes = parse_world_sizes(f.world_sizes);
+  const auto pcts = report::parse_percentiles(f.percentiles, "--percentiles");
+  if (f.train.reducer == "none")
+    for (int w : sizes)
+      if (w > 1)
+        throw UsageError("--reducer none trains without synchronisation: use --world-sizes 1");
+  if (!f.run_json.empty()) return run_worker(f);
+  if (!f.run.json_path.empty()) report::require_writable_path(f.run.json_path, "--json");
+
+  const auto world = launch::world_from_env(launch::process_env());
+  if (world.source != "single") {
+    if (sizes.size() != 1 || sizes[0] != world.world_size) {
+      bool given = false;
+      for (const auto& a : original_args()) given = given || a.rfind("--world-sizes", 0) == 0;
+      if (given)
+        throw UsageError(fmt::format(
+            "--world-sizes {} does not match the {} rank(s) started by {}", f.world_sizes,
+            world.world_size, world.source));
+    }
+    return run_external(f, pcts);
+  }
+  return run_sweep(f, sizes, pcts);
+}
+
+}  // namespace
+
+Action register_ddp(CLI::App& app) {
+  auto f = std::make_shared<DdpFlags>();
+  auto* cmd = app.add_subcommand(
+      "ddp", "Data-parallel training benchmark: sec/iter and examples/s per world size and reducer");
+  add_run_options(*cmd, f->run, /*with_nproc=*/false);
+  auto& t = f->train;
+  cmd->add_option("-m,--model", t.model, "Model (see `dtbench models`)")->capture_default_str();
+  cmd->add_option("-b,--batch-size", t.batch_size, "Examples per rank per iteration")
+      ->capture_default_str();
+  cmd->add_option("--image-size", t.image_size, "Image side (image models)")->capture_default_str();
+  cmd->add_option("--seq-len", t.seq_len, "Tokens per example (transformer)")->capture_default_str();
+  cmd->add_option("--layers", t.layers, "Transformer layers (0 = model default)")
+      ->capture_default_str();
+  cmd->add_option("--width", t.width, "Transformer width / MLP hidden width (0 = model default)")
+      ->capture_default_str();
+  cmd->add_option("--num-classes", t.num_classes, "Classes of image and MLP models")
+      ->check(CLI::Range(2, 1000000))
+      ->capture_default_str();
+  cmd->add_option("-n,--iters", t.iters, "Timed iterations")->capture_default_str();
+  cmd->add_option("-w,--warmup", t.warmup, "Untimed warm-up iterations")->capture_default_str();
+  cmd->add_option("--threads", t.threads, "Intra-op threads per rank (0 = cores / local ranks)")
+      ->capture_default_str();
+  cmd->add_option("--seed", t.seed, "Seed of the weights and the synthetic data")
+      ->capture_default_str();
+  cmd->add_option("--reducer", t.reducer,
+                  "Gradient sync: ddp (c10d::Reducer), overlap (own, hook-driven), sync (own, "
+                  "after backward), none (one process, no sync)")
+      ->capture_default_str();
+  cmd->add_option("--bucket-cap-mb", t.bucket_cap_mb, "Gradient bucket capacity in MiB")
+      ->capture_default_str();
+  cmd->add_option("--first-bucket-cap-mb", t.first_bucket_cap_mb,
+                  "Capacity of the first bucket in MiB (PyTorch DDP: 1)")
+      ->capture_default_str();
+  cmd->add_flag("--no-broadcast-buffers", f->no_broadcast_buffers,
+                "Do not broadcast buffers (batch-norm statistics) before each forward");
+  cmd->add_option("--lr", t.lr, "SGD learning rate")->capture_default_str();
+  cmd->add_option("--momentum", t.momentum, "SGD momentum")->capture_default_str();
+  cmd->add_option("--world-sizes", f->world_sizes,
+                  "Rank counts to sweep on this host, e.g. 1,2,4 (under an external launcher: "
+                  "its world size)")
+      ->capture_default_str();
+  cmd->add_flag("--no-baseline", f->no_baseline, "Leave out the single-process \"no ddp\" row");
+  cmd->add_option("--percentiles", f->percentiles, "Percentile columns of the table")
+      ->capture_default_str();
+  cmd->add_option("--run-json", f->run_json, "(internal) row worker: write the record here")
+      ->group("");
+  cmd->add_option("--label", f->label, "(internal) row label")->group("");
+  return [f]() { return run_ddp(*f); };
+}
+
+}  // namespace dtbench::cli

@@ -1,0 +1,138 @@
+#include "report/ddp_diff.h"
+
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "report/ddp_record.h"
+#include "report/ddp_reporter.h"
+#include "stats/stats.h"
+
+namespace dtbench::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+void flatten(const Json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+  } else if (j.is_array()) {
+    bool scalars = true;
+    for (const auto& x : j) scalars = scalars && !x.is_structured();
+    if (scalars) out[prefix] = j.dump();
+  } else if (j.is_string()) {
+    out[prefix] = j.get<std::string>();
+  } else {
+    out[prefix] = j.dump();
+  }
+}
+
+std::map<std::string, std::string> keys_of(const Json& doc) {
+  std::map<std::string, std::string> out;
+  if (doc.contains("config")) flatten(doc.at("config"), "config", out);
+  if (doc.contains("env")) flatten(doc.at("env"), "env", out);
+  return out;
+}
+
+std::vector<DdpRun> runs_of(const Json& doc, const std::string& name) {
+  std::vector<DdpRun> runs;
+  const auto& rs = doc.at("runs");
+  for (std::size_t i = 0; i < rs.size(); ++i)
+    runs.push_back(ddp_run_from_json(rs[i], fmt::format("{}: runs[{}]", name, i)));
+  return runs;
+}
+
+}  // namespace
+
+void check_ddp_report(const Json& doc, const std::string& name) {
+  if (!doc.is_object() || !doc.contains("schema") || !doc.at("schema").is_string())
+    throw UsageError(fmt::format("{}: not a dtbench report (no 'schema' string)", name));
+  const auto schema = doc.at("schema").get<std::string>();
+  if (schema != "dtbench.ddp")
+    throw UsageError(
+        fmt::format("{}: schema '{}' is not a dtbench ddp report (dtbench.ddp)", name, schema));
+  if (!doc.contains("schema_version") || !doc.at("schema_version").is_number_integer() ||
+      doc.at("schema_version").get<long long>() != 1)
+    throw UsageError(fmt::format("{}: unsupported schema_version {} (this build reads 1)", name,
+                                 doc.contains("schema_version") ? doc.at("schema_version").dump()
+                                                                : "(missing)"));
+  if (!doc.contains("config") || !doc.at("config").is_object() ||
+      !doc.at("config").contains("model") || !doc.at("config").at("model").is_string())
+    throw UsageError(fmt::format("{}: missing config.model", name));
+  if (!doc.contains("runs") || !doc.at("runs").is_array())
+    throw UsageError(fmt::format("{}: missing 'runs' array", name));
+}
+
+double speedup_percent(double base_sec, double test_sec) {
+  if (base_sec <= 0 || test_sec <= 0)
+    throw std::invalid_argument("speedup_percent: times must be positive");
+  return (base_sec / test_sec - 1.0) * 100.0;
+}
+
+std::vector<std::string> side_by_side(const Json& base, const Json& test) {
+  const auto a = keys_of(base);
+  const auto b = keys_of(test);
+  std::map<std::string, std::pair<std::string, std::string>> all;
+  for (const auto& [k, v] : a) all[k].first = v;
+  for (const auto& [k, v] : b) all[k].second = v;
+  std::vector<std::string> lines;
+  for (const auto& [k, v] : all) {
+    const std::string x = a.count(k) ? v.first : "(absent)";
+    const std::string y = b.count(k) ? v.second : "(absent)";
+    lines.push_back(fmt::format("{} {}: {} vs {}", x == y ? ' ' : '*', k, x, y));
+  }
+  return lines;
+}
+
+void write_ddp_diff(std::ostream& out, const Json& base, const Json& test,
+                    const std::vector<double>& percentiles) {
+  check_ddp_report(base, "base");
+  check_ddp_report(test, "test");
+  const auto model_a = base.at("config").at("model").get<std::string>();
+  const auto model_b = test.at("config").at("model").get<std::string>();
+  if (model_a != model_b)
+    throw UsageError(fmt::format(
+        "refusing to compare different models: base is {}, test is {}", model_a, model_b));
+  const auto runs_a = runs_of(base, "base");
+  const auto runs_b = runs_of(test, "test");
+
+  out << "Configuration and environment (base vs test; * = differs):\n";
+  for (const auto& line : side_by_side(base, test)) out << "  " << line << "\n";
+
+  out << fmt::format("\nModel: {}   delta% = throughput change of test vs base (positive = test faster)\n\n",
+                     model_a);
+  out << fmt::format("{:>10} {:>5}  {:>10} {:>9}  {:>10} {:>9}  {:>8}\n", "row", "pct", "base s/it",
+                     "base ex/s", "test s/it", "test ex/s", "delta%");
+  int matched = 0;
+  for (const auto& ra : runs_a) {
+    const DdpRun* rb = nullptr;
+    for (const auto& r : runs_b)
+      if (r.label == ra.label && r.world_size == ra.world_size) rb = &r;
+    if (rb == nullptr) {
+      out << fmt::format("{:>10}  only in base\n", ra.label);
+      continue;
+    }
+    ++matched;
+    const auto ta = iteration_times(ra);
+    const auto tb = iteration_times(*rb);
+    for (double p : percentiles) {
+      const double a = stats::percentile(ta, p);
+      const double b = stats::percentile(tb, p);
+      out << fmt::format("{:>10} {:>5}  {:>10.4f} {:>9.1f}  {:>10.4f} {:>9.1f}  {:>+7.1f}%\n",
+                         ra.label, percentile_name(p), a, ra.global_batch() / a, b,
+                         rb->global_batch() / b, speedup_percent(a, b));
+    }
+  }
+  for (const auto& rb : runs_b) {
+    bool found = false;
+    for (const auto& ra : runs_a) found = found || (ra.label == rb.label && ra.world_size == rb.world_size);
+    if (!found) out << fmt::format("{:>10}  only in test\n", rb.label);
+  }
+  if (matched == 0) out << "(no row appears in both reports)\n";
+  out.flush();
+}
+
+}  // namespace dtbench::report

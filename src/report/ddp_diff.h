@@ -1,0 +1,31 @@
+#pragma once
+// `dtbench diff BASE.json TEST.json`: compares two `dtbench ddp` reports.
+// Sign convention: delta% = (base sec/iter / test sec/iter - 1) * 100, i.e.
+// the change in throughput; positive = TEST is faster.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dtbench::report {
+
+// Throws UsageError when `doc` is not a dtbench.ddp report of a schema
+// version this build reads; `name` names the file in the message.
+void check_ddp_report(const nlohmann::ordered_json& doc, const std::string& name);
+
+// delta% as defined above. Throws std::invalid_argument for a zero time.
+double speedup_percent(double base_sec, double test_sec);
+
+// "key: a vs b" lines for every configuration and environment key whose
+// values are scalars, flattened with dots ("env.torch.version"); differing
+// keys are marked with '*'.
+std::vector<std::string> side_by_side(const nlohmann::ordered_json& base,
+                                      const nlohmann::ordered_json& test);
+
+// Writes the whole comparison. Throws UsageError for files that cannot be
+// compared (schema, model).
+void write_ddp_diff(std::ostream& out, const nlohmann::ordered_json& base,
+                    const nlohmann::ordered_json& test, const std::vector<double>& percentiles);
+
+}  // namespace dtbench::report

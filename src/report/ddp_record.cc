@@ -1,0 +1,155 @@
+#include "report/ddp_record.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "stats/stats.h"
+
+namespace dtbench::report {
+
+const std::vector<double>& phase(const RankSamples& r, const std::string& name) {
+  if (name == "forward") return r.forward;
+  if (name == "backward") return r.backward;
+  if (name == "comm_wait") return r.comm_wait;
+  if (name == "optimizer") return r.optimizer;
+  if (name == "total") return r.total;
+  throw UsageError(fmt::format("unknown phase '{}'", name));
+}
+
+std::vector<double> phase_times(const DdpRun& run, const std::string& phase_name) {
+  std::vector<double> out;
+  for (const auto& r : run.ranks) {
+    const auto& xs = phase(r, phase_name);
+    if (out.size() < xs.size()) out.resize(xs.size(), 0.0);
+    for (std::size_t i = 0; i < xs.size(); ++i) out[i] = std::max(out[i], xs[i]);
+  }
+  return out;
+}
+
+std::vector<double> iteration_times(const DdpRun& run) { return phase_times(run, "total"); }
+
+double rank_p50_spread_percent(const DdpRun& run) {
+  if (run.ranks.size() < 2) return 0;
+  double lo = 0, hi = 0;
+  bool first = true;
+  for (const auto& r : run.ranks) {
+    if (r.total.empty()) continue;
+    const double p = stats::percentile(r.total, 50);
+    lo = first ? p : std::min(lo, p);
+    hi = first ? p : std::max(hi, p);
+    first = false;
+  }
+  return (first || lo <= 0) ? 0 : (hi - lo) / lo * 100.0;
+}
+
+std::vector<double> parse_percentiles(const std::string& text, const std::string& flag) {
+  std::vector<double> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || !std::isfinite(v) || v < 0 || v > 100)
+      throw UsageError(
+          fmt::format("{}: '{}' is not a percentile between 0 and 100 (in '{}')", flag, item, text));
+    out.push_back(v);
+    start = end + 1;
+  }
+  return out;
+}
+
+nlohmann::ordered_json to_json(const DdpRun& run) {
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+  for (const auto& r : run.ranks) {
+    nlohmann::ordered_json jr{{"rank", r.rank}, {"node", r.node}};
+    for (const char* p : kPhaseNames) jr[p] = phase(r, p);
+    ranks.push_back(jr);
+  }
+  const auto iter = iteration_times(run);
+  const auto s = stats::summarize(iter);
+  return {{"label", run.label},
+          {"reducer", run.reducer},
+          {"world_size", run.world_size},
+          {"nodes", run.nodes},
+          {"batch_per_rank", run.batch_per_rank},
+          {"global_batch", run.global_batch()},
+          {"param_hash", run.param_hash},
+          {"summary",
+           {{"iterations", s.count},
+            {"mean", s.mean},
+            {"p50", s.p50},
+            {"p75", s.p75},
+            {"p90", s.p90},
+            {"p95", s.p95},
+            {"p99", s.p99},
+            {"examples_per_sec_p50", s.p50 > 0 ? run.global_batch() / s.p50 : 0.0},
+            {"rank_p50_spread_percent", rank_p50_spread_percent(run)}}},
+          {"ranks", ranks}};
+}
+
+namespace {
+
+template <typename T>
+T get(const nlohmann::ordered_json& j, const char* key, const std::string& where) {
+  if (!j.is_object() || !j.contains(key))
+    throw UsageError(fmt::format("{}: missing key '{}'", where, key));
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw UsageError(fmt::format("{}: key '{}' has the wrong type", where, key));
+  }
+}
+
+std::vector<double> get_samples(const nlohmann::ordered_json& j, const char* key,
+                                const std::string& where) {
+  auto xs = get<std::vector<double>>(j, key, where);
+  for (double x : xs)
+    if (!std::isfinite(x) || x < 0)
+      throw UsageError(fmt::format("{}: '{}' holds a negative or non-finite time", where, key));
+  return xs;
+}
+
+}  // namespace
+
+DdpRun ddp_run_from_json(const nlohmann::ordered_json& j, const std::string& where) {
+  DdpRun run;
+  run.label = get<std::string>(j, "label", where);
+  run.reducer = get<std::string>(j, "reducer", where);
+  run.world_size = get<int>(j, "world_size", where);
+  run.nodes = get<int>(j, "nodes", where);
+  run.batch_per_rank = get<std::int64_t>(j, "batch_per_rank", where);
+  run.param_hash = get<std::string>(j, "param_hash", where);
+  if (run.world_size < 1 || run.nodes < 1 || run.batch_per_rank < 1)
+    throw UsageError(fmt::format("{}: world_size, nodes and batch_per_rank must be positive", where));
+  const auto& ranks = j.contains("ranks") ? j.at("ranks") : nlohmann::ordered_json();
+  if (!ranks.is_array() || ranks.empty())
+    throw UsageError(fmt::format("{}: 'ranks' must be a non-empty array", where));
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const std::string w = fmt::format("{} rank entry {}", where, i);
+    RankSamples r;
+    r.rank = get<int>(ranks[i], "rank", w);
+    r.node = get<int>(ranks[i], "node", w);
+    r.forward = get_samples(ranks[i], "forward", w);
+    r.backward = get_samples(ranks[i], "backward", w);
+    r.comm_wait = get_samples(ranks[i], "comm_wait", w);
+    r.optimizer = get_samples(ranks[i], "optimizer", w);
+    r.total = get_samples(ranks[i], "total", w);
+    if (r.total.empty()) throw UsageError(fmt::format("{}: no samples", w));
+    for (double t : r.total)
+      if (t <= 0) throw UsageError(fmt::format("{}: 'total' holds a zero time", w));
+    run.ranks.push_back(std::move(r));
+  }
+  return run;
+}
+
+}  // namespace dtbench::report

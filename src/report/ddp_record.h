@@ -1,0 +1,57 @@
+#pragma once
+// Records of `dtbench ddp`: one DdpRun per row of the table (the "no ddp"
+// baseline, then one per world size). Torch-free; filled by bench/ddp,
+// written and read by the reporters and `dtbench diff`.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dtbench::report {
+
+// Per-iteration seconds of one rank, timed iterations only.
+struct RankSamples {
+  int rank = 0;
+  int node = 0;
+  std::vector<double> forward;    // forward + loss (+ buffer broadcast, bucket rebuild)
+  std::vector<double> backward;   // loss.backward() (ddp: includes its reduction wait)
+  std::vector<double> comm_wait;  // exposed communication after backward
+  std::vector<double> optimizer;  // optimizer step + zero_grad
+  std::vector<double> total;      // the whole iteration
+};
+
+struct DdpRun {
+  std::string label;        // "no ddp", "1N/2R", ...
+  std::string reducer;      // none, ddp, overlap, sync
+  int world_size = 1;
+  int nodes = 1;
+  std::int64_t batch_per_rank = 0;
+  std::string param_hash;   // hex; equal on every rank (checked before the run is recorded)
+  std::vector<RankSamples> ranks;
+
+  std::int64_t global_batch() const { return batch_per_rank * world_size; }
+};
+
+// The phases in report order, and their JSON keys.
+inline const char* const kPhaseNames[] = {"forward", "backward", "comm_wait", "optimizer", "total"};
+const std::vector<double>& phase(const RankSamples& r, const std::string& name);
+
+// Seconds per iteration of the job: for each timed iteration the slowest
+// rank's total (an iteration ends when every rank has finished it).
+std::vector<double> iteration_times(const DdpRun& run);
+// The same for one phase.
+std::vector<double> phase_times(const DdpRun& run, const std::string& phase_name);
+
+// (max - min) / min of the ranks' p50 total times, in percent; 0 for one rank.
+double rank_p50_spread_percent(const DdpRun& run);
+
+// Parses percentiles "50,75,90" into {50, 75, 90}. Throws UsageError for
+// values outside [0, 100] or malformed lists.
+std::vector<double> parse_percentiles(const std::string& text, const std::string& flag);
+
+nlohmann::ordered_json to_json(const DdpRun& run);
+// Throws UsageError (naming `where`) when the JSON does not hold a valid run.
+DdpRun ddp_run_from_json(const nlohmann::ordered_json& j, const std::string& where);
+
+}  // namespace dtbench::report

@@ -1,0 +1,48 @@
+#include "report/ddp_reporter.h"
+
+#include <fmt/format.h>
+
+#include "stats/stats.h"
+
+namespace dtbench::report {
+
+std::string percentile_name(double p) { return fmt::format("p{:g}", p); }
+
+void DdpConsoleReporter::header(const std::string& model, long long batch_per_rank,
+                                const std::string& details) {
+  out_ << fmt::format("\nBenchmark: {} with batch size {}{}\n\n", model, batch_per_rank,
+                      details.empty() ? "" : " (" + details + ")");
+  std::string line(22, ' ');
+  for (std::size_t i = 0; i < percentiles_.size(); ++i)
+    line += fmt::format("{:>3} {:>8}  {:>8}", "", "sec/iter", "ex/sec");
+  out_ << line << "   rank p50 spread\n";
+  out_.flush();
+}
+
+void DdpConsoleReporter::row(const DdpRun& run) {
+  const auto times = iteration_times(run);
+  std::string line = fmt::format("{} ranks -- {:>8}:  ", run.world_size, run.label);
+  for (double p : percentiles_) {
+    const double t = stats::percentile(times, p);
+    line += fmt::format("{}: {:.3f}s {:>6.0f}/s  ", percentile_name(p), t,
+                        t > 0 ? run.global_batch() / t : 0.0);
+  }
+  line += fmt::format("{:5.1f}%", rank_p50_spread_percent(run));
+  out_ << line << "\n";
+  out_.flush();
+}
+
+void DdpConsoleReporter::phases(const std::vector<DdpRun>& runs) {
+  out_ << "\nPhases, p50 seconds (per iteration, slowest rank):\n";
+  out_ << fmt::format("{:>10}  {:>8}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}\n", "", "reducer", "forward",
+                      "backward", "comm_wait", "optimizer", "total");
+  for (const auto& run : runs) {
+    std::string line = fmt::format("{:>10}  {:>8}", run.label, run.reducer);
+    for (const char* p : kPhaseNames)
+      line += fmt::format("  {:>9.4f}", stats::percentile(phase_times(run, p), 50));
+    out_ << line << "\n";
+  }
+  out_.flush();
+}
+
+}  // namespace dtbench::report

@@ -1,0 +1,46 @@
+#pragma once
+// Gradient synchronisation strategies (--reducer). The trainer calls the
+// hooks in this order each iteration:
+//   before_forward()       buffers broadcast, bucket rebuilds
+//   forward, loss
+//   before_backward(loss)  arm the reducer for this backward
+//   loss.backward()        overlap/ddp reduce buckets while this runs
+//   finish_backward()      wait for what is still in flight ("exposed
+//                          communication"), write averaged gradients
+//   optimizer step
+// One file per strategy: reducer_none.cc, reducer_ddp.cc (c10d::Reducer),
+// reducer_overlap.cc, reducer_sync.cc.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/nn/module.h>
+#include <torch/types.h>
+
+#include "train/train_options.h"
+
+namespace dtbench::comm {
+class Communicator;
+}
+
+namespace dtbench::train {
+
+class GradReducer {
+ public:
+  virtual ~GradReducer() = default;
+  virtual std::string name() const = 0;
+  virtual void before_forward() {}
+  virtual void before_backward(const torch::Tensor& loss) {}
+  virtual void finish_backward() {}
+  // Buckets used (parameter count per bucket, in launch order); empty for none.
+  virtual std::vector<std::vector<size_t>> buckets() const { return {}; }
+};
+
+// Creates the reducer named by opts.reducer for `module`. Broadcasts the
+// initial parameters and buffers from rank 0 first (all but `none`).
+// `comm` may be null only for `none`. Throws UsageError when the backend
+// cannot serve the reducer (ddp needs a c10d process group).
+std::unique_ptr<GradReducer> make_reducer(const TrainOptions& opts, torch::nn::Module& module,
+                                          comm::Communicator* comm);
+
+}  // namespace dtbench::train

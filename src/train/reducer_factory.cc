@@ -1,0 +1,51 @@
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "compat/torch_compat.h"
+#include "core/error.h"
+#include "train/reducers.h"
+#include "train/replicas.h"
+
+namespace dtbench::train {
+namespace {
+
+// `none`: no synchronisation at all (the single-process baseline).
+class NoReducer : public GradReducer {
+ public:
+  std::string name() const override { return "none"; }
+};
+
+std::size_t mib_to_bytes(double mb) { return static_cast<std::size_t>(mb * 1024.0 * 1024.0); }
+
+}  // namespace
+
+std::vector<std::vector<size_t>> bucket_assignment(const std::vector<torch::Tensor>& params,
+                                                   const TrainOptions& opts) {
+  return compat::ddp_bucket_assignment(params, mib_to_bytes(opts.first_bucket_cap_mb),
+                                       mib_to_bytes(opts.bucket_cap_mb))
+      .indices;
+}
+
+void sync_initial_state(comm::Communicator& comm, const std::vector<torch::Tensor>& params,
+                        const std::vector<torch::Tensor>& buffers) {
+  std::vector<torch::Tensor> all(params.begin(), params.end());
+  all.insert(all.end(), buffers.begin(), buffers.end());
+  broadcast_coalesced(comm, all, kBroadcastBytes, 0);
+}
+
+void broadcast_buffers(comm::Communicator& comm, const std::vector<torch::Tensor>& buffers) {
+  if (!buffers.empty()) broadcast_coalesced(comm, buffers, kBroadcastBytes, 0);
+}
+
+std::unique_ptr<GradReducer> make_reducer(const TrainOptions& opts, torch::nn::Module& module,
+                                          comm::Communicator* comm) {
+  if (opts.reducer == "none") return std::make_unique<NoReducer>();
+  if (comm == nullptr)
+    throw UsageError(fmt::format("--reducer {} needs a communicator", opts.reducer));
+  if (opts.reducer == "ddp") return make_ddp_reducer(opts, module, *comm);
+  if (opts.reducer == "overlap") return make_overlap_reducer(opts, module, *comm);
+  if (opts.reducer == "sync") return make_sync_reducer(opts, module, *comm);
+  throw UsageError(fmt::format("--reducer '{}' is not one of none, ddp, overlap, sync", opts.reducer));
+}
+
+}  // namespace dtbench::train

@@ -1,0 +1,32 @@
+#pragma once
+// Internal to train/: the constructors of each reducer and the steps they share.
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "train/grad_reducer.h"
+
+namespace dtbench::train {
+
+// PyTorch DDP's broadcast bucket for parameters and buffers (250 MiB).
+constexpr std::size_t kBroadcastBytes = 250u << 20;
+
+std::unique_ptr<GradReducer> make_ddp_reducer(const TrainOptions& opts, torch::nn::Module& module,
+                                              comm::Communicator& comm);
+std::unique_ptr<GradReducer> make_overlap_reducer(const TrainOptions& opts,
+                                                  torch::nn::Module& module,
+                                                  comm::Communicator& comm);
+std::unique_ptr<GradReducer> make_sync_reducer(const TrainOptions& opts, torch::nn::Module& module,
+                                               comm::Communicator& comm);
+
+// DDP's bucket assignment for --bucket-cap-mb / --first-bucket-cap-mb.
+std::vector<std::vector<size_t>> bucket_assignment(const std::vector<torch::Tensor>& params,
+                                                   const TrainOptions& opts);
+
+// Rank 0's parameters and buffers to every rank (through the communicator).
+void sync_initial_state(comm::Communicator& comm, const std::vector<torch::Tensor>& params,
+                        const std::vector<torch::Tensor>& buffers);
+// Rank 0's buffers to every rank, when there are any.
+void broadcast_buffers(comm::Communicator& comm, const std::vector<torch::Tensor>& buffers);
+
+}  // namespace dtbench::train

@@ -1,0 +1,38 @@
+#include "train/train_options.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace dtbench::train {
+
+void validate(const TrainOptions& o) {
+  if (o.model.empty()) throw UsageError("--model: empty model name");
+  if (o.batch_size < 1 || o.batch_size > (1 << 20))
+    throw UsageError(fmt::format("--batch-size {} must be between 1 and 1048576", o.batch_size));
+  if (o.image_size < 8 || o.image_size > 4096)
+    throw UsageError(fmt::format("--image-size {} must be between 8 and 4096", o.image_size));
+  if (o.seq_len < 1 || o.seq_len > 65536)
+    throw UsageError(fmt::format("--seq-len {} must be between 1 and 65536", o.seq_len));
+  if (o.iters < 1) throw UsageError(fmt::format("--iters {} must be at least 1", o.iters));
+  if (o.warmup < 0) throw UsageError(fmt::format("--warmup {} must not be negative", o.warmup));
+  if (o.threads < 0 || o.threads > 1024)
+    throw UsageError(fmt::format("--threads {} must be between 0 (auto) and 1024", o.threads));
+  if (!(o.bucket_cap_mb > 0) || o.bucket_cap_mb > 65536)
+    throw UsageError(fmt::format("--bucket-cap-mb {} must be > 0 and at most 65536", o.bucket_cap_mb));
+  if (!(o.first_bucket_cap_mb > 0) || o.first_bucket_cap_mb > 65536)
+    throw UsageError(
+        fmt::format("--first-bucket-cap-mb {} must be > 0 and at most 65536", o.first_bucket_cap_mb));
+  if (!(o.lr > 0)) throw UsageError(fmt::format("--lr {} must be positive", o.lr));
+  if (o.momentum < 0 || o.momentum >= 1)
+    throw UsageError(fmt::format("--momentum {} must be in [0, 1)", o.momentum));
+  bool known = false;
+  for (const char* r : kReducerNames) known = known || o.reducer == r;
+  if (!known)
+    throw UsageError(
+        fmt::format("--reducer '{}' is not one of none, ddp, overlap, sync", o.reducer));
+}
+
+}  // namespace dtbench::train

@@ -1,0 +1,50 @@
+#pragma once
+// What one data-parallel training run needs to know. Torch-free, so the CLI
+// and the reports can use it without LibTorch.
+#include <cstdint>
+#include <string>
+
+namespace dtbench::train {
+
+struct TrainOptions {
+  // Model name from models::model_registry(). Default "resnet50".
+  std::string model = "resnet50";
+  // Examples per rank per iteration. Default 32.
+  int64_t batch_size = 32;
+  // Side of the square input images (image models). Default 224.
+  int64_t image_size = 224;
+  // Tokens per example (transformer). Default 128.
+  int64_t seq_len = 128;
+  // Transformer layers and width; MLP hidden width (0 = the model's default).
+  int64_t layers = 0;
+  int64_t width = 0;
+  // Output classes of image and vector models. Default 1000.
+  int64_t num_classes = 1000;
+  // Timed iterations and untimed warm-up iterations. Defaults 20 / 5.
+  int iters = 20;
+  int warmup = 5;
+  // Intra-op threads per rank (0 = cores / local ranks, at least 1).
+  int threads = 0;
+  // Seeds model initialisation and the synthetic data. Default 1.
+  uint64_t seed = 1;
+  // Gradient synchronisation: none, ddp, overlap, sync. Default "ddp".
+  std::string reducer = "ddp";
+  // Bucket capacity in MiB (all reducers) and the first bucket's (ddp, overlap,
+  // sync; PyTorch DDP uses 1 MiB). Defaults 25 / 1.
+  double bucket_cap_mb = 25;
+  double first_bucket_cap_mb = 1;
+  // Broadcast module buffers (batch-norm statistics) from rank 0 before each
+  // forward, as PyTorch DDP does by default. Default true.
+  bool broadcast_buffers = true;
+  // SGD hyper-parameters. Defaults 0.01 / 0.9.
+  double lr = 0.01;
+  double momentum = 0.9;
+};
+
+// The reducer names in the order `--help` lists them.
+inline const char* const kReducerNames[] = {"none", "ddp", "overlap", "sync"};
+
+// Throws UsageError for out-of-range values (sizes, counts, unknown reducer).
+void validate(const TrainOptions& o);
+
+}  // namespace dtbench::train

@@ -1,0 +1,117 @@
+#include "train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "compat/torch_compat.h"
+#include "core/error.h"
+#include "train/grad_reducer.h"
+
+namespace dtbench::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+models::ModelOptions model_options(const TrainOptions& o) {
+  models::ModelOptions m;
+  m.num_classes = o.num_classes;
+  m.seq_len = o.seq_len;
+  if (o.layers > 0) m.layers = o.layers;
+  if (o.width > 0) {
+    m.width = o.width;
+    m.hidden = o.width;
+  }
+  return m;
+}
+
+}  // namespace
+
+std::unique_ptr<models::Model> make_seeded_model(const TrainOptions& opts) {
+  torch::manual_seed(opts.seed);
+  return models::make_model(opts.model, model_options(opts));
+}
+
+Batch make_batch(const TrainOptions& opts, models::InputKind kind, int world_size, int rank) {
+  torch::NoGradGuard no_grad;
+  auto gen = at::detail::createCPUGenerator(opts.seed + 0x5eed);
+  const int64_t global = opts.batch_size * world_size;
+  const auto mo = model_options(opts);
+  Batch b;
+  switch (kind) {
+    case models::InputKind::kImage:
+      b.input = torch::randn({global, 3, opts.image_size, opts.image_size}, gen, torch::kFloat);
+      b.target = torch::randint(0, mo.num_classes, {global}, gen, torch::kLong);
+      break;
+    case models::InputKind::kTokens:
+      b.input = torch::randint(0, mo.vocab, {global, opts.seq_len}, gen, torch::kLong);
+      b.target = torch::randint(0, mo.vocab, {global, opts.seq_len}, gen, torch::kLong);
+      break;
+    case models::InputKind::kVector:
+      b.input = torch::randn({global, mo.in_features}, gen, torch::kFloat);
+      b.target = torch::randint(0, mo.num_classes, {global}, gen, torch::kLong);
+      break;
+  }
+  b.input = b.input.narrow(0, rank * opts.batch_size, opts.batch_size).contiguous();
+  b.target = b.target.narrow(0, rank * opts.batch_size, opts.batch_size).contiguous();
+  return b;
+}
+
+int resolve_threads(int requested, int local_world_size) {
+  if (requested > 0) return requested;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / std::max(1, local_world_size));
+}
+
+TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communicator* comm,
+                  int world_size, int rank, const Progress& progress) {
+  auto& module = *model.module();
+  module.train();
+  auto reducer = make_reducer(opts, module, comm);
+  const auto batch = make_batch(opts, model.input_kind(), world_size, rank);
+  torch::optim::SGD optimizer(module.parameters(),
+                              torch::optim::SGDOptions(opts.lr).momentum(opts.momentum));
+
+  TrainResult result;
+  result.buckets = reducer->buckets();
+  auto& t = result.times;
+  const int total_iters = opts.warmup + opts.iters;
+  for (int it = 0; it < total_iters; ++it) {
+    const auto t0 = Clock::now();
+    reducer->before_forward();
+    auto out = model.forward(batch.input);
+    auto loss = torch::nn::functional::cross_entropy(out.reshape({-1, out.size(-1)}),
+                                                     batch.target.reshape({-1}));
+    reducer->before_backward(loss);
+    const auto t1 = Clock::now();
+    loss.backward();
+    const auto t2 = Clock::now();
+    reducer->finish_backward();
+    const auto t3 = Clock::now();
+    optimizer.step();
+    compat::zero_grad(optimizer);
+    const auto t4 = Clock::now();
+    result.last_loss = loss.item<double>();
+    if (!std::isfinite(result.last_loss))
+      throw VerificationError(
+          fmt::format("loss became {} at iteration {}: the training diverged", result.last_loss, it));
+    if (it >= opts.warmup) {
+      t.forward.push_back(seconds(t0, t1));
+      t.backward.push_back(seconds(t1, t2));
+      t.comm_wait.push_back(seconds(t2, t3));
+      t.optimizer.push_back(seconds(t3, t4));
+      t.total.push_back(seconds(t0, t4));
+    }
+    if (progress) progress(it, total_iters, seconds(t0, t4));
+  }
+  return result;
+}
+
+}  // namespace dtbench::train

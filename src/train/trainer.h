@@ -1,0 +1,55 @@
+#pragma once
+// The training loop: synthetic data, cross-entropy, SGD with momentum, a
+// gradient reducer, and per-iteration phase timings.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "models/model.h"
+#include "train/train_options.h"
+
+namespace dtbench::comm {
+class Communicator;
+}
+
+namespace dtbench::train {
+
+// Seconds per timed iteration, one entry per iteration and phase.
+struct PhaseTimes {
+  std::vector<double> forward, backward, comm_wait, optimizer, total;
+};
+
+struct TrainResult {
+  PhaseTimes times;
+  double last_loss = 0;
+  std::vector<std::vector<size_t>> buckets;  // parameter indices per bucket (initial)
+};
+
+// Builds the model named by opts.model with torch's RNG seeded by opts.seed,
+// so every rank (and a reference process) starts from the same weights.
+std::unique_ptr<models::Model> make_seeded_model(const TrainOptions& opts);
+
+// One synthetic batch: rank `rank`'s slice of a global batch of
+// world_size * batch_size examples drawn from opts.seed. A single process with
+// batch world_size * batch_size sees exactly the union of the ranks' batches.
+struct Batch {
+  torch::Tensor input, target;
+};
+Batch make_batch(const TrainOptions& opts, models::InputKind kind, int world_size, int rank);
+
+// Intra-op threads for one rank: opts.threads, or cores / local ranks (>= 1).
+int resolve_threads(int requested, int local_world_size);
+
+// Called after every iteration (warm-up included): index from 0, total count.
+using Progress = std::function<void(int iteration, int total, double seconds)>;
+
+// Trains `model` for opts.warmup + opts.iters iterations; only the last
+// opts.iters are timed. `comm` may be null for reducer none. Collectives time
+// out after comm->timeout().
+TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communicator* comm,
+                  int world_size, int rank, const Progress& progress = {});
+
+}  // namespace dtbench::train
