@@ -167,6 +167,8 @@ int run_external(const DdpFlags& f, const std::vector<double>& pcts) {
     auto j = report::to_json(outcome.result.run);
     j["extras"] = bench::run_extras_json(outcome.result);
     doc["runs"].push_back(j);
+    doc["config"]["param_tensors"] = outcome.result.param_tensors;
+    doc["config"]["param_elements"] = outcome.result.param_elements;
     doc["complete"] = true;
     report::write_json_atomic(f.run.json_path, doc);
   }
@@ -279,6 +281,7 @@ int run_ddp(DdpFlags& f) {
   comm::require_backend(f.run.comm.backend);
   f.train.broadcast_buffers = !f.no_broadcast_buffers;
   train::validate(f.train);
+  if (f.train.reducer == "ddp") comm::require_c10d_group(f.run.comm.backend);
   // Fail on an unknown model before anything starts.
   bool known = false;
   for (const auto& e : models::model_registry()) known = known || e.name == f.train.model;

@@ -2,6 +2,7 @@
 // reports (PyTorch's benchmarks/distributed/ddp/diff.py, any percentiles).
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 
@@ -24,8 +25,11 @@ int run_diff(const DiffFlags& f) {
   const auto test = report::read_json_file(f.test);
   report::check_ddp_report(base, f.base);
   report::check_ddp_report(test, f.test);
-  std::cout << "base: " << f.base << "\ntest: " << f.test << "\n\n";
-  report::write_ddp_diff(std::cout, base, test, pcts);
+  // Rendered first: a file that turns out malformed prints nothing but the error.
+  std::ostringstream text;
+  text << "base: " << f.base << "\ntest: " << f.test << "\n\n";
+  report::write_ddp_diff(text, base, test, pcts);
+  std::cout << text.str();
   return 0;
 }
 

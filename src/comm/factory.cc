@@ -30,17 +30,17 @@ struct Entry {
 std::vector<Entry> table() {
   std::vector<Entry> t;
   t.push_back({{"gloo", true, std::string("c10d ProcessGroupGloo, LibTorch ") + TORCH_VERSION,
-                "CPU collectives over TCP (c10d ProcessGroupGloo)"},
+                "CPU collectives over TCP (c10d ProcessGroupGloo)", true},
                make_gloo_communicator});
 #if DTBENCH_HAVE_MPI
   t.push_back({{"mpi", true, mpi_library_version(),
-                "MPI collectives through the MPI C API (run under mpirun)"},
+                "MPI collectives through the MPI C API (run under mpirun)", false},
                make_mpi_communicator});
 #else
   t.push_back({{"mpi", false, "", "MPI collectives (not built: no MPI found at build time)"}, {}});
 #endif
 #if DTBENCH_HAVE_NCCL
-  t.push_back({{"nccl", true, nccl_library_version(), "GPU collectives (c10d ProcessGroupNCCL)"},
+  t.push_back({{"nccl", true, nccl_library_version(), "GPU collectives (c10d ProcessGroupNCCL)", true},
                make_nccl_communicator});
 #else
   t.push_back({{"nccl", false, "", "GPU collectives (not built: the nccl backend is not written yet)"}, {}});
@@ -54,6 +54,15 @@ std::vector<BackendInfo> backends() {
   std::vector<BackendInfo> out;
   for (const auto& e : table()) out.push_back(e.info);
   return out;
+}
+
+void require_c10d_group(const std::string& backend) {
+  for (const auto& e : table())
+    if (e.info.name == backend && !e.info.c10d_group)
+      throw UsageError(fmt::format(
+          "--reducer ddp drives c10d::Reducer, which needs a c10d process group; the {} backend "
+          "has none in this build (use --backend gloo, or --reducer overlap/sync with {})",
+          backend, backend));
 }
 
 void require_backend(const std::string& name) {

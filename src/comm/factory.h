@@ -32,6 +32,7 @@ struct BackendInfo {
   bool built = false;       // compiled into this binary
   std::string version;      // library version string, when built
   std::string description;  // one line
+  bool c10d_group = false;  // offers a c10d::ProcessGroup (what --reducer ddp needs)
 };
 
 // Every backend dtbench knows, built or not.
@@ -39,6 +40,9 @@ std::vector<BackendInfo> backends();
 
 // Throws UsageError for an unknown backend or one not built in.
 void require_backend(const std::string& name);
+
+// Throws UsageError when `backend` cannot drive c10d::Reducer (--reducer ddp).
+void require_c10d_group(const std::string& backend);
 
 // Creates the communicator for this rank. Throws UsageError (unknown backend,
 // bad interface) or CommError (rendezvous failed).

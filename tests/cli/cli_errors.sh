@@ -59,6 +59,44 @@ expect_usage_error env --json /nonexistent-dir/env.json
 expect_usage_error models --json /nonexistent-dir/models.json
 expect_usage_error env --bogus
 expect_usage_error models --bogus
+expect_usage_error ddp --model resnet9000
+expect_usage_error ddp --reducer horovod
+expect_usage_error ddp --batch-size 0
+expect_usage_error ddp --iters 0
+expect_usage_error ddp --bucket-cap-mb 0
+expect_usage_error ddp --bucket-cap-mb -1
+expect_usage_error ddp --world-sizes 1,,2
+expect_usage_error ddp --world-sizes 0
+expect_usage_error ddp --world-sizes two
+expect_usage_error ddp --reducer none --world-sizes 2
+expect_usage_error ddp --percentiles 50,120
+expect_usage_error ddp --momentum 1.5
+expect_usage_error ddp --image-size 2
+expect_usage_error ddp --threads -1
+expect_usage_error ddp --backend carrier-pigeon
+expect_usage_error ddp --json /nonexistent-dir/ddp.json
+expect_usage_error ddp --timeout forever
+expect_usage_error ddp --backend mpi --reducer ddp
+# diff: missing, empty, truncated, wrong-type and wrong-schema files.
+fx=$(mktemp -d); trap 'rm -rf "$fx"' EXIT
+: >"$fx/empty.json"
+printf '{"schema": "dtbench.ddp", "schema_version": 1, "runs": [' >"$fx/truncated.json"
+echo '[1, 2, 3]' >"$fx/array.json"
+echo '{"schema": "dtbench.comm", "schema_version": 1}' >"$fx/comm.json"
+echo '{"schema": "dtbench.ddp", "schema_version": 99, "config": {"model": "mlp"}, "runs": []}' >"$fx/v99.json"
+echo '{"schema": "dtbench.ddp", "schema_version": 1, "config": {"model": "mlp"}, "runs": [{"label": 3}]}' >"$fx/badrun.json"
+echo '{"schema": "dtbench.ddp", "schema_version": 1, "config": {"model": "mlp"}, "runs": []}' >"$fx/ok.json"
+expect_usage_error diff
+expect_usage_error diff "$fx/ok.json"
+expect_usage_error diff "$fx/missing.json" "$fx/ok.json"
+expect_usage_error diff "$fx/empty.json" "$fx/ok.json"
+expect_usage_error diff "$fx/truncated.json" "$fx/ok.json"
+expect_usage_error diff "$fx/array.json" "$fx/ok.json"
+expect_usage_error diff "$fx/ok.json" "$fx/comm.json"
+expect_usage_error diff "$fx/ok.json" "$fx/v99.json"
+expect_usage_error diff "$fx/ok.json" "$fx/badrun.json"
+expect_usage_error diff "$fx" "$fx/ok.json"
+expect_usage_error diff "$fx/ok.json" "$fx/ok.json" --percentiles p50
 # A malformed environment is a usage error too.
 RANK=1 WORLD_SIZE=1 expect_usage_error comm -n 1 -b 8 -e 8
 RANK=0 WORLD_SIZE=2 MASTER_PORT=abc expect_usage_error comm -n 1 -b 8 -e 8

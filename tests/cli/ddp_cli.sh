@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# End-to-end `dtbench ddp` and `dtbench diff` with real processes: a world-size
+# sweep per reducer written as JSON and checked field by field, 1-rank
+# reducers bitwise equal to the no-ddp baseline, the mpi backend, an A/B diff.
+# Usage: ddp_cli.sh path/to/dtbench
+set -eu
+DTBENCH=$1
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+common=(--model mlp --width 32 --num-classes 10 --batch-size 4 --iters 3 --warmup 1 --threads 1
+        --timeout 60s)
+
+check_report() {  # file reducer expected-labels...
+  python3 - "$@" <<'PY'
+import json, sys
+path, reducer, labels = sys.argv[1], sys.argv[2], sys.argv[3:]
+doc = json.load(open(path))
+assert doc["schema"] == "dtbench.ddp" and doc["schema_version"] == 1, doc["schema"]
+assert doc["complete"] is True
+cfg = doc["config"]
+assert cfg["model"] == "mlp" and cfg["reducer"] == reducer and cfg["batch_size"] == 4, cfg
+assert cfg["param_elements"] == 1024 * 32 + 32 + 32 * 32 + 32 + 32 * 10 + 10, cfg["param_elements"]
+assert "torch" in json.dumps(doc["env"]).lower()
+runs = doc["runs"]
+assert [r["label"] for r in runs] == labels, [r["label"] for r in runs]
+for r in runs:
+    assert len(r["ranks"]) == r["world_size"], r["label"]
+    assert r["global_batch"] == 4 * r["world_size"]
+    for k in r["ranks"]:
+        for phase in ("forward", "backward", "comm_wait", "optimizer", "total"):
+            assert len(k[phase]) == 3 and all(x >= 0 for x in k[phase]), (r["label"], phase)
+        assert all(t > 0 for t in k["total"])
+    assert r["summary"]["p50"] > 0 and r["extras"]["threads"] == 1
+# One rank of any reducer averages over one replica: bitwise the baseline.
+if labels[0] == "no ddp" and "1N/1R" in labels:
+    h = {r["label"]: r["param_hash"] for r in runs}
+    assert h["no ddp"] == h["1N/1R"], h
+print("ok:", path, [(r["label"], r["summary"]["p50"]) for r in runs])
+PY
+}
+
+for reducer in ddp overlap sync; do
+  "$DTBENCH" ddp "${common[@]}" --reducer "$reducer" --world-sizes 1,2 --json "$work/$reducer.json" \
+    >"$work/$reducer.out"
+  grep -q "2 ranks --    1N/2R:  p50:" "$work/$reducer.out"
+  check_report "$work/$reducer.json" "$reducer" "no ddp" 1N/1R 1N/2R
+done
+
+# The mpi backend through mpirun, with dtbench's own reducer.
+"$DTBENCH" ddp "${common[@]}" --backend mpi --reducer overlap --world-sizes 2 --no-baseline \
+  --json "$work/mpi.json" >/dev/null
+check_report "$work/mpi.json" overlap 1N/2R
+
+# Under an external launcher: one run on the launcher's world.
+"$DTBENCH" launch --nproc-per-node 2 -- "$DTBENCH" ddp "${common[@]}" --reducer sync \
+  --json "$work/ext.json" >/dev/null
+check_report "$work/ext.json" sync 1N/2R
+
+# A/B diff: configuration side by side, a delta per row and percentile.
+"$DTBENCH" diff "$work/ddp.json" "$work/overlap.json" --percentiles 50,90 >"$work/diff.out"
+grep -q '^\* config.reducer: ddp vs overlap' <(sed 's/^  //' "$work/diff.out")
+[ "$(grep -cE '^ +1N/2R +p(50|90) .*%$' "$work/diff.out")" -eq 2 ]
+# A diff against a different model is refused.
+python3 -c "
+import json,sys; d=json.load(open('$work/ddp.json')); d['config']['model']='resnet50'
+json.dump(d, open('$work/other.json','w'))"
+set +e
+"$DTBENCH" diff "$work/ddp.json" "$work/other.json" >/dev/null 2>"$work/err"; rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "different models" "$work/err"
+echo "ddp_cli: all checks passed"

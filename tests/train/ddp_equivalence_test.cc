@@ -1,0 +1,164 @@
+// Data-parallel training is exact: on N ranks with batch B every reducer
+// gives the same parameters as one process with batch N*B (to float
+// tolerance), replicas end bitwise identical, and a corrupted replica is
+// caught. Runs inside every rank of a job started by `dtbench launch` (gloo)
+// or mpirun (mpi); see tests/CMakeLists.txt.
+//   ddp_equivalence_test --backend gloo|mpi
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/torch.h>
+
+#include "comm/communicator.h"
+#include "comm/factory.h"
+#include "core/error.h"
+#include "launch/world.h"
+#include "train/replicas.h"
+#include "train/trainer.h"
+
+namespace dtbench {
+namespace {
+
+std::unique_ptr<comm::Communicator> g_comm;
+
+train::TrainOptions mlp_options(const std::string& reducer) {
+  train::TrainOptions o;
+  o.model = "mlp";
+  o.width = 64;
+  o.num_classes = 10;
+  o.batch_size = 4;
+  o.iters = 3;
+  o.warmup = 0;
+  o.threads = 1;
+  o.lr = 0.1;
+  o.momentum = 0.9;
+  o.seed = 7;
+  o.reducer = reducer;
+  o.bucket_cap_mb = 0.05;  // several buckets even for this small model
+  o.first_bucket_cap_mb = 0.01;
+  return o;
+}
+
+std::vector<torch::Tensor> params_of(models::Model& m) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : m.module()->parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
+double max_abs_diff(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  double d = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    d = std::max(d, (a[i] - b[i]).abs().max().item<double>());
+  return d;
+}
+
+bool backend_has_c10d_group() { return static_cast<bool>(g_comm->c10d_group()); }
+
+class Equivalence : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Equivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
+  const std::string reducer = GetParam();
+  if (reducer == "ddp" && !backend_has_c10d_group())
+    GTEST_SKIP() << "backend " << g_comm->backend() << " has no c10d process group";
+  comm::Communicator& c = *g_comm;
+  const int n = c.size();
+  auto opts = mlp_options(reducer);
+
+  auto model = train::make_seeded_model(opts);
+  const auto initial = params_of(*model);
+  train::train(opts, *model, &c, n, c.rank());
+  train::verify_replicas(c, *model->module());  // throws on any difference
+  const auto distributed = params_of(*model);
+  ASSERT_GT(max_abs_diff(initial, distributed), 1e-3) << "training did not change the parameters";
+
+  // The reference: one process, global batch, no synchronisation.
+  auto ref_opts = opts;
+  ref_opts.reducer = "none";
+  ref_opts.batch_size = opts.batch_size * n;
+  auto ref_model = train::make_seeded_model(ref_opts);
+  train::train(ref_opts, *ref_model, nullptr, 1, 0);
+  const auto reference = params_of(*ref_model);
+  EXPECT_LT(max_abs_diff(reference, distributed), 2e-5)
+      << "reducer " << reducer << " on " << n << " ranks differs from one process with batch "
+      << ref_opts.batch_size;
+
+  if (n > 1) {
+    // Without synchronisation a rank's result must differ: the comparison
+    // above can fail.
+    auto local_opts = opts;
+    local_opts.reducer = "none";
+    auto local = train::make_seeded_model(local_opts);
+    train::train(local_opts, *local, nullptr, n, c.rank());
+    EXPECT_GT(max_abs_diff(reference, params_of(*local)), 1e-4);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Reducers, Equivalence, ::testing::Values("ddp", "overlap", "sync"));
+
+class BatchNormReplicas : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BatchNormReplicas, ResNetReplicasStayIdentical) {
+  const std::string reducer = GetParam();
+  if (reducer == "ddp" && !backend_has_c10d_group())
+    GTEST_SKIP() << "backend " << g_comm->backend() << " has no c10d process group";
+  train::TrainOptions o;
+  o.model = "resnet18";
+  o.image_size = 32;
+  o.num_classes = 10;
+  o.batch_size = 2;
+  o.iters = 2;
+  o.warmup = 0;
+  o.threads = 1;
+  o.reducer = reducer;
+  o.seed = 11 + g_comm->rank();  // different initial weights: the broadcast must fix that
+  auto model = train::make_seeded_model(o);
+  train::train(o, *model, g_comm.get(), g_comm->size(), g_comm->rank());
+  EXPECT_NO_THROW(train::verify_replicas(*g_comm, *model->module()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Reducers, BatchNormReplicas, ::testing::Values("ddp", "overlap", "sync"));
+
+TEST(ReplicaCheck, CatchesOneCorruptedRank) {
+  comm::Communicator& c = *g_comm;
+  if (c.size() < 2) GTEST_SKIP() << "needs two ranks";
+  auto opts = mlp_options("none");
+  auto model = train::make_seeded_model(opts);
+  EXPECT_NO_THROW(train::verify_replicas(c, *model->module()));
+  if (c.rank() == c.size() - 1) {
+    torch::NoGradGuard g;
+    auto p = model->module()->parameters().back();
+    p.view(-1)[0].add_(1e-6);  // one element, one ulp-ish change
+  }
+  try {
+    train::verify_replicas(c, *model->module());
+    ADD_FAILURE() << "a corrupted replica was not detected";
+  } catch (const VerificationError& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(c.size() - 1)), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace dtbench
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  std::string backend = "gloo";
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--backend") backend = argv[i + 1];
+  try {
+    const auto world = dtbench::launch::world_from_env(dtbench::launch::process_env());
+    dtbench::comm::CommOptions opts;
+    opts.backend = backend;
+    opts.timeout = std::chrono::seconds(60);
+    dtbench::g_comm = dtbench::comm::make_communicator(world, opts);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ddp_equivalence_test: %s\n", e.what());
+    return 2;
+  }
+  torch::set_num_threads(1);
+  const int rc = RUN_ALL_TESTS();
+  dtbench::g_comm->barrier();
+  dtbench::g_comm.reset();
+  return rc;
+}

@@ -1,0 +1,160 @@
+// The ddp records, table and diff with literal inputs.
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "report/ddp_diff.h"
+#include "report/ddp_record.h"
+#include "report/ddp_reporter.h"
+#include "train/train_options.h"
+
+namespace dtbench::report {
+namespace {
+
+RankSamples samples(int rank, std::vector<double> total) {
+  RankSamples r;
+  r.rank = rank;
+  r.total = total;
+  for (double t : total) {
+    r.forward.push_back(t * 0.25);
+    r.backward.push_back(t * 0.5);
+    r.comm_wait.push_back(t * 0.1);
+    r.optimizer.push_back(t * 0.15);
+  }
+  return r;
+}
+
+DdpRun two_ranks() {
+  DdpRun run;
+  run.label = "1N/2R";
+  run.reducer = "ddp";
+  run.world_size = 2;
+  run.batch_per_rank = 16;
+  run.param_hash = "00000000deadbeef";
+  run.ranks = {samples(0, {1.0, 2.0, 3.0, 4.0}), samples(1, {2.0, 1.0, 5.0, 4.0})};
+  return run;
+}
+
+TEST(DdpRecord, IterationTimeIsTheSlowestRank) {
+  EXPECT_EQ(iteration_times(two_ranks()), (std::vector<double>{2.0, 2.0, 5.0, 4.0}));
+  EXPECT_EQ(phase_times(two_ranks(), "backward"), (std::vector<double>{1.0, 1.0, 2.5, 2.0}));
+}
+
+TEST(DdpRecord, RankSpread) {
+  // p50 of rank 0 = 2.5, rank 1 = 3.0 -> (3.0 - 2.5) / 2.5 = 20 %.
+  EXPECT_NEAR(rank_p50_spread_percent(two_ranks()), 20.0, 1e-9);
+  DdpRun one = two_ranks();
+  one.ranks.resize(1);
+  EXPECT_EQ(rank_p50_spread_percent(one), 0.0);
+}
+
+TEST(DdpRecord, JsonRoundTripAndSummary) {
+  const auto j = to_json(two_ranks());
+  EXPECT_EQ(j["global_batch"], 32);
+  EXPECT_DOUBLE_EQ(j["summary"]["p50"].get<double>(), 3.0);  // median of {2,2,5,4}
+  EXPECT_DOUBLE_EQ(j["summary"]["examples_per_sec_p50"].get<double>(), 32 / 3.0);
+  const auto back = ddp_run_from_json(j, "test");
+  EXPECT_EQ(back.label, "1N/2R");
+  EXPECT_EQ(back.ranks.size(), 2u);
+  EXPECT_EQ(back.ranks[1].total, (std::vector<double>{2.0, 1.0, 5.0, 4.0}));
+}
+
+TEST(DdpRecord, MalformedRunsAreRefused) {
+  auto j = to_json(two_ranks());
+  auto bad = j;
+  bad.erase("ranks");
+  EXPECT_THROW(ddp_run_from_json(bad, "x"), UsageError);
+  bad = j;
+  bad["world_size"] = "two";
+  EXPECT_THROW(ddp_run_from_json(bad, "x"), UsageError);
+  bad = j;
+  bad["ranks"][0]["total"][1] = -1.0;
+  EXPECT_THROW(ddp_run_from_json(bad, "x"), UsageError);
+  bad = j;
+  bad["ranks"][0]["total"] = nlohmann::ordered_json::array();
+  EXPECT_THROW(ddp_run_from_json(bad, "x"), UsageError);
+}
+
+TEST(DdpRecord, Percentiles) {
+  EXPECT_EQ(parse_percentiles("50,90,99.9", "--p"), (std::vector<double>{50, 90, 99.9}));
+  EXPECT_THROW(parse_percentiles("50,,90", "--p"), UsageError);
+  EXPECT_THROW(parse_percentiles("101", "--p"), UsageError);
+  EXPECT_THROW(parse_percentiles("5x", "--p"), UsageError);
+  EXPECT_EQ(percentile_name(99.9), "p99.9");
+}
+
+TEST(DdpReporter, RowShowsSecPerIterAndExamplesPerSec) {
+  std::ostringstream out;
+  DdpConsoleReporter rep(out, {50, 90});
+  rep.header("resnet50", 16, "");
+  rep.row(two_ranks());
+  const auto s = out.str();
+  EXPECT_NE(s.find("Benchmark: resnet50 with batch size 16"), std::string::npos) << s;
+  EXPECT_NE(s.find("2 ranks --    1N/2R:  p50: 3.000s     11/s"), std::string::npos) << s;
+  EXPECT_NE(s.find("20.0%"), std::string::npos) << s;
+}
+
+nlohmann::ordered_json report_of(const std::string& model, double scale, double bucket) {
+  auto run = two_ranks();
+  for (auto& r : run.ranks)
+    for (auto& t : r.total) t *= scale;
+  nlohmann::ordered_json doc{{"schema", "dtbench.ddp"},
+                             {"schema_version", 1},
+                             {"env", {{"host", {{"cpu", "x"}}}}},
+                             {"config", {{"model", model}, {"bucket_cap_mb", bucket}}}};
+  doc["runs"] = nlohmann::ordered_json::array({to_json(run)});
+  return doc;
+}
+
+TEST(DdpDiff, SpeedupSign) {
+  EXPECT_DOUBLE_EQ(speedup_percent(2.0, 1.0), 100.0);  // test twice as fast
+  EXPECT_DOUBLE_EQ(speedup_percent(1.0, 2.0), -50.0);
+  EXPECT_THROW(speedup_percent(0.0, 1.0), std::invalid_argument);
+}
+
+TEST(DdpDiff, ConfigSideBySideAndDelta) {
+  std::ostringstream out;
+  write_ddp_diff(out, report_of("resnet50", 1.0, 25), report_of("resnet50", 0.5, 1), {50});
+  const auto s = out.str();
+  EXPECT_NE(s.find("* config.bucket_cap_mb: 25.0 vs 1.0"), std::string::npos) << s;
+  EXPECT_NE(s.find("  config.model: resnet50 vs resnet50"), std::string::npos) << s;
+  EXPECT_NE(s.find("+100.0%"), std::string::npos) << s;
+}
+
+TEST(DdpDiff, RefusesDifferentModelsAndSchemas) {
+  std::ostringstream out;
+  EXPECT_THROW(write_ddp_diff(out, report_of("resnet50", 1, 25), report_of("resnet18", 1, 25), {50}),
+               UsageError);
+  auto comm = report_of("resnet50", 1, 25);
+  comm["schema"] = "dtbench.comm";
+  EXPECT_THROW(check_ddp_report(comm, "f"), UsageError);
+  auto v2 = report_of("resnet50", 1, 25);
+  v2["schema_version"] = 2;
+  EXPECT_THROW(check_ddp_report(v2, "f"), UsageError);
+  EXPECT_THROW(check_ddp_report(nlohmann::ordered_json::array(), "f"), UsageError);
+}
+
+}  // namespace
+}  // namespace dtbench::report
+
+namespace dtbench::train {
+
+TEST(TrainOptions, Validation) {
+  TrainOptions o;
+  EXPECT_NO_THROW(validate(o));
+  auto bad = o;
+  bad.reducer = "horovod";
+  EXPECT_THROW(validate(bad), UsageError);
+  bad = o;
+  bad.batch_size = 0;
+  EXPECT_THROW(validate(bad), UsageError);
+  bad = o;
+  bad.bucket_cap_mb = 0;
+  EXPECT_THROW(validate(bad), UsageError);
+  bad = o;
+  bad.momentum = 1.0;
+  EXPECT_THROW(validate(bad), UsageError);
+}
+
+}  // namespace dtbench::train
