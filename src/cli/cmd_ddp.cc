@@ -282,10 +282,12 @@ int run_ddp(DdpFlags& f) {
   f.train.broadcast_buffers = !f.no_broadcast_buffers;
   train::validate(f.train);
   if (f.train.reducer == "ddp") comm::require_c10d_group(f.run.comm.backend);
-  // Fail on an unknown model before anything starts.
-  bool known = false;
-  for (const auto& e : models::model_registry()) known = known || e.name == f.train.model;
-  if (!known) (void)models::make_model(f.train.model, {});  // throws UsageError naming the models
+  // Fail on an unknown model or a too small image before anything starts.
+  const auto& entry = models::find_model(f.train.model);
+  if (f.train.image_size < entry.min_image_size)
+    throw UsageError(fmt::format("--image-size {}: {} needs images of at least {}x{}",
+                                 f.train.image_size, entry.name, entry.min_image_size,
+                                 entry.min_image_size));
   const auto sizes = parse_world_sizes(f.world_sizes);
   const auto pcts = report::parse_percentiles(f.percentiles, "--percentiles");
   if (f.train.reducer == "none")

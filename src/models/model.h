@@ -36,13 +36,22 @@ class Model {
   virtual std::shared_ptr<torch::nn::Module> module() = 0;
   virtual torch::Tensor forward(const torch::Tensor& input) = 0;
   virtual InputKind input_kind() const = 0;
+  // The training loss for integer class targets: cross-entropy of forward()
+  // over the last dimension by default; models with auxiliary heads
+  // (inception_v3) add theirs.
+  virtual torch::Tensor training_loss(const torch::Tensor& input, const torch::Tensor& target);
 };
 
 struct ModelEntry {
   std::string name;
   std::string description;
   std::function<std::unique_ptr<Model>(const ModelOptions&)> make;
+  // Smallest square image the model accepts (image models). Default 8.
+  int64_t min_image_size = 8;
 };
+
+// The entry named `name`; throws UsageError naming the valid models.
+const ModelEntry& find_model(const std::string& name);
 
 // Every model, in the order `dtbench models` lists them.
 const std::vector<ModelEntry>& model_registry();

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
+#include <torch/nn/functional/loss.h>
 
 #include "core/error.h"
+#include "models/inception.h"
 #include "models/mlp.h"
 #include "models/model.h"
 #include "models/resnet.h"
@@ -40,6 +42,9 @@ const std::vector<ModelEntry>& model_registry() {
                    return std::make_unique<ModuleModel<VggAlex>>(VggAlex(false, o.num_classes),
                                                                  InputKind::kImage);
                  }});
+    e.push_back({"inception_v3", "Inception v3 (with the auxiliary classifier; trains on images >= 299x299)",
+                 [](const ModelOptions& o) { return make_inception_v3(o.num_classes); },
+                 kInceptionMinTrainImage});
     e.push_back({"transformer",
                  "Transformer-encoder LM (BERT-base-like: 12 layers, width 768, 12 heads, "
                  "vocabulary 30522, untied head)",
@@ -57,13 +62,22 @@ const std::vector<ModelEntry>& model_registry() {
   return entries;
 }
 
-std::unique_ptr<Model> make_model(const std::string& name, const ModelOptions& opts) {
+const ModelEntry& find_model(const std::string& name) {
   std::string valid;
   for (const auto& e : model_registry()) {
-    if (e.name == name) return e.make(opts);
+    if (e.name == name) return e;
     valid += (valid.empty() ? "" : ", ") + e.name;
   }
   throw UsageError(fmt::format("unknown model '{}' (valid: {})", name, valid));
+}
+
+std::unique_ptr<Model> make_model(const std::string& name, const ModelOptions& opts) {
+  return find_model(name).make(opts);
+}
+
+torch::Tensor Model::training_loss(const torch::Tensor& input, const torch::Tensor& target) {
+  auto out = forward(input);
+  return torch::nn::functional::cross_entropy(out.reshape({-1, out.size(-1)}), target.reshape({-1}));
 }
 
 }  // namespace dtbench::models

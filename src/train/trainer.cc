@@ -86,9 +86,7 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
   for (int it = 0; it < total_iters; ++it) {
     const auto t0 = Clock::now();
     reducer->before_forward();
-    auto out = model.forward(batch.input);
-    auto loss = torch::nn::functional::cross_entropy(out.reshape({-1, out.size(-1)}),
-                                                     batch.target.reshape({-1}));
+    auto loss = model.training_loss(batch.input, batch.target);
     reducer->before_backward(loss);
     const auto t1 = Clock::now();
     loss.backward();

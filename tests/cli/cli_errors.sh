@@ -72,6 +72,7 @@ expect_usage_error ddp --reducer none --world-sizes 2
 expect_usage_error ddp --percentiles 50,120
 expect_usage_error ddp --momentum 1.5
 expect_usage_error ddp --image-size 2
+expect_usage_error ddp --model inception_v3 --image-size 64
 expect_usage_error ddp --threads -1
 expect_usage_error ddp --backend carrier-pigeon
 expect_usage_error ddp --json /nonexistent-dir/ddp.json

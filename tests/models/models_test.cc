@@ -1,5 +1,7 @@
 // The models match torchvision: parameter tensor counts, element counts and
 // names are pinned to torchvision's (checked against torchvision 0.14).
+#include <algorithm>
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -45,6 +47,43 @@ TEST(Models, VggAndAlexNetMatchTorchvision) {
   const auto alex = count("alexnet");
   EXPECT_EQ(alex.tensors, 16);
   EXPECT_EQ(alex.elements, 61100840);
+}
+
+TEST(Models, InceptionV3MatchesTorchvision) {
+  // torchvision.models.inception_v3(aux_logits=True, init_weights=False).
+  const auto c = count("inception_v3");
+  EXPECT_EQ(c.tensors, 292);
+  EXPECT_EQ(c.elements, 27161264);
+  auto m = make_model("inception_v3", ModelOptions{});
+  const auto names = m->module()->named_parameters();
+  EXPECT_EQ(names.begin()->key(), "Conv2d_1a_3x3.conv.weight");
+  EXPECT_TRUE(names.contains("Mixed_7c.branch3x3dbl_3b.bn.bias"));
+  EXPECT_TRUE(names.contains("AuxLogits.fc.weight"));
+  EXPECT_EQ((names.end() - 1)->key(), "fc.bias");
+  // AuxLogits sits between Mixed_6e and Mixed_7a, as in torchvision.
+  std::vector<std::string> order;
+  for (const auto& p : names) order.push_back(p.key());
+  const auto pos = [&](const std::string& k) {
+    return std::find(order.begin(), order.end(), k) - order.begin();
+  };
+  EXPECT_LT(pos("Mixed_6e.branch_pool.bn.bias"), pos("AuxLogits.conv0.conv.weight"));
+  EXPECT_LT(pos("AuxLogits.fc.bias"), pos("Mixed_7a.branch3x3_1.conv.weight"));
+}
+
+TEST(Models, InceptionV3TrainsWithItsAuxHeadAndRefusesSmallImages) {
+  ModelOptions o;
+  o.num_classes = 10;
+  auto m = make_model("inception_v3", o);
+  const auto target = torch::tensor({1, 2}, torch::kLong);
+  auto loss = m->training_loss(torch::randn({2, 3, 299, 299}), target);
+  loss.backward();
+  for (const auto& p : m->module()->named_parameters())
+    EXPECT_TRUE(p.value().grad().defined()) << p.key() << " got no gradient";
+  EXPECT_THROW(m->forward(torch::randn({1, 3, 298, 298})), UsageError);  // too small to train
+  m->module()->eval();
+  EXPECT_THROW(m->forward(torch::randn({1, 3, 64, 64})), UsageError);
+  torch::NoGradGuard no_grad;
+  EXPECT_EQ(m->forward(torch::randn({1, 3, 80, 80})).sizes(), (std::vector<int64_t>{1, 10}));
 }
 
 TEST(Models, ParameterNamesFollowTorchvision) {

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# dtbench ddp beside PyTorch's Python DDP (Debian python3-torch +
+# python3-torchvision, bench/peers/torch_ddp.py), same model, batch, threads,
+# world size, bucket cap (25 MB) and gloo; alternating, ROUNDS times; prints
+# the median p50 sec/iter of each side and their ratio. Also, dtbench only:
+# 1 rank ddp vs none, and overlap vs sync.
+#   bench/compare_ddp.sh [BUILD_DIR] [ROUNDS] [CASES]
+# CASES (default all): resnet50, resnet18, mlp, onerank, overlap.
+# Environment: ITERS, WARMUP (default 20, 5; the mlp case runs 200 + 20).
+set -euo pipefail
+BUILD=${1:-build}
+ROUNDS=${2:-5}
+CASES=${3:-resnet50,resnet18,mlp,onerank,overlap}
+ITERS=${ITERS:-20}
+WARMUP=${WARMUP:-5}
+here=$(cd "$(dirname "$0")" && pwd)
+out=$(mktemp -d)
+PY=/usr/bin/python3
+D="$BUILD/dtbench"
+
+p50_of() {  # dtbench report, row label
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1]));
+print([r for r in d['runs'] if r['label']==sys.argv[2]][0]['summary']['p50'])" "$1" "$2"
+}
+phase_p50() {  # dtbench report, row label, phase
+  python3 -c "import json,sys,statistics; d=json.load(open(sys.argv[1]));
+r=[r for r in d['runs'] if r['label']==sys.argv[2]][0]
+print(statistics.median([max(c) for c in zip(*[k[sys.argv[3]] for k in r['ranks']])]))" "$1" "$2" "$3"
+}
+median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
+ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.3f}')" "$1" "$2"; }
+
+vs_python() {  # name, model flags for dtbench, model flags for the peer, [iters], [warmup]
+  local name=$1 dflags=$2 pflags=$3 it=${4:-$ITERS} wu=${5:-$WARMUP} d=() p=()
+  for r in $(seq 1 "$ROUNDS"); do
+    echo "[$name] round $r/$ROUNDS" >&2
+    # shellcheck disable=SC2086
+    "$D" ddp $dflags --iters "$it" --warmup "$wu" --threads 1 --reducer ddp \
+      --bucket-cap-mb 25 --world-sizes 2 --no-baseline --json "$out/$name.$r.json" >/dev/null 2>&1
+    d+=("$(p50_of "$out/$name.$r.json" 1N/2R)")
+    # shellcheck disable=SC2086
+    p+=("$("$D" launch --nproc-per-node 2 -- $PY "$here/peers/torch_ddp.py" $pflags \
+        --iters "$it" --warmup "$wu" --threads 1 --bucket-cap-mb 25 |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["p50"])')")
+  done
+  local md mp; md=$(median "${d[@]}"); mp=$(median "${p[@]}")
+  echo "$name: 2 ranks, 1 thread/rank: dtbench ddp p50 ${md}s  python DDP p50 ${mp}s  ratio $(ratio "$md" "$mp")  (rounds: dtbench ${d[*]} | python ${p[*]})"
+}
+
+onerank() {
+  local ddp=() none=()
+  for r in $(seq 1 "$ROUNDS"); do
+    echo "[onerank] round $r/$ROUNDS" >&2
+    "$D" ddp --model resnet50 --image-size 64 --batch-size 16 --iters "$ITERS" --warmup "$WARMUP" \
+      --threads 1 --reducer ddp --world-sizes 1 --json "$out/one.$r.json" >/dev/null 2>&1
+    ddp+=("$(p50_of "$out/one.$r.json" 1N/1R)"); none+=("$(p50_of "$out/one.$r.json" "no ddp")")
+  done
+  local a b; a=$(median "${ddp[@]}"); b=$(median "${none[@]}")
+  echo "onerank: resnet50 64x64 b16, 1 thread: ddp 1N/1R p50 ${a}s  none p50 ${b}s  ratio $(ratio "$a" "$b")  (rounds: ddp ${ddp[*]} | none ${none[*]})"
+}
+
+overlap() {
+  local o=() s=() ow=() sw=()
+  for r in $(seq 1 "$ROUNDS"); do
+    echo "[overlap] round $r/$ROUNDS" >&2
+    for red in overlap sync; do
+      "$D" ddp --model resnet50 --image-size 64 --batch-size 16 --iters "$ITERS" --warmup "$WARMUP" \
+        --threads 1 --reducer $red --world-sizes 2 --no-baseline --json "$out/$red.$r.json" >/dev/null 2>&1
+    done
+    o+=("$(p50_of "$out/overlap.$r.json" 1N/2R)"); s+=("$(p50_of "$out/sync.$r.json" 1N/2R)")
+    ow+=("$(phase_p50 "$out/overlap.$r.json" 1N/2R comm_wait)"); sw+=("$(phase_p50 "$out/sync.$r.json" 1N/2R comm_wait)")
+  done
+  local a b; a=$(median "${o[@]}"); b=$(median "${s[@]}")
+  echo "overlap: resnet50 64x64 b16, 2 ranks, 1 thread: overlap p50 ${a}s (comm_wait $(median "${ow[@]}")s)  sync p50 ${b}s (comm_wait $(median "${sw[@]}")s)  ratio $(ratio "$a" "$b")"
+}
+
+IFS=, read -ra want <<<"$CASES"
+for c in "${want[@]}"; do
+  case $c in
+    resnet50) vs_python resnet50 "--model resnet50 --image-size 64 --batch-size 16" \
+                "--model resnet50 --image-size 64 --batch-size 16" ;;
+    resnet18) vs_python resnet18 "--model resnet18 --image-size 32 --batch-size 32" \
+                "--model resnet18 --image-size 32 --batch-size 32" ;;
+    # Small enough that per-iteration framework overhead shows: 1024-64-64-1000.
+    mlp) vs_python mlp "--model mlp --width 64 --batch-size 32" \
+           "--model mlp --width 64 --batch-size 32" 200 20 ;;
+    onerank) onerank ;;
+    overlap) overlap ;;
+    *) echo "unknown case $c" >&2; exit 2 ;;
+  esac
+done
+rm -rf "$out"
