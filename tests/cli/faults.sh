@@ -38,6 +38,33 @@ check "killed rank: launcher names the killed rank and signal 9" $? "$(cat "$tmp
 [ "$rc" -ne 0 ] && [ "$elapsed" -lt 25 ] && [ "$kids" -eq 0 ]
 check "killed rank: exit $rc (non-zero) within ${elapsed}s, no workers left" $? "rc=$rc elapsed=$elapsed kids=$kids"
 
+# 1b. A rank SIGKILLed in the middle of a ddp sweep row: the sweep stops with
+# a non-zero status naming the rank and the row, and the report it leaves is
+# valid JSON marked incomplete.
+start=$(date +%s)
+"$DTBENCH" ddp --model mlp --width 32 --num-classes 10 --batch-size 4 --threads 1 \
+  --iters 100000 --warmup 0 --world-sizes 2 --no-baseline --timeout 20s \
+  --json "$tmp/ddp.json" >"$tmp/ddp.out" 2>"$tmp/ddp.err" &
+sweep=$!
+victim=""
+for _ in $(seq 1 100); do
+  victim=$(pgrep -P "$sweep" | sort -n | sed -n 2p)
+  [ -n "$victim" ] && break
+  sleep 0.2
+done
+sleep 2
+kill -9 "$victim" 2>/dev/null
+wait "$sweep"; rc=$?
+elapsed=$(( $(date +%s) - start ))
+kids=$(pgrep -P "$sweep" | wc -l)
+grep -Eq "rank [0-9] \(pid $victim\) was killed by signal 9" "$tmp/ddp.err" &&
+  grep -q "row '1N/2R' (2 rank(s)) failed" "$tmp/ddp.err"
+check "ddp killed rank: the rank, the signal and the row are named" $? "$(cat "$tmp/ddp.err")"
+[ "$rc" -ne 0 ] && [ "$elapsed" -lt 30 ] && [ "$kids" -eq 0 ] &&
+  python3 -c "import json,sys; d=json.load(open('$tmp/ddp.json')); sys.exit(d['complete'] is not False)"
+check "ddp killed rank: exit $rc within ${elapsed}s, no workers left, report valid and incomplete" $? \
+  "rc=$rc elapsed=$elapsed kids=$kids"
+
 # 2. A rank that never joins: rank 0 alone in a 2-rank job times out.
 port=$(free_port)
 start=$(date +%s)
