@@ -41,14 +41,9 @@ struct CommFlags {
 std::vector<comm::Collective> parse_collectives(const std::string& text) {
   if (text == "all") return comm::all_collectives();
   std::vector<comm::Collective> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    auto end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string name = text.substr(start, end - start);
+  for (const auto& name : split_list(text)) {
     if (name.empty()) throw UsageError(fmt::format("--collective: empty name in '{}'", text));
     out.push_back(comm::parse_collective(name));
-    start = end + 1;
   }
   return out;
 }

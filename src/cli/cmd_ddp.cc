@@ -52,11 +52,7 @@ struct DdpFlags {
 
 std::vector<int> parse_world_sizes(const std::string& text) {
   std::vector<int> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    auto end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(start, end - start);
+  for (const auto& item : split_list(text)) {
     std::size_t used = 0;
     long v = 0;
     try {
@@ -68,7 +64,6 @@ std::vector<int> parse_world_sizes(const std::string& text) {
       throw UsageError(
           fmt::format("--world-sizes: '{}' is not a rank count between 1 and 1024 (in '{}')", item, text));
     out.push_back(static_cast<int>(v));
-    start = end + 1;
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace dtbench {
 
@@ -18,5 +19,9 @@ std::chrono::milliseconds parse_duration(const std::string& text, const std::str
 // "1 KiB", "64 MiB", "3 B": the largest binary unit that divides exactly, else
 // one decimal.
 std::string format_bytes(std::uint64_t bytes);
+
+// Splits a comma list, keeping empty items ("a,,b" -> {"a", "", "b"}) so
+// that callers can name them as errors.
+std::vector<std::string> split_list(const std::string& text);
 
 }  // namespace dtbench

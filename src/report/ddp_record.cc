@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/units.h"
 #include "stats/stats.h"
 
 namespace dtbench::report {
@@ -47,11 +48,7 @@ double rank_p50_spread_percent(const DdpRun& run) {
 
 std::vector<double> parse_percentiles(const std::string& text, const std::string& flag) {
   std::vector<double> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    auto end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(start, end - start);
+  for (const auto& item : split_list(text)) {
     std::size_t used = 0;
     double v = 0;
     try {
@@ -63,7 +60,6 @@ std::vector<double> parse_percentiles(const std::string& text, const std::string
       throw UsageError(
           fmt::format("{}: '{}' is not a percentile between 0 and 100 (in '{}')", flag, item, text));
     out.push_back(v);
-    start = end + 1;
   }
   return out;
 }

@@ -3,6 +3,7 @@
 
 #include "compat/torch_compat.h"
 #include "core/error.h"
+#include "train/grad_buckets.h"
 #include "train/reducers.h"
 #include "train/replicas.h"
 
@@ -35,6 +36,22 @@ void sync_initial_state(comm::Communicator& comm, const std::vector<torch::Tenso
 
 void broadcast_buffers(comm::Communicator& comm, const std::vector<torch::Tensor>& buffers) {
   if (!buffers.empty()) broadcast_coalesced(comm, buffers, kBroadcastBytes, 0);
+}
+
+BucketedReducer::BucketedReducer(const TrainOptions& opts, torch::nn::Module& module,
+                                 comm::Communicator& comm)
+    : comm_(comm), params_(module.parameters()), buffers_(module.buffers()),
+      broadcast_buffers_(opts.broadcast_buffers) {
+  sync_initial_state(comm_, params_, buffers_);
+  buckets_ = std::make_unique<GradBuckets>(params_, bucket_assignment(params_, opts), comm_);
+}
+
+BucketedReducer::~BucketedReducer() = default;
+
+std::vector<std::vector<size_t>> BucketedReducer::buckets() const { return buckets_->assignment(); }
+
+void BucketedReducer::before_forward() {
+  if (broadcast_buffers_) broadcast_buffers(comm_, buffers_);
 }
 
 std::unique_ptr<GradReducer> make_reducer(const TrainOptions& opts, torch::nn::Module& module,

@@ -28,13 +28,10 @@ class ReadyHook : public torch::autograd::FunctionPostHook {
   std::size_t index_;
 };
 
-class OverlapReducer : public GradReducer {
+class OverlapReducer : public BucketedReducer {
  public:
   OverlapReducer(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm)
-      : comm_(comm), params_(module.parameters()), buffers_(module.buffers()),
-        broadcast_buffers_(opts.broadcast_buffers) {
-    sync_initial_state(comm_, params_, buffers_);
-    buckets_ = std::make_unique<GradBuckets>(params_, bucket_assignment(params_, opts), comm_);
+      : BucketedReducer(opts, module, comm) {
     // The tensor holds its accumulator only weakly: keep it alive, or the
     // hook disappears and gradients silently stop being reduced.
     for (std::size_t i = 0; i < params_.size(); ++i) {
@@ -45,11 +42,6 @@ class OverlapReducer : public GradReducer {
   }
 
   std::string name() const override { return "overlap"; }
-  std::vector<std::vector<size_t>> buckets() const override { return buckets_->assignment(); }
-
-  void before_forward() override {
-    if (broadcast_buffers_) broadcast_buffers(comm_, buffers_);
-  }
   void before_backward(const torch::Tensor&) override {
     std::lock_guard<std::mutex> lock(mu_);
     buckets_->reset();
@@ -70,11 +62,6 @@ class OverlapReducer : public GradReducer {
   }
 
  private:
-  comm::Communicator& comm_;
-  std::vector<torch::Tensor> params_;
-  std::vector<torch::Tensor> buffers_;
-  bool broadcast_buffers_;
-  std::unique_ptr<GradBuckets> buckets_;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
   std::mutex mu_;
   bool armed_ = false;

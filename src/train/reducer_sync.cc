@@ -9,21 +9,12 @@
 namespace dtbench::train {
 namespace {
 
-class SyncReducer : public GradReducer {
+class SyncReducer : public BucketedReducer {
  public:
   SyncReducer(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm)
-      : comm_(comm), params_(module.parameters()), buffers_(module.buffers()),
-        broadcast_buffers_(opts.broadcast_buffers) {
-    sync_initial_state(comm_, params_, buffers_);
-    buckets_ = std::make_unique<GradBuckets>(params_, bucket_assignment(params_, opts), comm_);
-  }
+      : BucketedReducer(opts, module, comm) {}
 
   std::string name() const override { return "sync"; }
-  std::vector<std::vector<size_t>> buckets() const override { return buckets_->assignment(); }
-
-  void before_forward() override {
-    if (broadcast_buffers_) broadcast_buffers(comm_, buffers_);
-  }
   void finish_backward() override {
     buckets_->reset();
     for (std::size_t b = 0; b < buckets_->size(); ++b) {
@@ -32,13 +23,6 @@ class SyncReducer : public GradReducer {
     }
     buckets_->finish();
   }
-
- private:
-  comm::Communicator& comm_;
-  std::vector<torch::Tensor> params_;
-  std::vector<torch::Tensor> buffers_;
-  bool broadcast_buffers_;
-  std::unique_ptr<GradBuckets> buckets_;
 };
 
 }  // namespace

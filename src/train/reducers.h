@@ -29,4 +29,23 @@ void sync_initial_state(comm::Communicator& comm, const std::vector<torch::Tenso
 // Rank 0's buffers to every rank, when there are any.
 void broadcast_buffers(comm::Communicator& comm, const std::vector<torch::Tensor>& buffers);
 
+class GradBuckets;
+
+// What overlap and sync share: the initial broadcast, DDP's buckets over
+// the communicator, and the buffer broadcast before each forward.
+class BucketedReducer : public GradReducer {
+ public:
+  BucketedReducer(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm);
+  ~BucketedReducer() override;
+  std::vector<std::vector<size_t>> buckets() const override;
+  void before_forward() override;
+
+ protected:
+  comm::Communicator& comm_;
+  std::vector<torch::Tensor> params_;
+  std::vector<torch::Tensor> buffers_;
+  bool broadcast_buffers_;
+  std::unique_ptr<GradBuckets> buckets_;
+};
+
 }  // namespace dtbench::train

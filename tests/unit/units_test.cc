@@ -43,3 +43,12 @@ TEST(Units, FormatBytes) {
 }
 
 }  // namespace dtbench
+
+namespace dtbench {
+TEST(Units, SplitListKeepsEmptyItems) {
+  EXPECT_EQ(split_list("a,b"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(split_list("a,,b"), (std::vector<std::string>{"a", "", "b"}));
+  EXPECT_EQ(split_list(""), (std::vector<std::string>{""}));
+  EXPECT_EQ(split_list("x,"), (std::vector<std::string>{"x", ""}));
+}
+}  // namespace dtbench
