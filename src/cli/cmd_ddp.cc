@@ -48,6 +48,7 @@ struct DdpFlags {
   std::string percentiles = "50,75,90";
   std::string run_json;  // internal: a row worker writes its record here
   std::string label;     // internal: the row's label
+  bool world_sizes_given = false;
 };
 
 std::vector<int> parse_world_sizes(const std::string& text) {
@@ -272,8 +273,7 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
 }
 
 int run_ddp(DdpFlags& f) {
-  f.run.comm.timeout = parse_duration(f.run.timeout_text, "--timeout");
-  comm::require_backend(f.run.comm.backend);
+  finish_run_options(f.run);  // backend built in, --timeout, --json writable
   f.train.broadcast_buffers = !f.no_broadcast_buffers;
   train::validate(f.train);
   if (f.train.reducer == "ddp") comm::require_c10d_group(f.run.comm.backend);
@@ -290,18 +290,12 @@ int run_ddp(DdpFlags& f) {
       if (w > 1)
         throw UsageError("--reducer none trains without synchronisation: use --world-sizes 1");
   if (!f.run_json.empty()) return run_worker(f);
-  if (!f.run.json_path.empty()) report::require_writable_path(f.run.json_path, "--json");
 
   const auto world = launch::world_from_env(launch::process_env());
   if (world.source != "single") {
-    if (sizes.size() != 1 || sizes[0] != world.world_size) {
-      bool given = false;
-      for (const auto& a : original_args()) given = given || a.rfind("--world-sizes", 0) == 0;
-      if (given)
-        throw UsageError(fmt::format(
-            "--world-sizes {} does not match the {} rank(s) started by {}", f.world_sizes,
-            world.world_size, world.source));
-    }
+    if (f.world_sizes_given && (sizes.size() != 1 || sizes[0] != world.world_size))
+      throw UsageError(fmt::format("--world-sizes {} does not match the {} rank(s) started by {}",
+                                   f.world_sizes, world.world_size, world.source));
     return run_external(f, pcts);
   }
   return run_sweep(f, sizes, pcts);
@@ -332,6 +326,13 @@ Action register_ddp(CLI::App& app) {
   cmd->add_option("--threads", t.threads, "Intra-op threads per rank (0 = cores / local ranks)")
       ->capture_default_str();
   cmd->add_option("--seed", t.seed, "Seed of the weights and the synthetic data")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v.find_first_not_of("0123456789") == std::string::npos && !v.empty()
+                       ? std::string()
+                       : "'" + v + "' is not a non-negative integer";
+          },
+          "UINT"))
       ->capture_default_str();
   cmd->add_option("--reducer", t.reducer,
                   "Gradient sync: ddp (c10d::Reducer), overlap (own, hook-driven), sync (own, "
@@ -346,17 +347,21 @@ Action register_ddp(CLI::App& app) {
                 "Do not broadcast buffers (batch-norm statistics) before each forward");
   cmd->add_option("--lr", t.lr, "SGD learning rate")->capture_default_str();
   cmd->add_option("--momentum", t.momentum, "SGD momentum")->capture_default_str();
-  cmd->add_option("--world-sizes", f->world_sizes,
-                  "Rank counts to sweep on this host, e.g. 1,2,4 (under an external launcher: "
-                  "its world size)")
-      ->capture_default_str();
+  auto* world_sizes =
+      cmd->add_option("--world-sizes", f->world_sizes,
+                      "Rank counts to sweep on this host, e.g. 1,2,4 (under an external "
+                      "launcher: its world size)")
+          ->capture_default_str();
   cmd->add_flag("--no-baseline", f->no_baseline, "Leave out the single-process \"no ddp\" row");
   cmd->add_option("--percentiles", f->percentiles, "Percentile columns of the table")
       ->capture_default_str();
   cmd->add_option("--run-json", f->run_json, "(internal) row worker: write the record here")
       ->group("");
   cmd->add_option("--label", f->label, "(internal) row label")->group("");
-  return [f]() { return run_ddp(*f); };
+  return [f, world_sizes]() {
+    f->world_sizes_given = world_sizes->count() > 0;
+    return run_ddp(*f);
+  };
 }
 
 }  // namespace dtbench::cli

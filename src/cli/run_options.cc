@@ -1,5 +1,6 @@
 #include "cli/run_options.h"
 
+#include <net/if.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -34,6 +35,10 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool with_nproc) {
 void finish_run_options(RunOptions& o) {
   comm::require_backend(o.comm.backend);
   o.comm.timeout = parse_duration(o.timeout_text, "--timeout");
+  // Checked here, before any worker starts, so a typo is one line, not one per rank.
+  if (!o.comm.iface.empty() && if_nametoindex(o.comm.iface.c_str()) == 0)
+    throw UsageError(fmt::format("--iface: no network interface named '{}' on this host",
+                                 o.comm.iface));
   if (!o.json_path.empty()) report::require_writable_path(o.json_path, "--json");
 }
 

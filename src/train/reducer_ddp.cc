@@ -34,8 +34,8 @@ class DdpReducer : public GradReducer {
       state.insert(state.end(), buffers_.begin(), buffers_.end());
       c10d::broadcast_coalesced(group_, state, kBroadcastBytes, 0);
     }
-    const auto cap = static_cast<int64_t>(opts.bucket_cap_mb * 1024 * 1024);
-    const auto first = static_cast<int64_t>(opts.first_bucket_cap_mb * 1024 * 1024);
+    const auto cap = static_cast<int64_t>(mib_to_bytes(opts.bucket_cap_mb));
+    const auto first = static_cast<int64_t>(mib_to_bytes(opts.first_bucket_cap_mb));
     assignment_ = compat::ddp_bucket_assignment(params, first, cap);
     reducer_ = compat::make_reducer(params, assignment_, group_, cap, first);
   }

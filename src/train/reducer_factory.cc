@@ -16,9 +16,9 @@ class NoReducer : public GradReducer {
   std::string name() const override { return "none"; }
 };
 
-std::size_t mib_to_bytes(double mb) { return static_cast<std::size_t>(mb * 1024.0 * 1024.0); }
-
 }  // namespace
+
+std::size_t mib_to_bytes(double mib) { return static_cast<std::size_t>(mib * 1024.0 * 1024.0); }
 
 std::vector<std::vector<size_t>> bucket_assignment(const std::vector<torch::Tensor>& params,
                                                    const TrainOptions& opts) {

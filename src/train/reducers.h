@@ -19,6 +19,9 @@ std::unique_ptr<GradReducer> make_overlap_reducer(const TrainOptions& opts,
 std::unique_ptr<GradReducer> make_sync_reducer(const TrainOptions& opts, torch::nn::Module& module,
                                                comm::Communicator& comm);
 
+// --bucket-cap-mb style MiB (fractions allowed) to bytes.
+std::size_t mib_to_bytes(double mib);
+
 // DDP's bucket assignment for --bucket-cap-mb / --first-bucket-cap-mb.
 std::vector<std::vector<size_t>> bucket_assignment(const std::vector<torch::Tensor>& params,
                                                    const TrainOptions& opts);

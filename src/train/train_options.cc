@@ -16,6 +16,12 @@ void validate(const TrainOptions& o) {
     throw UsageError(fmt::format("--image-size {} must be between 8 and 4096", o.image_size));
   if (o.seq_len < 1 || o.seq_len > 65536)
     throw UsageError(fmt::format("--seq-len {} must be between 1 and 65536", o.seq_len));
+  if (o.layers < 0 || o.layers > 1000)
+    throw UsageError(fmt::format("--layers {} must be between 0 (model default) and 1000", o.layers));
+  if (o.width < 0 || o.width > (1 << 20))
+    throw UsageError(fmt::format("--width {} must be between 0 (model default) and 1048576", o.width));
+  if (o.num_classes < 2 || o.num_classes > 1000000)
+    throw UsageError(fmt::format("--num-classes {} must be between 2 and 1000000", o.num_classes));
   if (o.iters < 1) throw UsageError(fmt::format("--iters {} must be at least 1", o.iters));
   if (o.warmup < 0) throw UsageError(fmt::format("--warmup {} must not be negative", o.warmup));
   if (o.threads < 0 || o.threads > 1024)

@@ -78,6 +78,18 @@ expect_usage_error ddp --backend carrier-pigeon
 expect_usage_error ddp --json /nonexistent-dir/ddp.json
 expect_usage_error ddp --timeout forever
 expect_usage_error ddp --backend mpi --reducer ddp
+expect_usage_error ddp --seq-len 0
+expect_usage_error ddp --layers -2
+expect_usage_error ddp --width -5
+expect_usage_error ddp --num-classes 1
+expect_usage_error ddp --warmup -1
+expect_usage_error ddp --seed -3
+expect_usage_error ddp --first-bucket-cap-mb 0
+expect_usage_error ddp --lr 0
+expect_usage_error ddp --iface nosuchif0
+expect_usage_error ddp --no-baseline=maybe
+expect_usage_error ddp --no-broadcast-buffers=sometimes
+expect_usage_error comm --nproc 2 -n 1 -b 8 -e 8 --iface nosuchif0
 # diff: missing, empty, truncated, wrong-type and wrong-schema files.
 fx=$(mktemp -d); trap 'rm -rf "$fx"' EXIT
 : >"$fx/empty.json"

@@ -15,6 +15,17 @@ check() {  # check NAME CONDITION-RESULT DETAIL
 }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])'; }
+# Prints the second worker (by pid) of PARENT once it exists and, if given,
+# once FILE contains PATTERN; empty if that never happens within 20 s.
+second_worker() {  # PARENT [FILE PATTERN]
+  local v=""
+  for _ in $(seq 1 100); do
+    v=$(pgrep -P "$1" | sort -n | sed -n 2p)
+    [ -n "$v" ] && { [ $# -lt 3 ] || grep -q "$3" "$2" 2>/dev/null; } && break
+    sleep 0.2
+  done
+  echo "$v"
+}
 left_behind() { pgrep -f "$tmp/marker" >/dev/null; }
 
 # 1. A rank SIGKILLed in the middle of a gloo comm run.
@@ -22,12 +33,7 @@ start=$(date +%s)
 DTBENCH_TEST_MARKER=1 "$DTBENCH" comm --nproc 3 -b 1M -e 1M -n 100000 -w 1 --timeout 20s \
   >"$tmp/kill.out" 2>"$tmp/kill.err" &
 launcher=$!
-victim=""
-for _ in $(seq 1 100); do
-  victim=$(pgrep -P "$launcher" | sort -n | sed -n 2p)
-  [ -n "$victim" ] && grep -q collective "$tmp/kill.out" 2>/dev/null && break
-  sleep 0.2
-done
+victim=$(second_worker "$launcher" "$tmp/kill.out" collective)
 sleep 1
 kill -9 "$victim" 2>/dev/null
 wait "$launcher"; rc=$?
@@ -46,12 +52,7 @@ start=$(date +%s)
   --iters 100000 --warmup 0 --world-sizes 2 --no-baseline --timeout 20s \
   --json "$tmp/ddp.json" >"$tmp/ddp.out" 2>"$tmp/ddp.err" &
 sweep=$!
-victim=""
-for _ in $(seq 1 100); do
-  victim=$(pgrep -P "$sweep" | sort -n | sed -n 2p)
-  [ -n "$victim" ] && break
-  sleep 0.2
-done
+victim=$(second_worker "$sweep")
 sleep 2
 kill -9 "$victim" 2>/dev/null
 wait "$sweep"; rc=$?

@@ -13,6 +13,7 @@
 #include "comm/factory.h"
 #include "core/error.h"
 #include "launch/world.h"
+#include "support/comm_test_main.h"
 #include "train/replicas.h"
 #include "train/trainer.h"
 
@@ -142,23 +143,6 @@ TEST(ReplicaCheck, CatchesOneCorruptedRank) {
 }  // namespace dtbench
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  std::string backend = "gloo";
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "--backend") backend = argv[i + 1];
-  try {
-    const auto world = dtbench::launch::world_from_env(dtbench::launch::process_env());
-    dtbench::comm::CommOptions opts;
-    opts.backend = backend;
-    opts.timeout = std::chrono::seconds(60);
-    dtbench::g_comm = dtbench::comm::make_communicator(world, opts);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ddp_equivalence_test: %s\n", e.what());
-    return 2;
-  }
   torch::set_num_threads(1);
-  const int rc = RUN_ALL_TESTS();
-  dtbench::g_comm->barrier();
-  dtbench::g_comm.reset();
-  return rc;
+  return dtbench::testing::run_comm_tests(argc, argv, "ddp_equivalence_test", dtbench::g_comm);
 }
