@@ -7,10 +7,6 @@
 //  - row worker (--run-json, internal): one job of the sweep;
 //  - external launcher (torchrun/mpirun/srun environment): one run on the
 //    world that launcher built.
-#include <unistd.h>
-
-#include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -20,15 +16,14 @@
 #include "bench/ddp/ddp_bench.h"
 #include "bench/env_info.h"
 #include "cli/commands.h"
+#include "cli/ddp_job.h"
 #include "cli/run_options.h"
 #include "comm/communicator.h"
 #include "comm/factory.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/units.h"
-#include "launch/launcher.h"
 #include "launch/world.h"
-#include "models/model.h"
 #include "report/ddp_record.h"
 #include "report/ddp_reporter.h"
 #include "report/env_reporter.h"
@@ -70,29 +65,12 @@ std::vector<int> parse_world_sizes(const std::string& text) {
 }
 
 Json config_json(const DdpFlags& f) {
-  const auto& t = f.train;
-  return {{"model", t.model},
-          {"batch_size", t.batch_size},
-          {"image_size", t.image_size},
-          {"seq_len", t.seq_len},
-          {"layers", t.layers},
-          {"width", t.width},
-          {"num_classes", t.num_classes},
-          {"iters", t.iters},
-          {"warmup", t.warmup},
-          {"threads", t.threads},
-          {"seed", t.seed},
-          {"reducer", t.reducer},
-          {"bucket_cap_mb", t.bucket_cap_mb},
-          {"first_bucket_cap_mb", t.first_bucket_cap_mb},
-          {"broadcast_buffers", t.broadcast_buffers},
-          {"optimizer", "sgd"},
-          {"lr", t.lr},
-          {"momentum", t.momentum},
-          {"backend", f.run.comm.backend},
-          {"timeout_ms", f.run.comm.timeout.count()},
-          {"world_sizes", f.world_sizes},
-          {"baseline", !f.no_baseline}};
+  Json c = train_config_json(f.train);
+  c["backend"] = f.run.comm.backend;
+  c["timeout_ms"] = f.run.comm.timeout.count();
+  c["world_sizes"] = f.world_sizes;
+  c["baseline"] = !f.no_baseline;
+  return c;
 }
 
 Json new_report(const DdpFlags& f, const Json& env) {
@@ -110,8 +88,10 @@ Json new_report(const DdpFlags& f, const Json& env) {
 
 std::string details(const DdpFlags& f) {
   const auto& t = f.train;
-  return fmt::format("reducer {}, backend {}, bucket {:g} MB, {} iters + {} warm-up", t.reducer,
-                     f.run.comm.backend, t.bucket_cap_mb, t.iters, t.warmup);
+  return fmt::format("reducer {}, backend {}, bucket {:g} MB{}{}, {} iters + {} warm-up", t.reducer,
+                     f.run.comm.backend, t.bucket_cap_mb,
+                     t.compression == "none" ? "" : ", compression " + t.compression,
+                     t.amp ? ", amp bf16" : "", t.iters, t.warmup);
 }
 
 // ---- one run on the current world (row worker or external launcher) ----
@@ -173,48 +153,6 @@ int run_external(const DdpFlags& f, const std::vector<double>& pcts) {
 
 // ---- the sweep ----
 
-std::string temp_json_path() {
-  const auto dir = std::filesystem::temp_directory_path();
-  std::string templ = (dir / "dtbench-ddp-XXXXXX").string();
-  const int fd = mkstemp(templ.data());
-  if (fd < 0) throw IoError(fmt::format("cannot create a temporary file in {}", dir.string()));
-  close(fd);
-  return templ;
-}
-
-std::vector<std::string> worker_args(const DdpFlags& f, const std::string& reducer, int world,
-                                     const std::string& label, const std::string& out) {
-  const auto& t = f.train;
-  std::vector<std::string> a{launch::self_executable(), "ddp",
-                             "--model", t.model,
-                             "--batch-size", std::to_string(t.batch_size),
-                             "--image-size", std::to_string(t.image_size),
-                             "--seq-len", std::to_string(t.seq_len),
-                             "--layers", std::to_string(t.layers),
-                             "--width", std::to_string(t.width),
-                             "--num-classes", std::to_string(t.num_classes),
-                             "--iters", std::to_string(t.iters),
-                             "--warmup", std::to_string(t.warmup),
-                             "--threads", std::to_string(t.threads),
-                             "--seed", std::to_string(t.seed),
-                             "--reducer", reducer,
-                             "--bucket-cap-mb", fmt::format("{}", t.bucket_cap_mb),
-                             "--first-bucket-cap-mb", fmt::format("{}", t.first_bucket_cap_mb),
-                             "--lr", fmt::format("{}", t.lr),
-                             "--momentum", fmt::format("{}", t.momentum),
-                             "--backend", f.run.comm.backend,
-                             "--timeout", f.run.timeout_text,
-                             "--world-sizes", std::to_string(world),
-                             "--run-json", out,
-                             "--label", label};
-  if (!t.broadcast_buffers) a.push_back("--no-broadcast-buffers");
-  if (!f.run.comm.iface.empty()) {
-    a.push_back("--iface");
-    a.push_back(f.run.comm.iface);
-  }
-  return a;
-}
-
 int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vector<double>& pcts) {
   struct Row {
     std::string label, reducer;
@@ -235,17 +173,12 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
     const std::string label = row.label.empty() ? fmt::format("1N/{}R", row.world) : row.label;
     log::info(fmt::format("[{}/{}] {}: {} rank(s), reducer {}", i + 1, rows.size(), label,
                           row.world, row.reducer));
-    const std::string tmp = temp_json_path();
-    const int code =
-        launch_workers(row.world, f.run.comm.backend, worker_args(f, row.reducer, row.world, label, tmp));
-    Json rec;
-    try {
-      if (code == 0) rec = report::read_json_file(tmp);
-    } catch (...) {
-      std::remove(tmp.c_str());
-      throw;
-    }
-    std::remove(tmp.c_str());
+    auto job = f.train;
+    job.reducer = row.reducer;
+    if (row.reducer == "none") job.compression = "none";
+    const auto outcome = run_ddp_job(job, f.run, row.world, label);
+    const int code = outcome.status;
+    const Json& rec = outcome.record;
     if (code != 0) {
       if (!f.run.json_path.empty()) report::write_json_atomic(f.run.json_path, doc);
       log::error(fmt::format("row '{}' ({} rank(s)) failed with exit status {}{}", label, row.world,
@@ -275,14 +208,8 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
 int run_ddp(DdpFlags& f) {
   finish_run_options(f.run);  // backend built in, --timeout, --json writable
   f.train.broadcast_buffers = !f.no_broadcast_buffers;
-  train::validate(f.train);
-  if (f.train.reducer == "ddp") comm::require_c10d_group(f.run.comm.backend);
-  // Fail on an unknown model or a too small image before anything starts.
-  const auto& entry = models::find_model(f.train.model);
-  if (f.train.image_size < entry.min_image_size)
-    throw UsageError(fmt::format("--image-size {}: {} needs images of at least {}x{}",
-                                 f.train.image_size, entry.name, entry.min_image_size,
-                                 entry.min_image_size));
+  // Fail on bad values, an unknown model or a too small image before anything starts.
+  check_trainable(f.train, f.run.comm.backend);
   const auto sizes = parse_world_sizes(f.world_sizes);
   const auto pcts = report::parse_percentiles(f.percentiles, "--percentiles");
   if (f.train.reducer == "none")
@@ -336,10 +263,18 @@ Action register_ddp(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--reducer", t.reducer,
                   "Gradient sync: ddp (c10d::Reducer), overlap (own, hook-driven), sync (own, "
-                  "after backward), none (one process, no sync)")
+                  "after backward), allreduce-after-backward (one allreduce per tensor), none "
+                  "(one process, no sync)")
       ->capture_default_str();
   cmd->add_option("--bucket-cap-mb", t.bucket_cap_mb, "Gradient bucket capacity in MiB")
       ->capture_default_str();
+  cmd->add_option("--compression", t.compression,
+                  "Allreduce wire format of overlap/sync/allreduce-after-backward: none, fp16 "
+                  "(scaled against overflow), bf16")
+      ->capture_default_str();
+  cmd->add_flag("--amp", t.amp,
+                "Mixed precision: forward under CPU autocast in bfloat16 (LibTorch's CPU "
+                "autocast has no float16)");
   cmd->add_option("--first-bucket-cap-mb", t.first_bucket_cap_mb,
                   "Capacity of the first bucket in MiB (PyTorch DDP: 1)")
       ->capture_default_str();

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <ATen/autocast_mode.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/csrc/distributed/c10d/reducer.hpp>
@@ -127,6 +128,19 @@ inline void zero_grad(torch::optim::Optimizer& opt) {
 #else
   opt.zero_grad();
 #endif
+}
+
+// CPU autocast on or off, with its lower-precision dtype. 2.4 replaced the
+// per-device setters with ones taking the device type (2.x branch unverified).
+inline void set_cpu_autocast(bool enabled, at::ScalarType dtype) {
+#if DTBENCH_TORCH_AT_LEAST(2, 4)
+  at::autocast::set_autocast_dtype(at::kCPU, dtype);
+  at::autocast::set_autocast_enabled(at::kCPU, enabled);
+#else
+  at::autocast::set_autocast_cpu_dtype(dtype);
+  at::autocast::set_cpu_enabled(enabled);
+#endif
+  if (!enabled) at::autocast::clear_cache();
 }
 
 }  // namespace dtbench::compat

@@ -1,15 +1,55 @@
 #include "train/grad_buckets.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "comm/types.h"
 #include "core/error.h"
 
 namespace dtbench::train {
+namespace {
+
+// float16 compression keeps the largest reduced value near 65504 / 16: the
+// headroom covers ranks whose own gradients are larger than the average.
+constexpr double kFp16Max = 65504.0;
+constexpr double kFp16Target = kFp16Max / 16;
+constexpr double kMinScale = 0x1p-24, kMaxScale = 0x1p24;
+
+// The power of two that brings `max_abs` to kFp16Target (kept within range).
+double fp16_scale_for(double max_abs, double current) {
+  if (!(max_abs > 0) || !std::isfinite(max_abs)) return current;
+  const double s = std::exp2(std::floor(std::log2(kFp16Target / max_abs)));
+  return std::clamp(s, kMinScale, kMaxScale);
+}
+
+}  // namespace
+
+Compression parse_compression(const std::string& name) {
+  if (name == "none") return Compression::kNone;
+  if (name == "fp16") return Compression::kFp16;
+  if (name == "bf16") return Compression::kBf16;
+  throw UsageError(fmt::format("--compression '{}' is not one of none, fp16, bf16", name));
+}
+
+double CompressionStats::rel_l2_error() const {
+  return sum_sq_exact > 0 ? std::sqrt(sum_sq_error / sum_sq_exact) : 0;
+}
 
 GradBuckets::GradBuckets(std::vector<torch::Tensor> params,
-                         std::vector<std::vector<size_t>> assignment, comm::Communicator& comm)
-    : params_(std::move(params)), assignment_(std::move(assignment)), comm_(comm) {
+                         std::vector<std::vector<size_t>> assignment, comm::Communicator& comm,
+                         Compression compression)
+    : params_(std::move(params)), assignment_(std::move(assignment)), comm_(comm),
+      compression_(compression) {
+  stats_.dtype = compression == Compression::kFp16   ? "fp16"
+                 : compression == Compression::kBf16 ? "bf16"
+                                                     : "none";
+  bf16_gather_ = compression == Compression::kBf16 &&
+                 !comm_.unsupported_reason(comm::Collective::kAllreduce, comm::DType::kBFloat16,
+                                           comm::ReduceOp::kSum)
+                      .empty();
   bucket_of_.assign(params_.size(), 0);
   slot_of_.assign(params_.size(), 0);
   for (std::size_t b = 0; b < assignment_.size(); ++b) {
@@ -26,6 +66,11 @@ GradBuckets::GradBuckets(std::vector<torch::Tensor> params,
     }
     const auto& first = params_[assignment_[b].front()];
     bucket.flat = torch::zeros({numel}, first.options().requires_grad(false));
+    if (compression_ != Compression::kNone)
+      bucket.wire = torch::zeros(
+          {numel}, bucket.flat.options().dtype(compression_ == Compression::kFp16 ? torch::kHalf
+                                                                                  : torch::kBFloat16));
+    if (bf16_gather_) bucket.gathered = torch::zeros({comm_.size() * numel}, bucket.wire.options());
     bucket.pending = bucket.params.size();
     buckets_.push_back(std::move(bucket));
   }
@@ -49,13 +94,77 @@ void GradBuckets::fill(std::size_t b) {
 void GradBuckets::launch(std::size_t b) {
   DTBENCH_CHECK(b == next_launch_, "buckets must be launched in order");
   auto& bucket = buckets_[b];
-  bucket.work = comm_.allreduce(bucket.flat, bucket.flat, comm::ReduceOp::kSum);
+  if (compression_ == Compression::kNone) {
+    bucket.work = comm_.allreduce(bucket.flat, bucket.flat, comm::ReduceOp::kSum);
+  } else {
+    // Pre-divided by the world size (as PyTorch's fp16 hook does), so the sum
+    // is the average and cannot grow past the largest input; float16 is also
+    // scaled so that average sits high in its range.
+    torch::NoGradGuard no_grad;
+    const double factor = bucket.scale / comm_.size();
+    at::mul_out(bucket.wire, bucket.flat, torch::scalar_tensor(factor, bucket.flat.options()));
+    if (bf16_gather_) {
+      // A pure byte transport: the 16-bit words travel as float16 (which the
+      // backend can move) and are never computed on in that type.
+      auto out = bucket.gathered.view(torch::kHalf);
+      bucket.work = comm_.allgather(bucket.wire.view(torch::kHalf), out);
+    } else {
+      bucket.work = comm_.allreduce(bucket.wire, bucket.wire, comm::ReduceOp::kSum);
+    }
+    if (probe_) {
+      bucket.exact = bucket.flat.clone();
+      bucket.exact_work = comm_.allreduce(bucket.exact, bucket.exact, comm::ReduceOp::kSum);
+    }
+  }
   ++next_launch_;
 }
 
 std::size_t GradBuckets::launch_ready() {
   while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) launch(next_launch_);
   return next_launch_;
+}
+
+void GradBuckets::finish_compressed(Bucket& bucket) {
+  if (compression_ == Compression::kBf16) {
+    if (bf16_gather_)
+      bucket.flat.copy_(bucket.gathered.view({comm_.size(), -1}).to(torch::kFloat).sum(0));
+    else
+      bucket.flat.copy_(bucket.wire);
+    return;
+  }
+  // Every rank holds the same reduced bytes, so every rank takes the same
+  // branch below and picks the same next scale: no extra communication.
+  stats_.min_scale = std::min(stats_.min_scale, bucket.scale);
+  stats_.max_scale = std::max(stats_.max_scale, bucket.scale);
+  const double max_abs = bucket.wire.abs().max().item<double>();
+  if (!std::isfinite(max_abs)) {
+    // Overflowed in float16: reduce this bucket again in float32 (flat still
+    // holds this rank's gradients) and lower the scale from the exact result.
+    ++stats_.overflows;
+    comm_.allreduce(bucket.flat, bucket.flat, comm::ReduceOp::kSum)->wait(comm_.timeout());
+    bucket.flat.div_(static_cast<double>(comm_.size()));
+    const double exact_max = bucket.flat.abs().max().item<double>();
+    bucket.scale = std::min(bucket.scale / 2, fp16_scale_for(exact_max, bucket.scale / 2));
+    return;
+  }
+  bucket.flat.copy_(bucket.wire);
+  bucket.flat.mul_(1.0 / bucket.scale);
+  // Aim the next iteration's average at kFp16Target, growing at most 4x at a time.
+  bucket.scale = std::min(bucket.scale * 4, fp16_scale_for(max_abs / bucket.scale, bucket.scale));
+}
+
+void GradBuckets::record_probe(Bucket& bucket) {
+  bucket.exact_work->wait(comm_.timeout());
+  bucket.exact_work.reset();
+  bucket.exact.div_(static_cast<double>(comm_.size()));
+  const auto diff = (bucket.flat - bucket.exact).to(torch::kDouble);
+  const auto exact = bucket.exact.to(torch::kDouble);
+  stats_.measured = true;
+  stats_.max_abs_error = std::max(stats_.max_abs_error, diff.abs().max().item<double>());
+  stats_.max_abs_exact = std::max(stats_.max_abs_exact, exact.abs().max().item<double>());
+  stats_.sum_sq_error += diff.pow(2).sum().item<double>();
+  stats_.sum_sq_exact += exact.pow(2).sum().item<double>();
+  bucket.exact = torch::Tensor();
 }
 
 void GradBuckets::finish() {
@@ -71,7 +180,12 @@ void GradBuckets::finish() {
   for (auto& bucket : buckets_) {
     bucket.work->wait(comm_.timeout());
     bucket.work.reset();
-    bucket.flat.div_(world);
+    if (compression_ == Compression::kNone) {
+      bucket.flat.div_(world);
+    } else {
+      finish_compressed(bucket);
+      if (bucket.exact_work) record_probe(bucket);
+    }
     for (std::size_t k = 0; k < bucket.params.size(); ++k) {
       auto& p = params_[bucket.params[k]];
       auto g = p.mutable_grad();
@@ -84,6 +198,7 @@ void GradBuckets::reset() {
   for (auto& bucket : buckets_) {
     bucket.pending = bucket.params.size();
     bucket.work.reset();
+    bucket.exact_work.reset();
   }
   next_launch_ = 0;
 }

@@ -1,21 +1,29 @@
 #pragma once
-// Flat gradient buckets for dtbench's own reducers (overlap, sync): the same
-// parameter-to-bucket assignment PyTorch DDP computes, one contiguous buffer
-// per bucket (allocated once, reused every iteration), an allreduce per
-// bucket launched in bucket order on every rank.
+// Flat gradient buckets for dtbench's own reducers (overlap, sync,
+// allreduce-after-backward): a parameter-to-bucket assignment, one contiguous
+// buffer per bucket (allocated once, reused every iteration), an allreduce
+// per bucket launched in bucket order on every rank, optionally compressed
+// to float16 / bfloat16 on the wire. Where the backend has no bfloat16
+// allreduce, bf16 buckets travel through an allgather and are summed locally
+// in rank order (so every rank still gets identical bytes).
 #include <memory>
 #include <vector>
 
 #include <torch/types.h>
 
 #include "comm/communicator.h"
+#include "train/compression.h"
 
 namespace dtbench::train {
+
+enum class Compression { kNone, kFp16, kBf16 };
+// "none", "fp16", "bf16"; throws UsageError otherwise.
+Compression parse_compression(const std::string& name);
 
 class GradBuckets {
  public:
   GradBuckets(std::vector<torch::Tensor> params, std::vector<std::vector<size_t>> assignment,
-              comm::Communicator& comm);
+              comm::Communicator& comm, Compression compression = Compression::kNone);
 
   std::size_t size() const { return buckets_.size(); }
   const std::vector<std::vector<size_t>>& assignment() const { return assignment_; }
@@ -38,14 +46,27 @@ class GradBuckets {
   // Clears the per-iteration state.
   void reset();
 
+  // While on, every compressed bucket is also reduced in float32 and the
+  // difference accumulated into stats() (the error probe; costs a second
+  // allreduce per bucket, so it is used on untimed iterations only).
+  void set_probe(bool on) { probe_ = on; }
+  const CompressionStats& stats() const { return stats_; }
+
  private:
   struct Bucket {
     std::vector<size_t> params;
     std::vector<int64_t> offsets;
-    torch::Tensor flat;
+    torch::Tensor flat;   // float32 gradients, then their average
+    torch::Tensor wire;   // compressed copy (fp16/bf16) that is allreduced
+    torch::Tensor exact;  // float32 copy reduced alongside while probing
+    torch::Tensor gathered;  // bf16 without a bf16 allreduce: every rank's wire
+    double scale = 1;     // float16 only: power of two the sum is scaled by
     std::size_t pending = 0;
-    comm::WorkPtr work;
+    comm::WorkPtr work, exact_work;
   };
+  void finish_compressed(Bucket& bucket);
+  void record_probe(Bucket& bucket);
+
   std::vector<torch::Tensor> params_;
   std::vector<std::vector<size_t>> assignment_;
   std::vector<std::size_t> bucket_of_;
@@ -53,6 +74,12 @@ class GradBuckets {
   std::vector<Bucket> buckets_;
   std::size_t next_launch_ = 0;
   comm::Communicator& comm_;
+  Compression compression_;
+  bool probe_ = false;
+  // bfloat16 on a backend that cannot reduce it (Gloo in LibTorch 1.13): the
+  // bf16 buckets are allgathered (as raw 16-bit words) and summed in float32.
+  bool bf16_gather_ = false;
+  CompressionStats stats_;
 };
 
 }  // namespace dtbench::train

@@ -8,8 +8,9 @@
 //   finish_backward()      wait for what is still in flight ("exposed
 //                          communication"), write averaged gradients
 //   optimizer step
-// One file per strategy: reducer_none.cc, reducer_ddp.cc (c10d::Reducer),
-// reducer_overlap.cc, reducer_sync.cc.
+// One file per strategy: reducer_factory.cc (none), reducer_ddp.cc
+// (c10d::Reducer), reducer_overlap.cc, reducer_sync.cc (sync and
+// allreduce-after-backward).
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
+#include "train/compression.h"
 #include "train/train_options.h"
 
 namespace dtbench::comm {
@@ -34,6 +36,10 @@ class GradReducer {
   virtual void finish_backward() {}
   // Buckets used (parameter count per bucket, in launch order); empty for none.
   virtual std::vector<std::vector<size_t>> buckets() const { return {}; }
+  // Compression error probe (see GradBuckets::set_probe); no-ops for
+  // reducers that do not compress.
+  virtual void set_compression_probe(bool) {}
+  virtual CompressionStats compression_stats() const { return {}; }
 };
 
 // Creates the reducer named by opts.reducer for `module`. Broadcasts the

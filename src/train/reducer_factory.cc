@@ -38,13 +38,26 @@ void broadcast_buffers(comm::Communicator& comm, const std::vector<torch::Tensor
   if (!buffers.empty()) broadcast_coalesced(comm, buffers, kBroadcastBytes, 0);
 }
 
+std::vector<std::vector<size_t>> per_tensor_assignment(std::size_t num_params) {
+  std::vector<std::vector<size_t>> out;
+  for (std::size_t i = num_params; i-- > 0;) out.push_back({i});
+  return out;
+}
+
 BucketedReducer::BucketedReducer(const TrainOptions& opts, torch::nn::Module& module,
-                                 comm::Communicator& comm)
+                                 comm::Communicator& comm, bool per_tensor)
     : comm_(comm), params_(module.parameters()), buffers_(module.buffers()),
       broadcast_buffers_(opts.broadcast_buffers) {
   sync_initial_state(comm_, params_, buffers_);
-  buckets_ = std::make_unique<GradBuckets>(params_, bucket_assignment(params_, opts), comm_);
+  buckets_ = std::make_unique<GradBuckets>(
+      params_,
+      per_tensor ? per_tensor_assignment(params_.size()) : bucket_assignment(params_, opts), comm_,
+      parse_compression(opts.compression));
 }
+
+void BucketedReducer::set_compression_probe(bool on) { buckets_->set_probe(on); }
+
+CompressionStats BucketedReducer::compression_stats() const { return buckets_->stats(); }
 
 BucketedReducer::~BucketedReducer() = default;
 
@@ -61,8 +74,11 @@ std::unique_ptr<GradReducer> make_reducer(const TrainOptions& opts, torch::nn::M
     throw UsageError(fmt::format("--reducer {} needs a communicator", opts.reducer));
   if (opts.reducer == "ddp") return make_ddp_reducer(opts, module, *comm);
   if (opts.reducer == "overlap") return make_overlap_reducer(opts, module, *comm);
-  if (opts.reducer == "sync") return make_sync_reducer(opts, module, *comm);
-  throw UsageError(fmt::format("--reducer '{}' is not one of none, ddp, overlap, sync", opts.reducer));
+  if (opts.reducer == "sync") return make_sync_reducer(opts, module, *comm, false);
+  if (opts.reducer == "allreduce-after-backward")
+    return make_sync_reducer(opts, module, *comm, true);
+  throw UsageError(fmt::format(
+      "--reducer '{}' is not one of none, ddp, overlap, sync, allreduce-after-backward", opts.reducer));
 }
 
 }  // namespace dtbench::train

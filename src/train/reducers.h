@@ -16,8 +16,10 @@ std::unique_ptr<GradReducer> make_ddp_reducer(const TrainOptions& opts, torch::n
 std::unique_ptr<GradReducer> make_overlap_reducer(const TrainOptions& opts,
                                                   torch::nn::Module& module,
                                                   comm::Communicator& comm);
+// sync with DDP's buckets; allreduce-after-backward (per_tensor) with one
+// bucket per parameter, i.e. one allreduce per gradient tensor.
 std::unique_ptr<GradReducer> make_sync_reducer(const TrainOptions& opts, torch::nn::Module& module,
-                                               comm::Communicator& comm);
+                                               comm::Communicator& comm, bool per_tensor);
 
 // --bucket-cap-mb style MiB (fractions allowed) to bytes.
 std::size_t mib_to_bytes(double mib);
@@ -34,14 +36,22 @@ void broadcast_buffers(comm::Communicator& comm, const std::vector<torch::Tensor
 
 class GradBuckets;
 
-// What overlap and sync share: the initial broadcast, DDP's buckets over
-// the communicator, and the buffer broadcast before each forward.
+// One bucket per parameter, in reverse registration order (the order
+// backward produces gradients in).
+std::vector<std::vector<size_t>> per_tensor_assignment(std::size_t num_params);
+
+// What overlap and sync share: the initial broadcast, buckets over the
+// communicator (DDP's assignment unless `per_tensor`), optional compression,
+// and the buffer broadcast before each forward.
 class BucketedReducer : public GradReducer {
  public:
-  BucketedReducer(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm);
+  BucketedReducer(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm,
+                  bool per_tensor = false);
   ~BucketedReducer() override;
   std::vector<std::vector<size_t>> buckets() const override;
   void before_forward() override;
+  void set_compression_probe(bool on) override;
+  CompressionStats compression_stats() const override;
 
  protected:
   comm::Communicator& comm_;

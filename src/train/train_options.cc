@@ -37,8 +37,21 @@ void validate(const TrainOptions& o) {
   bool known = false;
   for (const char* r : kReducerNames) known = known || o.reducer == r;
   if (!known)
-    throw UsageError(
-        fmt::format("--reducer '{}' is not one of none, ddp, overlap, sync", o.reducer));
+    throw UsageError(fmt::format(
+        "--reducer '{}' is not one of none, ddp, overlap, sync, allreduce-after-backward", o.reducer));
+  known = false;
+  for (const char* c : kCompressionNames) known = known || o.compression == c;
+  if (!known)
+    throw UsageError(fmt::format("--compression '{}' is not one of none, fp16, bf16", o.compression));
+  if (o.compression != "none" && !reducer_supports_compression(o.reducer))
+    throw UsageError(fmt::format(
+        "--compression {} needs one of dtbench's own reducers (overlap, sync, "
+        "allreduce-after-backward); --reducer {} reduces in float32",
+        o.compression, o.reducer));
+}
+
+bool reducer_supports_compression(const std::string& reducer) {
+  return reducer == "overlap" || reducer == "sync" || reducer == "allreduce-after-backward";
 }
 
 }  // namespace dtbench::train

@@ -27,8 +27,14 @@ struct TrainOptions {
   int threads = 0;
   // Seeds model initialisation and the synthetic data. Default 1.
   uint64_t seed = 1;
-  // Gradient synchronisation: none, ddp, overlap, sync. Default "ddp".
+  // Gradient synchronisation: none, ddp, overlap, sync,
+  // allreduce-after-backward. Default "ddp".
   std::string reducer = "ddp";
+  // Wire format of the gradient allreduce of dtbench's own reducers (overlap,
+  // sync, allreduce-after-backward): none (float32), fp16 or bf16. Default none.
+  std::string compression = "none";
+  // Mixed precision: forward under autocast (CPU: bfloat16). Default off.
+  bool amp = false;
   // Bucket capacity in MiB (all reducers) and the first bucket's (ddp, overlap,
   // sync; PyTorch DDP uses 1 MiB). Defaults 25 / 1.
   double bucket_cap_mb = 25;
@@ -42,9 +48,16 @@ struct TrainOptions {
 };
 
 // The reducer names in the order `--help` lists them.
-inline const char* const kReducerNames[] = {"none", "ddp", "overlap", "sync"};
+inline const char* const kReducerNames[] = {"none", "ddp", "overlap", "sync",
+                                           "allreduce-after-backward"};
+// The --compression names.
+inline const char* const kCompressionNames[] = {"none", "fp16", "bf16"};
 
-// Throws UsageError for out-of-range values (sizes, counts, unknown reducer).
+// True for the reducers that can compress their allreduce (dtbench's own).
+bool reducer_supports_compression(const std::string& reducer);
+
+// Throws UsageError for out-of-range values (sizes, counts, unknown reducer or
+// compression, compression with a reducer that cannot compress).
 void validate(const TrainOptions& o);
 
 }  // namespace dtbench::train

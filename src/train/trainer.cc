@@ -32,6 +32,23 @@ models::ModelOptions model_options(const TrainOptions& o) {
   return m;
 }
 
+// Forward under CPU autocast (bfloat16) while alive. LibTorch's CPU autocast
+// has no float16 and needs no gradient scaler: bfloat16 keeps float32's range.
+class AutocastScope {
+ public:
+  explicit AutocastScope(bool on) : on_(on) {
+    if (on_) compat::set_cpu_autocast(true, at::kBFloat16);
+  }
+  ~AutocastScope() {
+    if (on_) compat::set_cpu_autocast(false, at::kBFloat16);
+  }
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool on_;
+};
+
 }  // namespace
 
 std::unique_ptr<models::Model> make_seeded_model(const TrainOptions& opts) {
@@ -83,10 +100,17 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
   result.buckets = reducer->buckets();
   auto& t = result.times;
   const int total_iters = opts.warmup + opts.iters;
-  for (int it = 0; it < total_iters; ++it) {
+  const bool probe = opts.compression != "none";
+  for (int it = 0; it < total_iters + (probe ? 1 : 0); ++it) {
+    const bool probing = it == total_iters;
+    if (probing) reducer->set_compression_probe(true);
     const auto t0 = Clock::now();
     reducer->before_forward();
-    auto loss = model.training_loss(batch.input, batch.target);
+    torch::Tensor loss;
+    {
+      AutocastScope autocast(opts.amp);
+      loss = model.training_loss(batch.input, batch.target).to(torch::kFloat);
+    }
     reducer->before_backward(loss);
     const auto t1 = Clock::now();
     loss.backward();
@@ -100,6 +124,10 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
     if (!std::isfinite(result.last_loss))
       throw VerificationError(
           fmt::format("loss became {} at iteration {}: the training diverged", result.last_loss, it));
+    if (probing) {
+      reducer->set_compression_probe(false);
+      continue;
+    }
     if (it >= opts.warmup) {
       t.forward.push_back(seconds(t0, t1));
       t.backward.push_back(seconds(t1, t2));
@@ -109,6 +137,7 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
     }
     if (progress) progress(it, total_iters, seconds(t0, t4));
   }
+  result.compression = reducer->compression_stats();
   return result;
 }
 

@@ -9,6 +9,7 @@
 #include <torch/types.h>
 
 #include "models/model.h"
+#include "train/compression.h"
 #include "train/train_options.h"
 
 namespace dtbench::comm {
@@ -25,6 +26,9 @@ struct PhaseTimes {
 struct TrainResult {
   PhaseTimes times;
   double last_loss = 0;
+  // With opts.compression: what the compression did and the error it made,
+  // measured on one extra untimed iteration after the timed ones.
+  CompressionStats compression;
   std::vector<std::vector<size_t>> buckets;  // parameter indices per bucket (initial)
 };
 
@@ -47,7 +51,9 @@ int resolve_threads(int requested, int local_world_size);
 using Progress = std::function<void(int iteration, int total, double seconds)>;
 
 // Trains `model` for opts.warmup + opts.iters iterations; only the last
-// opts.iters are timed. `comm` may be null for reducer none. Collectives time
+// opts.iters are timed (plus one untimed error-probe iteration with
+// compression). With opts.amp the forward and loss run under CPU autocast
+// (bfloat16); gradients and the optimizer stay float32. `comm` may be null for reducer none. Collectives time
 // out after comm->timeout().
 TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communicator* comm,
                   int world_size, int rank, const Progress& progress = {});

@@ -64,6 +64,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& opts, const launch::Worl
   const auto result = train::train(opts, *model, comm, world.world_size, world.rank, progress);
   res.buckets = static_cast<int>(result.buckets.size());
   res.last_loss = result.last_loss;
+  res.compression = result.compression;
 
   // Replicas must be bitwise identical before anything is recorded.
   const uint64_t hash = comm != nullptr ? train::verify_replicas(*comm, *model->module())
@@ -89,12 +90,26 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& opts, const launch::Worl
   return res;
 }
 
+nlohmann::ordered_json compression_json(const train::CompressionStats& c) {
+  return {{"dtype", c.dtype},
+          {"overflows", c.overflows},
+          {"min_scale", c.min_scale},
+          {"max_scale", c.max_scale},
+          {"measured", c.measured},
+          {"max_rel_error", c.max_rel_error()},
+          {"rel_l2_error", c.rel_l2_error()},
+          {"max_abs_error", c.max_abs_error},
+          {"max_abs_exact", c.max_abs_exact}};
+}
+
 nlohmann::ordered_json run_extras_json(const DdpBenchResult& r) {
-  return {{"threads", r.threads},
-          {"buckets", r.buckets},
-          {"last_loss", r.last_loss},
-          {"param_tensors", r.param_tensors},
-          {"param_elements", r.param_elements}};
+  nlohmann::ordered_json j{{"threads", r.threads},
+                           {"buckets", r.buckets},
+                           {"last_loss", r.last_loss},
+                           {"param_tensors", r.param_tensors},
+                           {"param_elements", r.param_elements}};
+  if (r.compression.dtype != "none") j["compression"] = compression_json(r.compression);
+  return j;
 }
 
 }  // namespace dtbench::bench

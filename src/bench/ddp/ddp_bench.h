@@ -7,6 +7,7 @@
 
 #include "launch/world.h"
 #include "report/ddp_record.h"
+#include "train/compression.h"
 #include "train/train_options.h"
 
 namespace dtbench::comm {
@@ -21,6 +22,7 @@ struct DdpBenchResult {
   int buckets = 0;     // gradient buckets (initial assignment; 0 for none)
   double last_loss = 0;
   long long param_tensors = 0, param_elements = 0;
+  train::CompressionStats compression;  // dtype "none" without --compression
 };
 
 // Runs opts on this rank. `comm` may be null only for reducer none on one
@@ -30,5 +32,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& opts, const launch::Worl
 
 // The per-run extras written beside the run record.
 nlohmann::ordered_json run_extras_json(const DdpBenchResult& r);
+// The "compression" object of the extras (also read back by compare).
+nlohmann::ordered_json compression_json(const train::CompressionStats& c);
 
 }  // namespace dtbench::bench
