@@ -39,30 +39,11 @@ struct DdpFlags {
   train::TrainOptions train;
   std::string world_sizes = "1,2";
   bool no_baseline = false;
-  bool no_broadcast_buffers = false;
   std::string percentiles = "50,75,90";
   std::string run_json;  // internal: a row worker writes its record here
   std::string label;     // internal: the row's label
   bool world_sizes_given = false;
 };
-
-std::vector<int> parse_world_sizes(const std::string& text) {
-  std::vector<int> out;
-  for (const auto& item : split_list(text)) {
-    std::size_t used = 0;
-    long v = 0;
-    try {
-      v = std::stol(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || v < 1 || v > 1024)
-      throw UsageError(
-          fmt::format("--world-sizes: '{}' is not a rank count between 1 and 1024 (in '{}')", item, text));
-    out.push_back(static_cast<int>(v));
-  }
-  return out;
-}
 
 Json config_json(const DdpFlags& f) {
   Json c = train_config_json(f.train);
@@ -207,7 +188,6 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
 
 int run_ddp(DdpFlags& f) {
   finish_run_options(f.run);  // backend built in, --timeout, --json writable
-  f.train.broadcast_buffers = !f.no_broadcast_buffers;
   // Fail on bad values, an unknown model or a too small image before anything starts.
   check_trainable(f.train, f.run.comm.backend);
   const auto sizes = parse_world_sizes(f.world_sizes);
@@ -235,53 +215,7 @@ Action register_ddp(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "ddp", "Data-parallel training benchmark: sec/iter and examples/s per world size and reducer");
   add_run_options(*cmd, f->run, /*with_nproc=*/false);
-  auto& t = f->train;
-  cmd->add_option("-m,--model", t.model, "Model (see `dtbench models`)")->capture_default_str();
-  cmd->add_option("-b,--batch-size", t.batch_size, "Examples per rank per iteration")
-      ->capture_default_str();
-  cmd->add_option("--image-size", t.image_size, "Image side (image models)")->capture_default_str();
-  cmd->add_option("--seq-len", t.seq_len, "Tokens per example (transformer)")->capture_default_str();
-  cmd->add_option("--layers", t.layers, "Transformer layers (0 = model default)")
-      ->capture_default_str();
-  cmd->add_option("--width", t.width, "Transformer width / MLP hidden width (0 = model default)")
-      ->capture_default_str();
-  cmd->add_option("--num-classes", t.num_classes, "Classes of image and MLP models")
-      ->check(CLI::Range(2, 1000000))
-      ->capture_default_str();
-  cmd->add_option("-n,--iters", t.iters, "Timed iterations")->capture_default_str();
-  cmd->add_option("-w,--warmup", t.warmup, "Untimed warm-up iterations")->capture_default_str();
-  cmd->add_option("--threads", t.threads, "Intra-op threads per rank (0 = cores / local ranks)")
-      ->capture_default_str();
-  cmd->add_option("--seed", t.seed, "Seed of the weights and the synthetic data")
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            return v.find_first_not_of("0123456789") == std::string::npos && !v.empty()
-                       ? std::string()
-                       : "'" + v + "' is not a non-negative integer";
-          },
-          "UINT"))
-      ->capture_default_str();
-  cmd->add_option("--reducer", t.reducer,
-                  "Gradient sync: ddp (c10d::Reducer), overlap (own, hook-driven), sync (own, "
-                  "after backward), allreduce-after-backward (one allreduce per tensor), none "
-                  "(one process, no sync)")
-      ->capture_default_str();
-  cmd->add_option("--bucket-cap-mb", t.bucket_cap_mb, "Gradient bucket capacity in MiB")
-      ->capture_default_str();
-  cmd->add_option("--compression", t.compression,
-                  "Allreduce wire format of overlap/sync/allreduce-after-backward: none, fp16 "
-                  "(scaled against overflow), bf16")
-      ->capture_default_str();
-  cmd->add_flag("--amp", t.amp,
-                "Mixed precision: forward under CPU autocast in bfloat16 (LibTorch's CPU "
-                "autocast has no float16)");
-  cmd->add_option("--first-bucket-cap-mb", t.first_bucket_cap_mb,
-                  "Capacity of the first bucket in MiB (PyTorch DDP: 1)")
-      ->capture_default_str();
-  cmd->add_flag("--no-broadcast-buffers", f->no_broadcast_buffers,
-                "Do not broadcast buffers (batch-norm statistics) before each forward");
-  cmd->add_option("--lr", t.lr, "SGD learning rate")->capture_default_str();
-  cmd->add_option("--momentum", t.momentum, "SGD momentum")->capture_default_str();
+  add_train_flags(*cmd, f->train, /*grid=*/false);
   auto* world_sizes =
       cmd->add_option("--world-sizes", f->world_sizes,
                       "Rank counts to sweep on this host, e.g. 1,2,4 (under an external "

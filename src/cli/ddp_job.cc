@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "comm/factory.h"
 #include "core/error.h"
+#include "core/units.h"
 #include "launch/launcher.h"
 #include "models/model.h"
 #include "report/json_io.h"
@@ -26,6 +28,24 @@ std::string temp_json_path() {
 }
 
 }  // namespace
+
+std::vector<int> parse_world_sizes(const std::string& text) {
+  std::vector<int> out;
+  for (const auto& item : split_list(text)) {
+    std::size_t used = 0;
+    long v = 0;
+    try {
+      v = std::stol(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || v < 1 || v > 1024)
+      throw UsageError(
+          fmt::format("--world-sizes: '{}' is not a rank count between 1 and 1024 (in '{}')", item, text));
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
 
 nlohmann::ordered_json train_config_json(const train::TrainOptions& t) {
   return {{"model", t.model},
@@ -107,6 +127,60 @@ void check_trainable(const train::TrainOptions& t, const std::string& backend) {
   if (t.image_size < entry.min_image_size)
     throw UsageError(fmt::format("--image-size {}: {} needs images of at least {}x{}", t.image_size,
                                  entry.name, entry.min_image_size, entry.min_image_size));
+}
+
+void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
+  if (!grid) {
+    cmd.add_option("-m,--model", t.model, "Model (see `dtbench models`)")->capture_default_str();
+  }
+  cmd.add_option("-b,--batch-size", t.batch_size, "Examples per rank per iteration")
+      ->capture_default_str();
+  cmd.add_option("--image-size", t.image_size, "Image side (image models)")->capture_default_str();
+  cmd.add_option("--seq-len", t.seq_len, "Tokens per example (transformer)")->capture_default_str();
+  cmd.add_option("--layers", t.layers, "Transformer layers (0 = model default)")
+      ->capture_default_str();
+  cmd.add_option("--width", t.width, "Transformer width / MLP hidden width (0 = model default)")
+      ->capture_default_str();
+  cmd.add_option("--num-classes", t.num_classes, "Classes of image and MLP models")
+      ->check(CLI::Range(2, 1000000))
+      ->capture_default_str();
+  cmd.add_option("-n,--iters", t.iters, "Timed iterations")->capture_default_str();
+  cmd.add_option("-w,--warmup", t.warmup, "Untimed warm-up iterations")->capture_default_str();
+  cmd.add_option("--threads", t.threads, "Intra-op threads per rank (0 = cores / local ranks)")
+      ->capture_default_str();
+  cmd.add_option("--seed", t.seed, "Seed of the weights and the synthetic data")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v.find_first_not_of("0123456789") == std::string::npos && !v.empty()
+                       ? std::string()
+                       : "'" + v + "' is not a non-negative integer";
+          },
+          "UINT"))
+      ->capture_default_str();
+  if (!grid) {
+    cmd.add_option("--reducer", t.reducer,
+                    "Gradient sync: ddp (c10d::Reducer), overlap (own, hook-driven), sync (own, "
+                    "after backward), allreduce-after-backward (one allreduce per tensor), none "
+                    "(one process, no sync)")
+        ->capture_default_str();
+    cmd.add_option("--bucket-cap-mb", t.bucket_cap_mb, "Gradient bucket capacity in MiB")
+        ->capture_default_str();
+    cmd.add_option("--compression", t.compression,
+                    "Allreduce wire format of overlap/sync/allreduce-after-backward: none, fp16 "
+                    "(scaled against overflow), bf16")
+        ->capture_default_str();
+  }
+  cmd.add_flag("--amp", t.amp,
+               "Mixed precision: forward under CPU autocast in bfloat16 (LibTorch's CPU "
+               "autocast has no float16)");
+  cmd.add_option("--first-bucket-cap-mb", t.first_bucket_cap_mb,
+                 "Capacity of the first bucket in MiB (PyTorch DDP: 1)")
+      ->capture_default_str();
+  cmd.add_option("--lr", t.lr, "SGD learning rate")->capture_default_str();
+  cmd.add_option("--momentum", t.momentum, "SGD momentum")->capture_default_str();
+  cmd.add_flag_callback(
+      "--no-broadcast-buffers", [&t] { t.broadcast_buffers = false; },
+      "Do not broadcast buffers (batch-norm statistics) before each forward");
 }
 
 }  // namespace dtbench::cli

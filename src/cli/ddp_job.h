@@ -12,7 +12,20 @@
 #include "cli/run_options.h"
 #include "train/train_options.h"
 
+namespace CLI {
+class App;
+}
+
 namespace dtbench::cli {
+
+// The training flags of `ddp` and `compare` (model size, batch, iterations,
+// threads, seed, SGD, --amp, --no-broadcast-buffers ...). With `grid`,
+// --model, --reducer, --bucket-cap-mb and --compression are left to the
+// caller (compare takes lists).
+void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid);
+
+// "1,2,4" -> {1, 2, 4}; throws UsageError naming --world-sizes.
+std::vector<int> parse_world_sizes(const std::string& text);
 
 // The training options as the "config" object of reports.
 nlohmann::ordered_json train_config_json(const train::TrainOptions& t);

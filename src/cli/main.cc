@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   actions["launch"] = cli::register_launch(app);
   actions["models"] = cli::register_models(app);
   actions["ddp"] = cli::register_ddp(app);
+  actions["compare"] = cli::register_compare(app);
   actions["diff"] = cli::register_diff(app);
 
   try {

@@ -21,12 +21,21 @@ const std::vector<double>& phase(const RankSamples& r, const std::string& name) 
 }
 
 std::vector<double> phase_times(const DdpRun& run, const std::string& phase_name) {
+  const bool exposed = phase_name == "backward+comm_wait";
   std::vector<double> out;
   for (const auto& r : run.ranks) {
-    const auto& xs = phase(r, phase_name);
+    const auto& xs = phase(r, exposed ? "backward" : phase_name);
     if (out.size() < xs.size()) out.resize(xs.size(), 0.0);
-    for (std::size_t i = 0; i < xs.size(); ++i) out[i] = std::max(out[i], xs[i]);
+    for (std::size_t i = 0; i < xs.size(); ++i)
+      out[i] = std::max(out[i], xs[i] + (exposed && i < r.comm_wait.size() ? r.comm_wait[i] : 0.0));
   }
+  return out;
+}
+
+std::vector<double> per_rank_throughput(const DdpRun& run) {
+  std::vector<double> out;
+  for (double t : iteration_times(run))
+    out.push_back(t > 0 ? static_cast<double>(run.batch_per_rank) / t : 0.0);
   return out;
 }
 

@@ -23,7 +23,7 @@ struct RankSamples {
 
 struct DdpRun {
   std::string label;        // "no ddp", "1N/2R", ...
-  std::string reducer;      // none, ddp, overlap, sync
+  std::string reducer;      // none, ddp, overlap, sync, allreduce-after-backward
   int world_size = 1;
   int nodes = 1;
   std::int64_t batch_per_rank = 0;
@@ -40,8 +40,13 @@ const std::vector<double>& phase(const RankSamples& r, const std::string& name);
 // Seconds per iteration of the job: for each timed iteration the slowest
 // rank's total (an iteration ends when every rank has finished it).
 std::vector<double> iteration_times(const DdpRun& run);
-// The same for one phase.
+// The same for one phase; "backward+comm_wait" sums the two per rank first
+// (backward including its exposed communication).
 std::vector<double> phase_times(const DdpRun& run, const std::string& phase_name);
+
+// Examples per second per rank, one per timed iteration: batch_per_rank / the
+// iteration's time (slowest rank).
+std::vector<double> per_rank_throughput(const DdpRun& run);
 
 // (max - min) / min of the ranks' p50 total times, in percent; 0 for one rank.
 double rank_p50_spread_percent(const DdpRun& run);

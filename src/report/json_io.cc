@@ -32,12 +32,16 @@ void write_all(int fd, const std::string& data, const std::string& path) {
 }  // namespace
 
 void write_json_atomic(const std::string& path, const Json& doc) {
+  write_text_atomic(path, doc.dump(2) + "\n");
+}
+
+void write_text_atomic(const std::string& path, const std::string& text) {
   if (path.empty()) throw UsageError("empty output path");
   const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
   try {
-    write_all(fd, doc.dump(2) + "\n", path);
+    write_all(fd, text, path);
     if (::fsync(fd) != 0) throw IoError(fmt::format("cannot sync '{}': {}", path, std::strerror(errno)));
   } catch (...) {
     ::close(fd);

@@ -12,6 +12,8 @@ using Json = nlohmann::ordered_json;
 
 // Throws IoError naming the path when it cannot be written.
 void write_json_atomic(const std::string& path, const Json& doc);
+// The same for any text (HTML, CSV, a rewritten JSON-lines file).
+void write_text_atomic(const std::string& path, const std::string& text);
 
 // Checks, before a long run, that a report can later be written at `path`:
 // its directory exists and it is not itself a directory. Throws UsageError

@@ -79,4 +79,15 @@ double delta_percent(double base, double test) {
   return (test - base) / base * 100.0;
 }
 
+MeanBand mean_band_196(const std::vector<double>& xs) {
+  return {mean(xs), 1.96 * stdev(xs)};
+}
+
+double scaling_efficiency(double throughput_n, int n, double throughput_1) {
+  if (n < 1) throw std::invalid_argument("scaling_efficiency: rank count must be at least 1");
+  if (!(throughput_1 > 0))
+    throw std::invalid_argument("scaling_efficiency: 1-rank throughput must be positive");
+  return throughput_n / (n * throughput_1);
+}
+
 }  // namespace dtbench::stats

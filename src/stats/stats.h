@@ -30,4 +30,15 @@ Summary summarize(const std::vector<double>& xs);
 // Throws std::invalid_argument when base is 0.
 double delta_percent(double base, double test);
 
+// Mean and the half-width of mean ± 1.96σ (σ = sample stdev): the band the
+// RaySGD/Horovod throughput tables print. Throws on empty input.
+struct MeanBand {
+  double mean = 0, half_width = 0;
+};
+MeanBand mean_band_196(const std::vector<double>& xs);
+
+// Scaling efficiency: throughput at n ranks / (n * throughput at 1 rank).
+// Throws std::invalid_argument for n < 1 or a non-positive 1-rank throughput.
+double scaling_efficiency(double throughput_n, int n, double throughput_1);
+
 }  // namespace dtbench::stats

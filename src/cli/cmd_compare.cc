@@ -1,0 +1,262 @@
+// `dtbench compare`: which way of synchronising gradients is fastest here,
+// and how does each scale? Sweeps models × world sizes × reducers × bucket
+// sizes × compressions, each point a full `ddp` job (cli/ddp_job), appends
+// every finished point to a JSON-lines log (--resume continues one), then
+// prints the per-phase tables, the throughput/efficiency table and the
+// compression errors.
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "bench/compare/grid.h"
+#include "bench/env_info.h"
+#include "cli/commands.h"
+#include "cli/ddp_job.h"
+#include "cli/run_options.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/units.h"
+#include "launch/world.h"
+#include "report/compare_record.h"
+#include "report/compare_reporter.h"
+#include "report/ddp_record.h"
+#include "report/env_reporter.h"
+#include "report/json_io.h"
+#include "report/progress.h"
+
+namespace dtbench::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct CompareFlags {
+  RunOptions run;
+  train::TrainOptions train;
+  std::string models = "resnet50";
+  std::string world_sizes = "1,2";
+  std::string reducers = "ddp,overlap,sync";
+  std::string bucket_caps = "1,5,10,25,50";
+  std::string compressions = "none";
+  std::string baseline = "ddp";
+  std::string jsonl = "dtbench-compare.jsonl";
+  std::string resume;
+  bool no_progress = false;
+};
+
+std::vector<double> parse_bucket_caps(const std::string& text) {
+  std::vector<double> out;
+  for (const auto& item : split_list(text)) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || !(v > 0) || v > 65536)
+      throw UsageError(fmt::format(
+          "--bucket-cap-mb: '{}' is not a size in MiB between 0 and 65536 (in '{}')", item, text));
+    out.push_back(v);
+  }
+  return out;
+}
+
+// The configuration every point shares (what --resume must find unchanged).
+Json shared_config(const CompareFlags& f) {
+  Json c = train_config_json(f.train);
+  for (const char* k : {"model", "reducer", "bucket_cap_mb", "compression"}) c.erase(k);
+  c["backend"] = f.run.comm.backend;
+  return c;
+}
+
+train::TrainOptions point_options(const train::TrainOptions& base, const report::PointKey& k) {
+  auto t = base;
+  t.model = k.model;
+  t.reducer = k.reducer;
+  t.bucket_cap_mb = k.bucket_cap_mb;
+  t.compression = k.compression;
+  return t;
+}
+
+Json final_report(const CompareFlags& f, const Json& env, const bench::GridSpec& spec,
+                  const bench::Grid& grid, const std::vector<report::ComparePoint>& points,
+                  bool complete) {
+  Json doc;
+  doc["schema"] = "dtbench.compare";
+  doc["schema_version"] = 1;
+  doc["kind"] = "report";
+  doc["created"] = report::utc_timestamp();
+  doc["complete"] = complete;
+  doc["command"] = original_args();
+  doc["env"] = env;
+  doc["config"] = shared_config(f);
+  doc["grid"] = {{"models", spec.models},
+                 {"world_sizes", spec.world_sizes},
+                 {"reducers", spec.reducers},
+                 {"bucket_caps_mb", spec.bucket_caps_mb},
+                 {"compressions", spec.compressions}};
+  doc["baseline"] = f.baseline;
+  doc["skipped"] = grid.skipped;
+  doc["jsonl"] = f.resume.empty() ? f.jsonl : f.resume;
+  doc["points"] = Json::array();
+  for (const auto& p : points) doc["points"].push_back(report::to_json(p));
+  return doc;
+}
+
+// The points in grid order (resumed ones and new ones interleave).
+std::vector<report::ComparePoint> in_grid_order(const bench::Grid& grid,
+                                                std::vector<report::ComparePoint> points) {
+  std::map<std::string, std::size_t> order;
+  for (std::size_t i = 0; i < grid.points.size(); ++i) order[grid.points[i].id()] = i;
+  std::vector<report::ComparePoint> out;
+  for (auto& p : points)
+    if (order.count(p.key.id())) out.push_back(std::move(p));
+  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
+    return order[a.key.id()] < order[b.key.id()];
+  });
+  return out;
+}
+
+int run_compare(CompareFlags& f) {
+  finish_run_options(f.run);
+  bench::GridSpec spec;
+  spec.models = split_list(f.models);
+  spec.world_sizes = parse_world_sizes(f.world_sizes);
+  spec.reducers = split_list(f.reducers);
+  spec.bucket_caps_mb = parse_bucket_caps(f.bucket_caps);
+  spec.compressions = split_list(f.compressions);
+  const auto grid = bench::expand_grid(spec);
+  if (std::find(spec.reducers.begin(), spec.reducers.end(), f.baseline) == spec.reducers.end())
+    throw UsageError(fmt::format("--baseline '{}' is not one of --reducers {}", f.baseline,
+                                 f.reducers));
+  for (const auto& k : grid.points) check_trainable(point_options(f.train, k), f.run.comm.backend);
+  const auto world = launch::world_from_env(launch::process_env());
+  if (world.source != "single")
+    throw UsageError(fmt::format(
+        "compare starts its own jobs on this host; run it outside {} (it found {} rank(s))",
+        world.source, world.world_size));
+
+  // The log: a new one, or the one --resume continues.
+  const Json config = shared_config(f);
+  std::vector<report::ComparePoint> done;
+  std::string log_path = f.jsonl;
+  if (!f.resume.empty()) {
+    log_path = f.resume;
+    auto log = report::read_compare_log(f.resume);
+    const auto diff = report::config_mismatch(log.header.at("config"), config);
+    if (!diff.empty())
+      throw UsageError(fmt::format(
+          "--resume {}: it was run with a different configuration ({}); use the same flags or a "
+          "new --jsonl",
+          f.resume, diff));
+    if (log.truncated_tail) {
+      log::warn(fmt::format("{}: the last line was cut short (interrupted write); dropped, that "
+                            "point runs again",
+                            f.resume));
+      report::rewrite_compare_log(f.resume, log);
+    }
+    done = std::move(log.points);
+  } else {
+    report::require_writable_path(log_path, "--jsonl");
+    if (std::filesystem::exists(log_path))
+      throw UsageError(fmt::format(
+          "--jsonl {} already exists: continue it with --resume {}, or remove it", log_path,
+          log_path));
+  }
+  const auto todo = bench::remaining_points(grid, done);
+
+  auto env = bench::collect_env();
+  report::print_env(std::cout, env);
+  std::cout << fmt::format(
+      "\nCompare: {} point(s) (models {} × ranks {} × reducers {} × buckets {} MB × compression "
+      "{}); {} already in {}, {} to run\n",
+      grid.points.size(), f.models, f.world_sizes, f.reducers, f.bucket_caps, f.compressions,
+      grid.points.size() - todo.size(), log_path, todo.size());
+  for (const auto& s : grid.skipped) std::cout << "  " << s << "\n";
+  std::cout << std::flush;
+  if (f.resume.empty()) report::append_jsonl(log_path, report::compare_log_header(env, config, original_args()));
+
+  report::ProgressBar bar(std::cerr, !f.no_progress && isatty(STDERR_FILENO) == 1,
+                          static_cast<int>(grid.points.size()),
+                          static_cast<int>(grid.points.size() - todo.size()));
+  auto points = done;
+  for (const auto& k : todo) {
+    bar.start(k.id());
+    const auto outcome = run_ddp_job(point_options(f.train, k), f.run, k.world_size, k.id());
+    if (outcome.status != 0) {
+      bar.finish();
+      if (!f.run.json_path.empty())
+        report::write_json_atomic(f.run.json_path,
+                                  final_report(f, env, spec, grid, in_grid_order(grid, points), false));
+      log::error(fmt::format(
+          "point {} failed with exit status {}; the {} point(s) before it are in {} (continue "
+          "with --resume {})",
+          k.id(), outcome.status, points.size(), log_path, log_path));
+      return outcome.status;
+    }
+    report::ComparePoint p;
+    p.key = k;
+    p.run = report::ddp_run_from_json(outcome.record.at("run"), "worker record");
+    p.extras = outcome.record.at("extras");
+    report::append_jsonl(log_path, report::to_json(p));
+    points.push_back(std::move(p));
+    bar.step_done();
+    if (!f.run.json_path.empty())
+      report::write_json_atomic(f.run.json_path,
+                                final_report(f, env, spec, grid, in_grid_order(grid, points), false));
+  }
+  bar.finish();
+
+  const auto ordered = in_grid_order(grid, points);
+  report::CompareConsoleReporter console(std::cout, f.baseline);
+  console.all(ordered);
+  if (!f.run.json_path.empty()) {
+    report::write_json_atomic(f.run.json_path, final_report(f, env, spec, grid, ordered, true));
+    std::cout << "\nReport: " << f.run.json_path << "\n";
+  }
+  std::cout << "Points: " << log_path << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Action register_compare(CLI::App& app) {
+  auto f = std::make_shared<CompareFlags>();
+  auto* cmd = app.add_subcommand(
+      "compare",
+      "Compare gradient-sync strategies: reducers × bucket sizes × compression × world sizes × "
+      "models, each point a full ddp run");
+  add_run_options(*cmd, f->run, /*with_nproc=*/false);
+  cmd->add_option("--models", f->models, "Models to sweep (see `dtbench models`)")
+      ->capture_default_str();
+  cmd->add_option("--world-sizes", f->world_sizes, "Rank counts to sweep on this host (1 gives "
+                                                   "the scaling-efficiency reference)")
+      ->capture_default_str();
+  cmd->add_option("--reducers", f->reducers,
+                  "Strategies: ddp, overlap, sync, allreduce-after-backward")
+      ->capture_default_str();
+  cmd->add_option("--bucket-cap-mb", f->bucket_caps, "Bucket capacities in MiB to sweep")
+      ->capture_default_str();
+  cmd->add_option("--compression", f->compressions,
+                  "Allreduce wire formats to sweep: none, fp16, bf16 (own reducers only)")
+      ->capture_default_str();
+  cmd->add_option("--baseline", f->baseline, "Reducer the delta% columns are measured against")
+      ->capture_default_str();
+  cmd->add_option("--jsonl", f->jsonl, "Append every finished point to this JSON-lines file")
+      ->capture_default_str();
+  cmd->add_option("--resume", f->resume,
+                  "Continue the sweep logged in this JSON-lines file: skip its points, append "
+                  "the rest to it");
+  cmd->add_flag("--no-progress", f->no_progress, "Plain progress lines even on a terminal");
+  add_train_flags(*cmd, f->train, /*grid=*/true);
+  return [f]() { return run_compare(*f); };
+}
+
+}  // namespace dtbench::cli

@@ -1,0 +1,163 @@
+#include "report/compare_record.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "report/json_io.h"
+
+namespace dtbench::report {
+namespace {
+
+constexpr const char* kSchema = "dtbench.compare";
+constexpr int kSchemaVersion = 1;
+
+template <typename T>
+T field(const Json& j, const char* name, const std::string& where) {
+  if (!j.is_object() || !j.contains(name))
+    throw UsageError(fmt::format("{}: missing field '{}'", where, name));
+  try {
+    return j.at(name).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw UsageError(fmt::format("{}: field '{}' has the wrong type", where, name));
+  }
+}
+
+}  // namespace
+
+std::string PointKey::strategy() const {
+  return compression == "none" ? reducer : reducer + "+" + compression;
+}
+
+std::string PointKey::id() const {
+  return fmt::format("{}/{}R/{}/{:g}MB", model, world_size, strategy(), bucket_cap_mb);
+}
+
+Json to_json(const PointKey& k) {
+  return {{"model", k.model},
+          {"world_size", k.world_size},
+          {"reducer", k.reducer},
+          {"bucket_cap_mb", k.bucket_cap_mb},
+          {"compression", k.compression}};
+}
+
+PointKey point_key_from_json(const Json& j, const std::string& where) {
+  PointKey k;
+  k.model = field<std::string>(j, "model", where);
+  k.world_size = field<int>(j, "world_size", where);
+  k.reducer = field<std::string>(j, "reducer", where);
+  k.bucket_cap_mb = field<double>(j, "bucket_cap_mb", where);
+  k.compression = field<std::string>(j, "compression", where);
+  if (k.world_size < 1) throw UsageError(fmt::format("{}: world_size must be at least 1", where));
+  return k;
+}
+
+Json to_json(const ComparePoint& p) {
+  return {{"kind", "point"}, {"key", to_json(p.key)}, {"run", to_json(p.run)}, {"extras", p.extras}};
+}
+
+ComparePoint compare_point_from_json(const Json& j, const std::string& where) {
+  if (!j.is_object() || !j.contains("key"))
+    throw UsageError(fmt::format("{}: not a compare point (no 'key')", where));
+  ComparePoint p;
+  p.key = point_key_from_json(j.at("key"), where);
+  if (!j.contains("run")) throw UsageError(fmt::format("{}: missing field 'run'", where));
+  p.run = ddp_run_from_json(j.at("run"), where);
+  p.extras = j.value("extras", Json::object());
+  if (p.run.world_size != p.key.world_size)
+    throw UsageError(fmt::format("{}: run has {} ranks but the key says {}", where,
+                                 p.run.world_size, p.key.world_size));
+  return p;
+}
+
+Json compare_log_header(const Json& env, const Json& config, const Json& command) {
+  return {{"kind", "header"},          {"schema", kSchema}, {"schema_version", kSchemaVersion},
+          {"created", utc_timestamp()}, {"command", command}, {"env", env},
+          {"config", config}};
+}
+
+CompareLog read_compare_log(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("{}: cannot open (missing or unreadable)", path));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  if (lines.empty()) throw UsageError(fmt::format("{}: empty file, not a compare log", path));
+  CompareLog log;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string where = fmt::format("{} line {}", path, i + 1);
+    Json j;
+    try {
+      j = Json::parse(lines[i]);
+    } catch (const nlohmann::json::exception&) {
+      if (i + 1 == lines.size() && i > 0) {  // an append cut short by a kill
+        log.truncated_tail = true;
+        break;
+      }
+      throw UsageError(fmt::format("{}: not valid JSON", where));
+    }
+    if (i == 0) {
+      if (!j.is_object() || j.value("kind", "") != "header" || j.value("schema", "") != kSchema)
+        throw UsageError(fmt::format("{}: not a dtbench compare log (no {} header)", where, kSchema));
+      if (j.value("schema_version", 0) != kSchemaVersion)
+        throw UsageError(fmt::format("{}: schema_version {} (this dtbench reads {})", where,
+                                     j.value("schema_version", 0), kSchemaVersion));
+      log.header = j;
+      continue;
+    }
+    log.points.push_back(compare_point_from_json(j, where));
+  }
+  return log;
+}
+
+void rewrite_compare_log(const std::string& path, const CompareLog& log) {
+  std::string text = log.header.dump() + "\n";
+  for (const auto& p : log.points) text += to_json(p).dump() + "\n";
+  write_text_atomic(path, text);
+}
+
+std::string config_mismatch(const Json& before, const Json& now) {
+  for (const auto& [k, v] : now.items()) {
+    if (!before.contains(k)) return fmt::format("{}: absent vs {}", k, v.dump());
+    if (before.at(k) != v) return fmt::format("{}: {} vs {}", k, before.at(k).dump(), v.dump());
+  }
+  for (const auto& [k, v] : before.items())
+    if (!now.contains(k)) return fmt::format("{}: {} vs absent", k, v.dump());
+  return "";
+}
+
+std::vector<ThroughputRow> throughput_rows(const std::vector<ComparePoint>& points) {
+  std::vector<ThroughputRow> rows;
+  for (const auto& p : points) {
+    ThroughputRow r;
+    r.key = p.key;
+    r.per_rank = stats::mean_band_196(per_rank_throughput(p.run));
+    r.total = r.per_rank.mean * p.key.world_size;
+    rows.push_back(r);
+  }
+  for (auto& r : rows) {
+    for (const auto& one : rows) {
+      if (one.key.world_size != 1 || one.key.model != r.key.model ||
+          one.key.reducer != r.key.reducer || one.key.compression != r.key.compression ||
+          one.key.bucket_cap_mb != r.key.bucket_cap_mb || !(one.total > 0))
+        continue;
+      r.efficiency = stats::scaling_efficiency(r.total, r.key.world_size, one.total);
+      break;
+    }
+  }
+  return rows;
+}
+
+const ComparePoint* find_baseline(const std::vector<ComparePoint>& points, const PointKey& p,
+                                  const std::string& baseline) {
+  for (const auto& q : points)
+    if (q.key.model == p.model && q.key.world_size == p.world_size &&
+        q.key.bucket_cap_mb == p.bucket_cap_mb && q.key.reducer == baseline &&
+        q.key.compression == "none")
+      return &q;
+  return nullptr;
+}
+
+}  // namespace dtbench::report
