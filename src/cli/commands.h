@@ -21,6 +21,7 @@ Action register_models(CLI::App& app);
 Action register_ddp(CLI::App& app);
 Action register_diff(CLI::App& app);
 Action register_compare(CLI::App& app);
+Action register_report(CLI::App& app);
 
 // The command line as given to main (for self-launching workers).
 const std::vector<std::string>& original_args();

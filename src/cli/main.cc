@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   actions["ddp"] = cli::register_ddp(app);
   actions["compare"] = cli::register_compare(app);
   actions["diff"] = cli::register_diff(app);
+  actions["report"] = cli::register_report(app);
 
   try {
     app.parse(argc, argv);

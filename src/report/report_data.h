@@ -1,0 +1,37 @@
+#pragma once
+// What `dtbench report` reads: dtbench.comm, dtbench.ddp and dtbench.compare
+// reports (the JSON report or the compare JSON-lines log), normalised into
+// one shape. Torch-free.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/compare_record.h"
+
+namespace dtbench::report {
+
+// One (collective, size, placement) of a comm report.
+struct CommRow {
+  std::string collective, backend, placement;  // placement: out_of_place, in_place
+  int world_size = 0;
+  std::uint64_t bytes = 0;
+  double time_us = 0, algbw_gbs = 0, busbw_gbs = 0;
+};
+
+struct ReportSource {
+  std::string path;
+  std::string kind;  // "comm", "ddp", "compare"
+  Json env, config;
+  // ddp rows and compare points, keyed alike (a ddp report's "no ddp" row
+  // has reducer "none" and 1 rank).
+  std::vector<ComparePoint> points;
+  std::vector<CommRow> comm;
+};
+
+// Reads one file. Throws UsageError naming it for anything that is not a
+// readable dtbench report of a known schema and version.
+ReportSource load_report_source(const std::string& path);
+
+}  // namespace dtbench::report
