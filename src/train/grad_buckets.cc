@@ -149,8 +149,9 @@ void GradBuckets::finish_compressed(Bucket& bucket) {
   }
   bucket.flat.copy_(bucket.wire);
   bucket.flat.mul_(1.0 / bucket.scale);
-  // Aim the next iteration's average at kFp16Target, growing at most 4x at a time.
-  bucket.scale = std::min(bucket.scale * 4, fp16_scale_for(max_abs / bucket.scale, bucket.scale));
+  // Aim the next iteration's average at kFp16Target. Growing too far costs
+  // one float32 re-reduction (above), never a wrong step.
+  bucket.scale = fp16_scale_for(max_abs / bucket.scale, bucket.scale);
 }
 
 void GradBuckets::record_probe(Bucket& bucket) {

@@ -94,7 +94,12 @@ TEST_P(Equivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Reducers, Equivalence, ::testing::Values("ddp", "overlap", "sync"));
+INSTANTIATE_TEST_SUITE_P(Reducers, Equivalence,
+                         ::testing::Values("ddp", "overlap", "sync", "allreduce-after-backward"),
+                         [](const auto& info) {
+                           return info.param == "allreduce-after-backward" ? std::string("aab")
+                                                                           : info.param;
+                         });
 
 class BatchNormReplicas : public ::testing::TestWithParam<std::string> {};
 
@@ -118,6 +123,20 @@ TEST_P(BatchNormReplicas, ResNetReplicasStayIdentical) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Reducers, BatchNormReplicas, ::testing::Values("ddp", "overlap", "sync"));
+
+// --amp runs the forward under CPU autocast (bfloat16): the loss moves by a
+// bfloat16 rounding, no more. Without autocast it would be bitwise equal.
+TEST(Amp, Bf16AutocastChangesTheLossSlightly) {
+  auto o = mlp_options("none");
+  o.iters = 1;
+  auto fp32 = train::make_seeded_model(o);
+  const double loss32 = train::train(o, *fp32, nullptr, 1, 0).last_loss;
+  o.amp = true;
+  auto bf16 = train::make_seeded_model(o);
+  const double loss16 = train::train(o, *bf16, nullptr, 1, 0).last_loss;
+  EXPECT_NE(loss32, loss16) << "autocast had no effect";
+  EXPECT_LT(std::abs(loss32 - loss16) / std::abs(loss32), 5e-2);
+}
 
 TEST(ReplicaCheck, CatchesOneCorruptedRank) {
   comm::Communicator& c = *g_comm;

@@ -1,0 +1,147 @@
+// The report writers on literal inputs: SVG charts (ticks, escaping, marks,
+// empty charts), the HTML page and the tidy CSV.
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "report/html_report.h"
+#include "report/json_io.h"
+#include "report/svg_chart.h"
+
+namespace dtbench {
+namespace {
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Svg, NiceTicksCoverTheRange) {
+  EXPECT_EQ(report::nice_ticks(0, 10, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
+  EXPECT_EQ(report::nice_ticks(0, 103, 5), (std::vector<double>{0, 50, 100, 150}));
+  EXPECT_EQ(report::nice_ticks(0, 0.7, 4), (std::vector<double>{0, 0.2, 0.4, 0.6000000000000001, 0.8}));
+}
+
+TEST(Svg, EscapesText) {
+  EXPECT_EQ(report::html_escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
+}
+
+TEST(Svg, LineChartHasOnePolylinePerSeriesAndALegend) {
+  report::LineChart c{"t<1>", "ranks", "examples/s", false, false, {}};
+  c.series.push_back({"ddp", {1, 2, 4}, {10, 18, 30}, {1, 1, 1}});
+  c.series.push_back({"sync & co", {1, 2}, {9, 15}, {}});
+  const auto svg = report::render_svg(c);
+  EXPECT_EQ(count(svg, "<polyline"), 2u);
+  EXPECT_EQ(count(svg, "<circle"), 5u);
+  EXPECT_EQ(count(svg, "class=\"err\""), 3u);
+  EXPECT_NE(svg.find("sync &amp; co"), std::string::npos);
+  EXPECT_NE(svg.find("t&lt;1&gt;"), std::string::npos);
+  EXPECT_NE(svg.find(">examples/s<"), std::string::npos);
+  EXPECT_NE(svg.find("<g class=\"plot\">"), std::string::npos);
+}
+
+TEST(Svg, LogAxisWithByteLabels) {
+  report::LineChart c{"busbw", "message size", "GB/s", true, true, {}};
+  c.series.push_back({"gloo", {1024, 4096, 1 << 20}, {0.1, 0.2, 1.0}, {}});
+  const auto svg = report::render_svg(c);
+  EXPECT_NE(svg.find(">1 KiB<"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">1 MiB<"), std::string::npos);
+}
+
+TEST(Svg, BarChartsStackedAndGrouped) {
+  report::BarChart g{"p", "ms", {"a", "b"}, {{"p50", {1, 2}}, {"p99", {3, 4}}}, false};
+  EXPECT_EQ(count(report::render_svg(g), "<rect x="), 4u + 2u);  // bars + legend swatches
+  report::BarChart s = g;
+  s.stacked = true;
+  const auto svg = report::render_svg(s);
+  // Category b stacks 2 + 4: the axis reaches 6 (grouped, it stops at 4).
+  EXPECT_NE(svg.find(">6</text>"), std::string::npos) << svg;
+  EXPECT_EQ(report::render_svg(g).find(">6</text>"), std::string::npos);
+  report::BarChart empty{"none", "ms", {}, {}, false};
+  EXPECT_NE(report::render_svg(empty).find("no data"), std::string::npos);
+}
+
+report::ReportSource literal_sources() {
+  report::ReportSource s;
+  s.path = "a.json";
+  s.kind = "compare";
+  s.env = {{"host", {{"hostname", "node<1>"}}}};
+  s.config = {{"iters", 2}};
+  for (int world : {1, 2})
+    for (double bucket : {1.0, 25.0}) {
+      report::ComparePoint p;
+      p.key = {"mlp", world, "ddp", bucket, "none"};
+      p.run.world_size = world;
+      p.run.batch_per_rank = 8;
+      p.run.reducer = "ddp";
+      for (int r = 0; r < world; ++r) {
+        report::RankSamples rs;
+        rs.rank = r;
+        rs.total = {0.1 * world, 0.1 * world};
+        rs.forward = rs.backward = rs.comm_wait = rs.optimizer = {0.01, 0.01};
+        p.run.ranks.push_back(rs);
+      }
+      p.extras = report::Json::object();
+      s.points.push_back(p);
+    }
+  return s;
+}
+
+TEST(Html, PageHasEveryChartAndTheEnvironment) {
+  auto s = literal_sources();
+  report::ReportSource comm;
+  comm.path = "c.json";
+  comm.kind = "comm";
+  comm.comm.push_back({"allreduce", "gloo", "out_of_place", 2, 1024, 10, 0.1, 0.1});
+  comm.comm.push_back({"allreduce", "gloo", "out_of_place", 2, 4096, 20, 0.2, 0.2});
+  std::ostringstream out;
+  report::write_html(out, {s, comm}, "My <run>");
+  const auto html = out.str();
+  for (const char* id : {"throughput-mlp", "efficiency-mlp", "percentiles-mlp", "phases-mlp",
+                         "buckets-mlp", "busbw-allreduce"})
+    EXPECT_NE(html.find(std::string("<figure id=\"") + id + "\""), std::string::npos) << id;
+  EXPECT_EQ(count(html, "<svg class=\"chart\""), 6u);
+  EXPECT_NE(html.find("My &lt;run&gt;"), std::string::npos);
+  EXPECT_NE(html.find("node&lt;1&gt;"), std::string::npos) << "env table, escaped";
+  EXPECT_EQ(html.find("http://") == std::string::npos ||
+                html.find("http://www.w3.org/2000/svg") != std::string::npos,
+            true);
+  EXPECT_EQ(html.find("<script src"), std::string::npos) << "no external resources";
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+}
+
+TEST(Csv, TidyRowsWithHeader) {
+  std::ostringstream out;
+  report::write_csv(out, {literal_sources()});
+  std::istringstream in(out.str());
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header,
+            "source,kind,model,strategy,reducer,compression,bucket_cap_mb,world_size,collective,"
+            "backend,placement,bytes,metric,stat,value");
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  // Per point: 5 phases x 5 stats + per-rank mean and band + total + efficiency.
+  EXPECT_EQ(lines.size(), 4u * (25 + 4));
+  EXPECT_EQ(lines[0], "a.json,compare,mlp,ddp,ddp,none,1,1,,,,,forward_s,mean,0.01");
+  EXPECT_NE(out.str().find("a.json,compare,mlp,ddp,ddp,none,25,2,,,,,scaling_efficiency,value,0.5"),
+            std::string::npos);
+  EXPECT_EQ(report::csv_field("a,b\"c"), "\"a,b\"\"c\"");
+  EXPECT_EQ(report::csv_field("plain"), "plain");
+}
+
+TEST(ReportData, RejectsForeignFiles) {
+  const std::string path = ::testing::TempDir() + "/dtbench_foreign.json";
+  report::write_json_atomic(path, {{"schema", "other"}, {"schema_version", 1}});
+  EXPECT_THROW(report::load_report_source(path), UsageError);
+  report::write_json_atomic(path, {{"schema", "dtbench.ddp"}, {"schema_version", 9}});
+  EXPECT_THROW(report::load_report_source(path), UsageError);
+  std::remove(path.c_str());
+  EXPECT_THROW(report::load_report_source(path), UsageError);
+}
+
+}  // namespace
+}  // namespace dtbench
