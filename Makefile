@@ -9,8 +9,11 @@ DTBENCH := $(BUILD)/dtbench
 
 all: build
 
+# Extra packages only the tests need (headless Chromium renders the report).
+TEST_PACKAGES := chromium
+
 setup:
-	@bash scripts/setup.sh
+	@bash scripts/setup.sh $(SETUP_EXTRA)
 
 configure: setup
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
@@ -30,6 +33,7 @@ bench: build
 	$(DTBENCH) comm --nproc 2 --backend mpi -b 1K -e 16M -f 4 -n 10 -w 3 \
 	  --json $(BUILD)/bench-comm-mpi.json
 
+test: SETUP_EXTRA = $(TEST_PACKAGES)
 test: build
 	@cd $(BUILD) && ctest --output-on-failure --timeout 600 -j 2
 

@@ -110,6 +110,41 @@ expect_usage_error diff "$fx/ok.json" "$fx/v99.json"
 expect_usage_error diff "$fx/ok.json" "$fx/badrun.json"
 expect_usage_error diff "$fx" "$fx/ok.json"
 expect_usage_error diff "$fx/ok.json" "$fx/ok.json" --percentiles p50
+# ddp: compression and amp flags.
+expect_usage_error ddp --model mlp --compression zip
+expect_usage_error ddp --model mlp --reducer ddp --compression fp16
+expect_usage_error ddp --model mlp --reducer bogus
+expect_usage_error ddp --model mlp --amp=perhaps
+# compare: grid lists, baseline, logs.
+expect_usage_error compare --models mlp --reducers none
+expect_usage_error compare --models mlp --reducers ddp,ddp
+expect_usage_error compare --models mlp --reducers ddp --compression fp16
+expect_usage_error compare --models mlp --compression none,zip
+expect_usage_error compare --models mlp --bucket-cap-mb 0
+expect_usage_error compare --models mlp --bucket-cap-mb 1,,5
+expect_usage_error compare --models mlp --bucket-cap-mb ten
+expect_usage_error compare --models mlp --world-sizes 0
+expect_usage_error compare --models mlp,nosuchmodel
+expect_usage_error compare --models mlp --reducers overlap --baseline ddp
+expect_usage_error compare --models inception_v3 --image-size 64
+expect_usage_error compare --models mlp --backend nosuch
+echo '{"kind":"header","schema":"dtbench.compare","schema_version":1,"config":{}}' >"$fx/log.jsonl"
+expect_usage_error compare --models mlp --jsonl "$fx/log.jsonl"
+expect_usage_error compare --models mlp --resume "$fx/missing.jsonl"
+expect_usage_error compare --models mlp --resume "$fx/ok.json"
+expect_usage_error compare --models mlp --resume "$fx/log.jsonl"
+expect_usage_error compare --models mlp --jsonl "$fx"
+RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29999 expect_usage_error compare --models mlp
+# report: inputs and outputs.
+expect_usage_error report
+expect_usage_error report "$fx/missing.json"
+expect_usage_error report "$fx/empty.json"
+expect_usage_error report "$fx/array.json"
+expect_usage_error report "$fx/v99.json"
+expect_usage_error report "$fx/truncated.json"
+expect_usage_error report "$fx/ok.json"
+expect_usage_error report "$fx/ok.json" -o "$fx"
+expect_usage_error report "$fx/ok.json" --csv "$fx/nodir/x.csv"
 # A malformed environment is a usage error too.
 RANK=1 WORLD_SIZE=1 expect_usage_error comm -n 1 -b 8 -e 8
 RANK=0 WORLD_SIZE=2 MASTER_PORT=abc expect_usage_error comm -n 1 -b 8 -e 8

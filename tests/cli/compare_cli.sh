@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# End-to-end `dtbench compare` and `dtbench report` with real processes: a
+# small sweep (MLP, 1 and 2 ranks, 2 bucket sizes, ddp and overlap, plus
+# overlap with fp16), its JSON-lines log and JSON report checked field by
+# field, --resume after a cut-short log and on a finished one, a refused
+# resume with other flags, then the HTML and CSV report of it.
+# Usage: compare_cli.sh path/to/dtbench
+set -eu
+DTBENCH=$(realpath "$1")
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+cd "$work"
+grid=(--models mlp --world-sizes 1,2 --reducers ddp,overlap --bucket-cap-mb 0.01,1
+      --compression none,fp16 --width 64 --num-classes 10 --batch-size 4 --warmup 1
+      --first-bucket-cap-mb 0.01 --threads 1 --timeout 60s)
+
+"$DTBENCH" compare "${grid[@]}" --iters 4 --jsonl points.jsonl --json compare.json > out.txt 2> err.txt
+grep -q "Compare: 12 point(s)" out.txt
+grep -q "ddp+fp16: skipped" out.txt
+grep -q "== mlp, bucket 0.01 MB: backward incl. exposed communication" out.txt
+grep -q "== mlp: throughput" out.txt
+grep -q "== gradient compression" out.txt
+grep -q "12/12 points" err.txt   # plain progress lines (not a terminal)
+
+python3 - <<'PY'
+import json
+lines = [json.loads(l) for l in open("points.jsonl")]
+assert lines[0]["kind"] == "header" and lines[0]["schema"] == "dtbench.compare", lines[0]
+assert lines[0]["config"]["iters"] == 4 and "reducer" not in lines[0]["config"]
+pts = lines[1:]
+assert len(pts) == 12, len(pts)
+ids = {(p["key"]["world_size"], p["key"]["reducer"], p["key"]["bucket_cap_mb"], p["key"]["compression"]) for p in pts}
+assert len(ids) == 12
+for p in pts:
+    run, key = p["run"], p["key"]
+    assert run["world_size"] == key["world_size"] and len(run["ranks"]) == key["world_size"]
+    assert run["reducer"] == key["reducer"]
+    for r in run["ranks"]:
+        assert len(r["total"]) == 4 and all(t > 0 for t in r["total"])
+    if key["compression"] == "fp16":
+        c = p["extras"]["compression"]
+        assert c["dtype"] == "fp16" and c["measured"], c
+        assert 0 < c["max_rel_error"] < 2e-2, c
+    else:
+        assert "compression" not in p["extras"]
+# smaller buckets -> more of them
+b = {(p["key"]["reducer"], p["key"]["bucket_cap_mb"]): p["extras"]["buckets"] for p in pts if p["key"]["world_size"] == 2 and p["key"]["compression"] == "none"}
+assert b[("overlap", 0.01)] > b[("overlap", 1)], b
+doc = json.load(open("compare.json"))
+assert doc["complete"] is True and len(doc["points"]) == 12 and doc["baseline"] == "ddp"
+assert doc["grid"]["bucket_caps_mb"] == [0.01, 1.0]
+print("ok: compare log and report")
+PY
+
+# A kill mid-append leaves a cut-short last line: resume drops it and reruns that point only.
+head -n 12 points.jsonl > resumed.jsonl
+tail -n 1 points.jsonl | head -c 200 >> resumed.jsonl
+"$DTBENCH" compare "${grid[@]}" --iters 4 --resume resumed.jsonl > out2.txt 2> err2.txt
+grep -q "11 already in resumed.jsonl, 1 to run" out2.txt
+grep -q "cut short" err2.txt
+test "$(wc -l < resumed.jsonl)" -eq 13
+python3 -c "import json; [json.loads(l) for l in open('resumed.jsonl')]"
+
+# A finished log: nothing runs, the tables come from the log.
+"$DTBENCH" compare "${grid[@]}" --iters 4 --resume points.jsonl > out3.txt 2>&1
+grep -q "12 already in points.jsonl, 0 to run" out3.txt
+grep -q "== mlp: throughput" out3.txt
+test "$(wc -l < points.jsonl)" -eq 13
+
+# Other flags than the log's: refused, the log untouched.
+set +e
+"$DTBENCH" compare "${grid[@]}" --iters 5 --resume points.jsonl > /dev/null 2> err4.txt
+rc=$?
+set -e
+test $rc -eq 2
+grep -q "different configuration (iters: 4 vs 5)" err4.txt
+test "$(wc -l < points.jsonl)" -eq 13
+
+# The report of the sweep (JSONL and JSON both read), with a comm report beside it.
+"$DTBENCH" comm --nproc 2 -b 1K -e 64K -f 4 -n 3 -w 1 --collective allreduce --json comm.json > /dev/null
+"$DTBENCH" report points.jsonl compare.json comm.json -o report.html --csv report.csv > /dev/null
+python3 - <<'PY'
+import csv
+html = open("report.html").read()
+for fig in ("throughput-mlp", "efficiency-mlp", "percentiles-mlp", "phases-mlp", "buckets-mlp", "busbw-allreduce"):
+    assert f'<figure id="{fig}"' in html, fig
+assert html.count('<svg class="chart"') == 6
+rows = list(csv.DictReader(open("report.csv")))
+kinds = {r["kind"] for r in rows}
+assert kinds == {"compare", "comm"}, kinds
+eff = [r for r in rows if r["metric"] == "scaling_efficiency" and r["world_size"] == "2"]
+assert len(eff) == 2 * 6, len(eff)   # two sources x 6 two-rank points
+assert all(0 < float(r["value"]) < 2 for r in eff)
+bw = [r for r in rows if r["metric"] == "busbw_gbs" and r["placement"] == "out_of_place"]
+assert len(bw) == 4 and all(float(r["value"]) > 0 for r in bw), bw
+print("ok: report", len(rows), "csv rows")
+PY
+echo "compare_cli: all passed"
