@@ -53,17 +53,12 @@ struct CompareFlags {
 std::vector<double> parse_bucket_caps(const std::string& text) {
   std::vector<double> out;
   for (const auto& item : split_list(text)) {
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || !(v > 0) || v > 65536)
+    const auto v = parse_number(item);
+    if (!v || !(*v > 0) || *v > 65536)
       throw UsageError(fmt::format(
-          "--bucket-cap-mb: '{}' is not a size in MiB between 0 and 65536 (in '{}')", item, text));
-    out.push_back(v);
+          "--bucket-cap-mb: '{}' is not a size in MiB above 0 and at most 65536 (in '{}')", item,
+          text));
+    out.push_back(*v);
   }
   return out;
 }

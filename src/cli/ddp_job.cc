@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -32,17 +33,11 @@ std::string temp_json_path() {
 std::vector<int> parse_world_sizes(const std::string& text) {
   std::vector<int> out;
   for (const auto& item : split_list(text)) {
-    std::size_t used = 0;
-    long v = 0;
-    try {
-      v = std::stol(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || v < 1 || v > 1024)
+    const auto v = parse_number(item);
+    if (!v || *v < 1 || *v > 1024 || *v != std::floor(*v))
       throw UsageError(
           fmt::format("--world-sizes: '{}' is not a rank count between 1 and 1024 (in '{}')", item, text));
-    out.push_back(static_cast<int>(v));
+    out.push_back(static_cast<int>(*v));
   }
   return out;
 }

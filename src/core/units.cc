@@ -101,4 +101,16 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+std::optional<double> parse_number(const std::string& item) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(item, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (item.empty() || used != item.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
 }  // namespace dtbench

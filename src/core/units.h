@@ -3,6 +3,7 @@
 // ("64M", "1KiB", "30s"). Pure functions.
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,9 @@ std::string format_bytes(std::uint64_t bytes);
 // Splits a comma list, keeping empty items ("a,,b" -> {"a", "", "b"}) so
 // that callers can name them as errors.
 std::vector<std::string> split_list(const std::string& text);
+
+// The whole of `item` as a finite number ("2", "0.5", "1e3"); nullopt for an
+// empty, partly numeric or non-finite item. Callers check the range.
+std::optional<double> parse_number(const std::string& item);
 
 }  // namespace dtbench

@@ -58,17 +58,11 @@ double rank_p50_spread_percent(const DdpRun& run) {
 std::vector<double> parse_percentiles(const std::string& text, const std::string& flag) {
   std::vector<double> out;
   for (const auto& item : split_list(text)) {
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || !std::isfinite(v) || v < 0 || v > 100)
+    const auto v = parse_number(item);
+    if (!v || *v < 0 || *v > 100)
       throw UsageError(
           fmt::format("{}: '{}' is not a percentile between 0 and 100 (in '{}')", flag, item, text));
-    out.push_back(v);
+    out.push_back(*v);
   }
   return out;
 }

@@ -52,3 +52,21 @@ TEST(Units, SplitListKeepsEmptyItems) {
   EXPECT_EQ(split_list("x,"), (std::vector<std::string>{"x", ""}));
 }
 }  // namespace dtbench
+
+namespace dtbench {
+namespace {
+
+TEST(Units, ParseNumberTakesWholeFiniteNumbersOnly) {
+  EXPECT_EQ(parse_number("2"), 2.0);
+  EXPECT_EQ(parse_number("0.05"), 0.05);
+  EXPECT_EQ(parse_number("1e3"), 1000.0);
+  EXPECT_EQ(parse_number("-1"), -1.0);
+  EXPECT_FALSE(parse_number(""));
+  EXPECT_FALSE(parse_number("ten"));
+  EXPECT_FALSE(parse_number("5MB"));
+  EXPECT_FALSE(parse_number("inf"));
+  EXPECT_FALSE(parse_number("nan"));
+}
+
+}  // namespace
+}  // namespace dtbench
