@@ -165,7 +165,7 @@ int run_compare(CompareFlags& f) {
           "--jsonl {} already exists: continue it with --resume {}, or remove it", log_path,
           log_path));
   }
-  const auto todo = bench::remaining_points(grid, done);
+  const auto to_run = bench::remaining_points(grid, done);
 
   auto env = bench::collect_env();
   report::print_env(std::cout, env);
@@ -173,16 +173,16 @@ int run_compare(CompareFlags& f) {
       "\nCompare: {} point(s) (models {} × ranks {} × reducers {} × buckets {} MB × compression "
       "{}); {} already in {}, {} to run\n",
       grid.points.size(), f.models, f.world_sizes, f.reducers, f.bucket_caps, f.compressions,
-      grid.points.size() - todo.size(), log_path, todo.size());
+      grid.points.size() - to_run.size(), log_path, to_run.size());
   for (const auto& s : grid.skipped) std::cout << "  " << s << "\n";
   std::cout << std::flush;
   if (f.resume.empty()) report::append_jsonl(log_path, report::compare_log_header(env, config, original_args()));
 
   report::ProgressBar bar(std::cerr, !f.no_progress && isatty(STDERR_FILENO) == 1,
                           static_cast<int>(grid.points.size()),
-                          static_cast<int>(grid.points.size() - todo.size()));
+                          static_cast<int>(grid.points.size() - to_run.size()));
   auto points = done;
-  for (const auto& k : todo) {
+  for (const auto& k : to_run) {
     bar.start(k.id());
     const auto outcome = run_ddp_job(point_options(f.train, k), f.run, k.world_size, k.id());
     if (outcome.status != 0) {

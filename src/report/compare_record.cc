@@ -14,17 +14,6 @@ namespace {
 constexpr const char* kSchema = "dtbench.compare";
 constexpr int kSchemaVersion = 1;
 
-template <typename T>
-T field(const Json& j, const char* name, const std::string& where) {
-  if (!j.is_object() || !j.contains(name))
-    throw UsageError(fmt::format("{}: missing field '{}'", where, name));
-  try {
-    return j.at(name).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw UsageError(fmt::format("{}: field '{}' has the wrong type", where, name));
-  }
-}
-
 }  // namespace
 
 std::string PointKey::strategy() const {
@@ -45,11 +34,11 @@ Json to_json(const PointKey& k) {
 
 PointKey point_key_from_json(const Json& j, const std::string& where) {
   PointKey k;
-  k.model = field<std::string>(j, "model", where);
-  k.world_size = field<int>(j, "world_size", where);
-  k.reducer = field<std::string>(j, "reducer", where);
-  k.bucket_cap_mb = field<double>(j, "bucket_cap_mb", where);
-  k.compression = field<std::string>(j, "compression", where);
+  k.model = json_field<std::string>(j, "model", where);
+  k.world_size = json_field<int>(j, "world_size", where);
+  k.reducer = json_field<std::string>(j, "reducer", where);
+  k.bucket_cap_mb = json_field<double>(j, "bucket_cap_mb", where);
+  k.compression = json_field<std::string>(j, "compression", where);
   if (k.world_size < 1) throw UsageError(fmt::format("{}: world_size must be at least 1", where));
   return k;
 }
@@ -63,7 +52,7 @@ ComparePoint compare_point_from_json(const Json& j, const std::string& where) {
     throw UsageError(fmt::format("{}: not a compare point (no 'key')", where));
   ComparePoint p;
   p.key = point_key_from_json(j.at("key"), where);
-  if (!j.contains("run")) throw UsageError(fmt::format("{}: missing field 'run'", where));
+  if (!j.contains("run")) throw UsageError(fmt::format("{}: missing key 'run'", where));
   p.run = ddp_run_from_json(j.at("run"), where);
   p.extras = j.value("extras", Json::object());
   if (p.run.world_size != p.key.world_size)

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "report/json_io.h"
 #include "stats/stats.h"
 
 namespace dtbench::report {
@@ -98,20 +99,9 @@ nlohmann::ordered_json to_json(const DdpRun& run) {
 
 namespace {
 
-template <typename T>
-T get(const nlohmann::ordered_json& j, const char* key, const std::string& where) {
-  if (!j.is_object() || !j.contains(key))
-    throw UsageError(fmt::format("{}: missing key '{}'", where, key));
-  try {
-    return j.at(key).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw UsageError(fmt::format("{}: key '{}' has the wrong type", where, key));
-  }
-}
-
 std::vector<double> get_samples(const nlohmann::ordered_json& j, const char* key,
                                 const std::string& where) {
-  auto xs = get<std::vector<double>>(j, key, where);
+  auto xs = json_field<std::vector<double>>(j, key, where);
   for (double x : xs)
     if (!std::isfinite(x) || x < 0)
       throw UsageError(fmt::format("{}: '{}' holds a negative or non-finite time", where, key));
@@ -122,12 +112,12 @@ std::vector<double> get_samples(const nlohmann::ordered_json& j, const char* key
 
 DdpRun ddp_run_from_json(const nlohmann::ordered_json& j, const std::string& where) {
   DdpRun run;
-  run.label = get<std::string>(j, "label", where);
-  run.reducer = get<std::string>(j, "reducer", where);
-  run.world_size = get<int>(j, "world_size", where);
-  run.nodes = get<int>(j, "nodes", where);
-  run.batch_per_rank = get<std::int64_t>(j, "batch_per_rank", where);
-  run.param_hash = get<std::string>(j, "param_hash", where);
+  run.label = json_field<std::string>(j, "label", where);
+  run.reducer = json_field<std::string>(j, "reducer", where);
+  run.world_size = json_field<int>(j, "world_size", where);
+  run.nodes = json_field<int>(j, "nodes", where);
+  run.batch_per_rank = json_field<std::int64_t>(j, "batch_per_rank", where);
+  run.param_hash = json_field<std::string>(j, "param_hash", where);
   if (run.world_size < 1 || run.nodes < 1 || run.batch_per_rank < 1)
     throw UsageError(fmt::format("{}: world_size, nodes and batch_per_rank must be positive", where));
   const auto& ranks = j.contains("ranks") ? j.at("ranks") : nlohmann::ordered_json();
@@ -136,8 +126,8 @@ DdpRun ddp_run_from_json(const nlohmann::ordered_json& j, const std::string& whe
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const std::string w = fmt::format("{} rank entry {}", where, i);
     RankSamples r;
-    r.rank = get<int>(ranks[i], "rank", w);
-    r.node = get<int>(ranks[i], "node", w);
+    r.rank = json_field<int>(ranks[i], "rank", w);
+    r.node = json_field<int>(ranks[i], "node", w);
     r.forward = get_samples(ranks[i], "forward", w);
     r.backward = get_samples(ranks[i], "backward", w);
     r.comm_wait = get_samples(ranks[i], "comm_wait", w);

@@ -69,13 +69,11 @@ void add_model_figures(std::vector<Figure>& figs, const std::vector<ReportSource
                 "efficiency (% of ranks × 1-rank throughput)", false, false, {}};
   std::map<std::string, std::size_t> thr_index, eff_index;
   for (const auto* src : srcs) {
-    std::vector<ComparePoint> mine;
-    std::vector<const ComparePoint*> refs;
-    for (const auto& l : pts)
-      if (l.src == src) mine.push_back(*l.p), refs.push_back(l.p);
-    const auto rows = throughput_rows(mine);
+    // Rows line up with src->points; efficiency only pairs points of one model.
+    const auto rows = throughput_rows(src->points);
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      const std::string n = name({src, refs[i]});
+      if (rows[i].key.model != model) continue;
+      const std::string n = name({src, &src->points[i]});
       if (!thr_index.count(n)) {
         thr_index[n] = thr.series.size();
         thr.series.push_back({n, {}, {}, {}});

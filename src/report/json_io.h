@@ -28,7 +28,14 @@ void append_jsonl(const std::string& path, const Json& line);
 // unreadable, empty, non-regular or malformed file.
 Json read_json_file(const std::string& path);
 
+// j[key] as T; throws UsageError "<where>: missing key 'k'" / "wrong type"
+// (the validated reading of report files).
+template <typename T>
+T json_field(const Json& j, const char* key, const std::string& where);
+
 // Now, as "2026-11-21T10:00:00Z" (the "created" field of every report).
 std::string utc_timestamp();
 
 }  // namespace dtbench::report
+
+#include "report/json_io_inl.h"

@@ -10,6 +10,7 @@
 
 #include "comm/communicator.h"
 #include "support/comm_test_main.h"
+#include "support/train_fixtures.h"
 #include "train/grad_buckets.h"
 #include "train/replicas.h"
 #include "train/trainer.h"
@@ -136,19 +137,8 @@ TEST(Compression, ProbeMeasuresTheErrorAgainstFloat32) {
 
 TEST(Compression, TrainingStaysCloseToOneProcess) {
   for (const char* c : {"fp16", "bf16"}) {
-    train::TrainOptions o;
-    o.model = "mlp";
-    o.width = 64;
-    o.num_classes = 10;
-    o.batch_size = 4;
-    o.iters = 3;
-    o.warmup = 0;
-    o.threads = 1;
-    o.lr = 0.1;
-    o.seed = 7;
-    o.reducer = "sync";
+    auto o = testing::small_mlp_options("sync");
     o.compression = c;
-    o.bucket_cap_mb = 0.05;
     auto model = train::make_seeded_model(o);
     const auto result = train::train(o, *model, g_comm.get(), g_comm->size(), g_comm->rank());
     EXPECT_NO_THROW(train::verify_replicas(*g_comm, *model->module())) << c;

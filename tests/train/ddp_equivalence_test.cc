@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "launch/world.h"
 #include "support/comm_test_main.h"
+#include "support/train_fixtures.h"
 #include "train/replicas.h"
 #include "train/trainer.h"
 
@@ -21,24 +22,6 @@ namespace dtbench {
 namespace {
 
 std::unique_ptr<comm::Communicator> g_comm;
-
-train::TrainOptions mlp_options(const std::string& reducer) {
-  train::TrainOptions o;
-  o.model = "mlp";
-  o.width = 64;
-  o.num_classes = 10;
-  o.batch_size = 4;
-  o.iters = 3;
-  o.warmup = 0;
-  o.threads = 1;
-  o.lr = 0.1;
-  o.momentum = 0.9;
-  o.seed = 7;
-  o.reducer = reducer;
-  o.bucket_cap_mb = 0.05;  // several buckets even for this small model
-  o.first_bucket_cap_mb = 0.01;
-  return o;
-}
 
 std::vector<torch::Tensor> params_of(models::Model& m) {
   std::vector<torch::Tensor> out;
@@ -63,7 +46,7 @@ TEST_P(Equivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
     GTEST_SKIP() << "backend " << g_comm->backend() << " has no c10d process group";
   comm::Communicator& c = *g_comm;
   const int n = c.size();
-  auto opts = mlp_options(reducer);
+  auto opts = testing::small_mlp_options(reducer);
 
   auto model = train::make_seeded_model(opts);
   const auto initial = params_of(*model);
@@ -127,7 +110,7 @@ INSTANTIATE_TEST_SUITE_P(Reducers, BatchNormReplicas, ::testing::Values("ddp", "
 // --amp runs the forward under CPU autocast (bfloat16): the loss moves by a
 // bfloat16 rounding, no more. Without autocast it would be bitwise equal.
 TEST(Amp, Bf16AutocastChangesTheLossSlightly) {
-  auto o = mlp_options("none");
+  auto o = testing::small_mlp_options("none");
   o.iters = 1;
   auto fp32 = train::make_seeded_model(o);
   const double loss32 = train::train(o, *fp32, nullptr, 1, 0).last_loss;
@@ -141,7 +124,7 @@ TEST(Amp, Bf16AutocastChangesTheLossSlightly) {
 TEST(ReplicaCheck, CatchesOneCorruptedRank) {
   comm::Communicator& c = *g_comm;
   if (c.size() < 2) GTEST_SKIP() << "needs two ranks";
-  auto opts = mlp_options("none");
+  auto opts = testing::small_mlp_options("none");
   auto model = train::make_seeded_model(opts);
   EXPECT_NO_THROW(train::verify_replicas(c, *model->module()));
   if (c.rank() == c.size() - 1) {
