@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   actions["compare"] = cli::register_compare(app);
   actions["diff"] = cli::register_diff(app);
   actions["report"] = cli::register_report(app);
+  actions["kvstore"] = cli::register_kvstore(app);
 
   try {
     app.parse(argc, argv);

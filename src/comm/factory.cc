@@ -9,6 +9,7 @@
 #include "build_config.h"  // generated: DTBENCH_HAVE_MPI, DTBENCH_HAVE_CUDA
 #include "comm/communicator.h"
 #include "comm/gloo/gloo_communicator.h"
+#include "comm/store.h"
 #include "core/error.h"
 #if DTBENCH_HAVE_MPI
 #include "comm/mpi/mpi_communicator.h"
@@ -83,6 +84,18 @@ std::unique_ptr<Communicator> make_communicator(const launch::World& world,
   for (const auto& e : table())
     if (e.info.name == opts.backend) return e.make(world, opts);
   throw UsageError("unknown backend " + opts.backend);
+}
+
+std::unique_ptr<Communicator> make_group_communicator(const launch::World& world,
+                                                      const CommOptions& opts,
+                                                      const Group& group) {
+  require_backend(opts.backend);
+  if (opts.backend == "gloo") return make_gloo_group_communicator(world, opts, group);
+  if (group.size == world.world_size && group.rank == world.rank)
+    return make_communicator(world, opts);
+  throw UsageError(fmt::format(
+      "the {} backend cannot form a group of {} of the job's {} ranks; use --backend gloo",
+      opts.backend, group.size, world.world_size));
 }
 
 nlohmann::ordered_json library_versions() {

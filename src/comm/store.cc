@@ -35,4 +35,16 @@ c10::intrusive_ptr<c10d::Store> connect_store(const launch::World& world,
   }
 }
 
+void store_barrier(c10d::Store& store, const std::string& name, int n,
+                   std::chrono::milliseconds timeout) {
+  const auto key = "dtbench/barrier/" + name;
+  try {
+    if (store.add(key, 1) == n) store.set(key + "/go", std::vector<std::uint8_t>{1});
+    store.wait({key + "/go"}, timeout);
+  } catch (const std::exception& e) {
+    throw TimeoutError(fmt::format("barrier '{}': not all {} rank(s) arrived within {} ms ({})",
+                                   name, n, timeout.count(), one_line(e)));
+  }
+}
+
 }  // namespace dtbench::comm

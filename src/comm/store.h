@@ -3,9 +3,12 @@
 // ranks connect to it. Every backend that needs a store (gloo, nccl) and the
 // parameter-server roles find each other through it.
 #include <chrono>
+#include <memory>
+#include <string>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include "comm/factory.h"
 #include "launch/world.h"
 
 namespace dtbench::comm {
@@ -15,5 +18,26 @@ namespace dtbench::comm {
 // unreachable, ranks missing).
 c10::intrusive_ptr<c10d::Store> connect_store(const launch::World& world,
                                               std::chrono::milliseconds timeout);
+
+// A subset of the job's ranks (the trainers of `dtbench hybrid`, the
+// workers of `dtbench kvstore`), numbered 0..size-1, meeting through an
+// existing store under their own key prefix.
+struct Group {
+  c10::intrusive_ptr<c10d::Store> store;
+  std::string prefix;
+  int rank = 0;
+  int size = 1;
+};
+
+// A communicator over `group`. gloo serves any group; mpi only the whole
+// job (MPI_COMM_WORLD). Throws UsageError otherwise.
+std::unique_ptr<Communicator> make_group_communicator(const launch::World& world,
+                                                      const CommOptions& opts,
+                                                      const Group& group);
+
+// Every one of `n` callers passes this point, or TimeoutError after
+// `timeout`. `name` must be unique per barrier.
+void store_barrier(c10d::Store& store, const std::string& name, int n,
+                   std::chrono::milliseconds timeout);
 
 }  // namespace dtbench::comm

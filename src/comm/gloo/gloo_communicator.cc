@@ -90,9 +90,13 @@ constexpr int kSendrecvTag = 7001;
 
 class GlooCommunicator : public Communicator {
  public:
-  GlooCommunicator(const launch::World& world, const CommOptions& opts)
-      : rank_(world.rank), size_(world.world_size), timeout_(opts.timeout) {
-    store_ = connect_store(world, opts.timeout);
+  // group.store null: the whole job, through a store of its own.
+  GlooCommunicator(const launch::World& world, const CommOptions& opts, const Group& group)
+      : rank_(group.store ? group.rank : world.rank),
+        size_(group.store ? group.size : world.world_size),
+        timeout_(opts.timeout) {
+    store_ = group.store ? group.store : connect_store(world, opts.timeout);
+    const std::string prefix_name = group.store ? group.prefix : std::string("dtbench/gloo");
     auto pg_opts = c10d::ProcessGroupGloo::Options::create(opts.timeout);
     try {
       if (!opts.iface.empty()) {
@@ -107,7 +111,7 @@ class GlooCommunicator : public Communicator {
                                    opts.iface.empty() ? "default" : opts.iface, one_line(e)));
     }
     pg_opts->threads = opts.gloo_threads;
-    auto prefix = c10::make_intrusive<c10d::PrefixStore>("dtbench/gloo", store_);
+    auto prefix = c10::make_intrusive<c10d::PrefixStore>(prefix_name, store_);
     pg_store_ = prefix;
     try {
       pg_ = c10::make_intrusive<c10d::ProcessGroupGloo>(prefix, rank_, size_, pg_opts);
@@ -268,7 +272,14 @@ class GlooCommunicator : public Communicator {
 
 std::unique_ptr<Communicator> make_gloo_communicator(const launch::World& world,
                                                      const CommOptions& opts) {
-  return std::make_unique<GlooCommunicator>(world, opts);
+  return std::make_unique<GlooCommunicator>(world, opts, Group{});
+}
+
+std::unique_ptr<Communicator> make_gloo_group_communicator(const launch::World& world,
+                                                           const CommOptions& opts,
+                                                           const Group& group) {
+  DTBENCH_CHECK(group.store && group.rank >= 0 && group.rank < group.size, "gloo: bad group");
+  return std::make_unique<GlooCommunicator>(world, opts, group);
 }
 
 }  // namespace dtbench::comm

@@ -1,0 +1,108 @@
+#include "bench/kvstore/kv_config.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace dtbench::bench::kv {
+
+KvMode parse_mode(const std::string& s) {
+  if (s == "local") return KvMode::kLocal;
+  if (s == "device") return KvMode::kDevice;
+  if (s == "dist_sync") return KvMode::kDistSync;
+  if (s == "dist_async") return KvMode::kDistAsync;
+  if (s == "dist_device_sync") return KvMode::kDistDeviceSync;
+  throw UsageError(fmt::format(
+      "--mode '{}' must be local, device, dist_sync, dist_async or dist_device_sync", s));
+}
+
+std::string to_string(KvMode m) {
+  switch (m) {
+    case KvMode::kLocal: return "local";
+    case KvMode::kDevice: return "device";
+    case KvMode::kDistSync: return "dist_sync";
+    case KvMode::kDistAsync: return "dist_async";
+    case KvMode::kDistDeviceSync: return "dist_device_sync";
+  }
+  return "?";
+}
+
+bool is_dist(KvMode m) { return m != KvMode::kLocal && m != KvMode::kDevice; }
+bool is_sync(KvMode m) { return m != KvMode::kDistAsync; }
+
+void validate(const KvOptions& o) {
+  if (o.workers < 1) throw UsageError(fmt::format("--workers {} must be at least 1", o.workers));
+  if (o.replicas < 1) throw UsageError(fmt::format("--replicas {} must be at least 1", o.replicas));
+  if (o.iters < 1) throw UsageError(fmt::format("--iters {} must be at least 1", o.iters));
+  if (o.warmup < 0) throw UsageError(fmt::format("--warmup {} must be at least 0", o.warmup));
+  if (is_dist(o.mode) && o.servers < 1)
+    throw UsageError(fmt::format("--mode {} needs --servers 1 or more", to_string(o.mode)));
+  if (o.sgd && !is_dist(o.mode))
+    throw UsageError("--optimizer sgd runs on the servers: it needs a dist_* mode");
+  if (o.arrays.empty()) throw UsageError("kvstore: no arrays");
+  // Sums stay exact integers in float32 only while below 2^24.
+  const double per_round = 8.0 * o.workers * o.replicas;
+  const double rounds = static_cast<double>(o.iters + o.warmup);
+  if (per_round * rounds * (o.sgd ? o.lr : 1.0) + 16 > (1 << 23))
+    throw UsageError("kvstore: --iters x --workers x --replicas too large for exact checking");
+}
+
+int pushes_per_worker(const KvOptions& o) {
+  return o.mode == KvMode::kDistDeviceSync ? 1 : o.replicas;
+}
+
+double bytes_per_worker(const KvOptions& o, std::size_t total_numel) {
+  const double s = 4.0 * static_cast<double>(total_numel);
+  switch (o.mode) {
+    case KvMode::kLocal: return 2.0 * o.replicas * s;
+    case KvMode::kDevice:
+      return o.workers > 1 ? 2.0 * s * (o.workers - 1) / o.workers : 0.0;
+    case KvMode::kDistSync:
+    case KvMode::kDistAsync: return (pushes_per_worker(o) + 1) * s;
+    case KvMode::kDistDeviceSync: return 2.0 * s;
+  }
+  return 0;
+}
+
+namespace {
+
+// Sum over every worker and replica of one round's pushes, per j mod 16.
+std::vector<float> round_sum(const KvOptions& o, std::int64_t round, int only_worker) {
+  std::vector<float> t(16, 0.0f);
+  for (std::size_t j = 0; j < 16; ++j)
+    for (int w = 0; w < o.workers; ++w) {
+      if (only_worker >= 0 && w != only_worker) continue;
+      for (int r = 0; r < o.replicas; ++r) t[j] += push_value(w, r, round, j);
+    }
+  return t;
+}
+
+}  // namespace
+
+std::vector<float> expected_sync(const KvOptions& o, std::int64_t round) {
+  if (!o.sgd) return round_sum(o, round, -1);
+  std::vector<float> w(16);
+  for (std::size_t j = 0; j < 16; ++j) w[j] = init_weight(j);
+  for (std::int64_t i = 0; i <= round; ++i) {
+    const auto s = round_sum(o, i, -1);
+    for (std::size_t j = 0; j < 16; ++j) w[j] -= o.lr * s[j];
+  }
+  return w;
+}
+
+std::vector<float> expected_final(const KvOptions& o, std::int64_t rounds) {
+  std::vector<float> v(16, 0.0f);
+  if (o.sgd)
+    for (std::size_t j = 0; j < 16; ++j) v[j] = init_weight(j);
+  for (std::int64_t i = 0; i < rounds; ++i) {
+    const auto s = round_sum(o, i, -1);
+    for (std::size_t j = 0; j < 16; ++j) v[j] += o.sgd ? -o.lr * s[j] : s[j];
+  }
+  return v;
+}
+
+std::vector<float> expected_local(const KvOptions& o, int worker, std::int64_t round) {
+  return round_sum(o, round, o.mode == KvMode::kDevice ? -1 : worker);
+}
+
+}  // namespace dtbench::bench::kv

@@ -1,0 +1,162 @@
+#include "bench/kvstore/kv_worker.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace dtbench::bench::kv {
+namespace {
+using Clock = std::chrono::steady_clock;
+}
+
+KvWorker::KvWorker(const KvOptions& opts, const KvLayout& layout, int worker)
+    : opts_(opts), layout_(layout), worker_(worker) {
+  replicas_.assign(opts_.replicas, std::vector<float>(layout_.total_numel));
+}
+
+void KvWorker::fill(std::int64_t round) {
+  for (int r = 0; r < opts_.replicas; ++r) {
+    float table[8];
+    for (std::size_t j = 0; j < 8; ++j) table[j] = push_value(worker_, r, round, j);
+    auto& v = replicas_[r];
+    for (std::size_t j = 0; j < v.size(); ++j) v[j] = table[j & 7];
+  }
+}
+
+double KvWorker::check(const std::vector<float>& table) const {
+  double err = 0;
+  const auto& v = replicas_[0];
+  for (std::size_t j = 0; j < v.size(); ++j)
+    err = std::max(err, static_cast<double>(std::fabs(v[j] - table[j & 15])));
+  for (int r = 1; r < opts_.replicas; ++r)
+    if (std::memcmp(replicas_[r].data(), v.data(), v.size() * sizeof(float)) != 0)
+      err = std::max(err, 1.0);  // replicas must hold identical results
+  return err;
+}
+
+void KvWorker::reduce_replicas() {
+  auto& dst = replicas_[0];
+  for (int r = 1; r < opts_.replicas; ++r) {
+    const float* src = replicas_[r].data();
+    for (std::size_t j = 0; j < dst.size(); ++j) dst[j] += src[j];
+  }
+}
+
+void KvWorker::copy_to_replicas() {
+  for (int r = 1; r < opts_.replicas; ++r)
+    std::memcpy(replicas_[r].data(), replicas_[0].data(), replicas_[0].size() * sizeof(float));
+}
+
+void KvWorker::dist_round(std::int64_t round, KvIteration& it) {
+  const int slots = pushes_per_worker(opts_);
+  std::vector<std::shared_ptr<rpc::Call>> calls;
+  calls.reserve(layout_.keys.size() * (slots + 1));
+  for (std::size_t id = 0; id < layout_.keys.size(); ++id) {
+    const auto& k = layout_.keys[id];
+    const std::size_t off = layout_.array_offset[k.array] + k.offset;
+    for (int s = 0; s < slots; ++s) {
+      rpc::Header h;
+      h.op = kPush;
+      h.key = id;
+      h.arg0 = round;
+      h.arg1 = s;
+      calls.push_back(servers_[k.server]->call(
+          h, {{replicas_[s].data() + off, k.numel * sizeof(float)}}, {}));
+    }
+  }
+  const std::size_t first_pull = calls.size();
+  for (std::size_t id = 0; id < layout_.keys.size(); ++id) {
+    const auto& k = layout_.keys[id];
+    const std::size_t off = layout_.array_offset[k.array] + k.offset;
+    rpc::Header h;
+    h.op = kPull;
+    h.key = id;
+    h.arg0 = round;
+    calls.push_back(servers_[k.server]->call(h, {}, {{replicas_[0].data() + off, k.numel * sizeof(float)}}));
+  }
+  // dist_async: how far each pulled key is from lockstep (see docs/metrics.md).
+  const double per_round = static_cast<double>(opts_.workers) * slots;
+  double stale = 0;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const auto reply = calls[i]->wait();
+    if (i >= first_pull && !is_sync(opts_.mode)) {
+      const double lockstep = per_round * static_cast<double>(round + 1);
+      const double s = (lockstep - static_cast<double>(reply.arg0)) / slots;
+      if (std::fabs(s) > std::fabs(stale)) stale = s;
+    }
+  }
+  if (!is_sync(opts_.mode)) it.staleness = stale;
+}
+
+KvIteration KvWorker::run(std::int64_t round) {
+  fill(round);
+  KvIteration it;
+  const auto t0 = Clock::now();
+  switch (opts_.mode) {
+    case KvMode::kLocal:
+      reduce_replicas();
+      break;
+    case KvMode::kDevice: {
+      reduce_replicas();
+      std::vector<std::pair<float*, std::size_t>> regions;
+      for (std::size_t a = 0; a < layout_.arrays.size(); ++a)
+        regions.emplace_back(replicas_[0].data() + layout_.array_offset[a], layout_.arrays[a].numel);
+      allreduce_(regions);
+      break;
+    }
+    case KvMode::kDistDeviceSync:
+      reduce_replicas();
+      dist_round(round, it);
+      break;
+    case KvMode::kDistSync:
+    case KvMode::kDistAsync:
+      dist_round(round, it);
+      break;
+  }
+  copy_to_replicas();
+  it.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  it.gbps = bytes_per_worker(opts_, layout_.total_numel) / it.seconds / 1e9;
+  if (opts_.check && is_sync(opts_.mode))
+    it.error = check(is_dist(opts_.mode) ? expected_sync(opts_, round)
+                                         : expected_local(opts_, worker_, round));
+  return it;
+}
+
+double KvWorker::final_error(std::int64_t rounds) {
+  std::vector<std::shared_ptr<rpc::Call>> calls;
+  for (std::size_t id = 0; id < layout_.keys.size(); ++id) {
+    const auto& k = layout_.keys[id];
+    rpc::Header h;
+    h.op = kPullLatest;
+    h.key = id;
+    calls.push_back(servers_[k.server]->call(
+        h, {}, {{replicas_[0].data() + layout_.array_offset[k.array] + k.offset, k.numel * sizeof(float)}}));
+  }
+  const double pushes = static_cast<double>(rounds) * opts_.workers * pushes_per_worker(opts_);
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const auto reply = calls[i]->wait();
+    if (static_cast<double>(reply.arg0) != pushes)
+      throw VerificationError(fmt::format("kvstore: key {} applied {} pushes, expected {}", i,
+                                          reply.arg0, pushes));
+  }
+  const auto table = expected_final(opts_, rounds);
+  double err = 0;
+  for (std::size_t j = 0; j < replicas_[0].size(); ++j)
+    err = std::max(err, static_cast<double>(std::fabs(replicas_[0][j] - table[j & 15])));
+  return err;
+}
+
+void KvWorker::bye() {
+  for (auto* c : servers_) {
+    rpc::Header h;
+    h.op = kBye;
+    c->request(h);
+  }
+}
+
+}  // namespace dtbench::bench::kv

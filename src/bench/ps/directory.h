@@ -1,0 +1,19 @@
+#pragma once
+// Parameter-server roles find each other through the job's rendezvous store:
+// a server publishes its TensorPipe endpoint under a key; clients wait for it.
+#include <chrono>
+#include <string>
+
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include "rpc/transport.h"
+
+namespace dtbench::bench::ps {
+
+void publish(c10d::Store& store, const std::string& key, const rpc::Endpoint& ep);
+
+// Waits up to `timeout` for `key`. Throws TimeoutError naming the key (the
+// server it belongs to never started or died first).
+rpc::Endpoint lookup(c10d::Store& store, const std::string& key, std::chrono::milliseconds timeout);
+
+}  // namespace dtbench::bench::ps
