@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   actions["diff"] = cli::register_diff(app);
   actions["report"] = cli::register_report(app);
   actions["kvstore"] = cli::register_kvstore(app);
+  actions["hybrid"] = cli::register_hybrid(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,155 @@
+// `dtbench hybrid`: PyTorch's DDP + RPC benchmark — embedding tables on
+// parameter servers (dtbench's TensorPipe RPC), an FC stack under DDP.
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "bench/env_info.h"
+#include "bench/hybrid/hybrid_bench.h"
+#include "cli/commands.h"
+#include "cli/run_options.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "launch/world.h"
+#include "report/env_reporter.h"
+#include "report/json_io.h"
+#include "rpc/transport.h"
+#include "stats/stats.h"
+
+namespace dtbench::cli {
+namespace {
+
+struct HybridFlags {
+  RunOptions run;
+  bench::hybrid::HybridOptions h;
+  int check = 1;
+};
+
+nlohmann::ordered_json config_json(const HybridFlags& f, const std::string& transport) {
+  const auto& o = f.h;
+  return {{"trainers", o.trainers},       {"servers", o.servers},
+          {"tables", o.tables},           {"num_embeddings", o.num_embeddings},
+          {"embedding_dim", o.embedding_dim}, {"batch_size", o.batch_size},
+          {"hidden", o.hidden},           {"iters", o.iters},
+          {"warmup", o.warmup},           {"lr", o.lr},
+          {"seed", o.seed},               {"check", o.check},
+          {"reducer", "ddp"},             {"backend", f.run.comm.backend},
+          {"transport", transport},       {"timeout_ms", f.run.comm.timeout.count()}};
+}
+
+int run_hybrid(HybridFlags& f) {
+  finish_run_options(f.run);
+  auto& o = f.h;
+  o.check = f.check != 0;
+  o.transport.timeout = f.run.comm.timeout;
+  bench::hybrid::validate(o);
+  rpc::validate(o.transport);
+  if (f.run.comm.backend != "gloo")
+    throw UsageError("hybrid: the trainers' DDP group runs c10d::Reducer on a gloo group; use --backend gloo");
+  f.run.nproc = bench::hybrid::world_size_for(o);
+  if (auto code = self_launch(f.run)) return *code;
+  const auto world = launch::world_from_env(launch::process_env());
+  log::set_rank(world.world_size > 1 ? world.rank : -1);
+  o.transport.listen_host = rpc::listen_host_for(world.master_addr, f.run.comm.iface);
+  auto env = bench::collect_env();
+  env["world"] = bench::world_json(world);
+  if (world.rank == 0) {
+    report::print_env(std::cout, env);
+    std::cout << fmt::format(
+        "# dtbench hybrid: 1 master, {} trainer(s), {} parameter server(s); {} table(s) of {} x {}, "
+        "batch {}, FC width {}, {} iters + {} warm-up\n",
+        o.trainers, o.servers, o.tables, o.num_embeddings, o.embedding_dim, o.batch_size, o.hidden,
+        o.iters, o.warmup)
+              << std::flush;
+  }
+  auto r = bench::hybrid::run_hybrid(world, o, f.run.comm);
+  if (!r.leader) return 0;
+  report::print_hybrid_table(std::cout, r.trainers, o.batch_size);
+  double ceiling_p50 = std::nan("");
+  if (!r.ceiling_seconds.empty()) {
+    ceiling_p50 = stats::percentile(r.ceiling_seconds, 50);
+    std::vector<double> lookups;
+    for (const auto& t : r.trainers) lookups.insert(lookups.end(), t.lookup_seconds.begin(), t.lookup_seconds.end());
+    const double lookup_p50 = stats::percentile(lookups, 50);
+    std::cout << fmt::format(
+        "# lookup p50 {:.1f} us vs raw TensorPipe round trip p50 {:.1f} us ({} x {} B echoed): {:.2f}x\n",
+        lookup_p50 * 1e6, ceiling_p50 * 1e6, o.tables, r.ceiling_bytes, lookup_p50 / ceiling_p50);
+  }
+  if (r.checked)
+    std::cout << fmt::format(
+        "# check: tables equal the single-process reference ({} updates, max |diff| {:.3g}, "
+        "allowed {:.3g}); FC replicas identical\n",
+        r.updates_logged, r.max_table_diff, r.tolerance);
+  if (!f.run.json_path.empty()) {
+    nlohmann::ordered_json doc;
+    doc["schema"] = "dtbench.hybrid";
+    doc["schema_version"] = 1;
+    doc["created"] = report::utc_timestamp();
+    doc["command"] = original_args();
+    doc["env"] = env;
+    doc["config"] = config_json(f, r.transport);
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    std::vector<double> all;
+    for (const auto& t : r.trainers) {
+      auto row = report::hybrid_row(fmt::format("Trainer{}", t.trainer), t.iteration_seconds, o.batch_size);
+      auto j = report::to_json(t);
+      j["p50"] = row.p50;
+      j["p75"] = row.p75;
+      j["p90"] = row.p90;
+      j["p95"] = row.p95;
+      j["examples_per_s"] = row.examples_per_s;
+      rows.push_back(j);
+      all.insert(all.end(), t.iteration_seconds.begin(), t.iteration_seconds.end());
+    }
+    doc["trainers"] = rows;
+    const auto a = report::hybrid_row("All", all, o.batch_size);
+    auto num = [](double v) { return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v); };
+    doc["all"] = {{"p50", a.p50}, {"p75", a.p75}, {"p90", a.p90}, {"p95", a.p95},
+                  {"examples_per_s", a.examples_per_s * static_cast<double>(r.trainers.size())}};
+    doc["ceiling"] = {{"what", "raw TensorPipe echo, trainer 0 <-> server 0, one message per table"},
+                      {"bytes_per_message", r.ceiling_bytes},
+                      {"seconds", r.ceiling_seconds},
+                      {"p50_seconds", num(ceiling_p50)}};
+    doc["check"] = {{"checked", r.checked},
+                    {"updates", r.updates_logged},
+                    {"max_abs_diff", num(r.max_table_diff)},
+                    {"tolerance", r.tolerance},
+                    {"fc_replicas_identical", r.fc_replicas_identical}};
+    report::write_json_atomic(f.run.json_path, doc);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action register_hybrid(CLI::App& app) {
+  auto f = std::make_shared<HybridFlags>();
+  auto* cmd = app.add_subcommand(
+      "hybrid", "DDP + RPC: embedding tables on parameter servers, FC stack under DDP (PyTorch benchmark)");
+  add_run_options(*cmd, f->run, /*with_nproc=*/false);
+  auto& o = f->h;
+  cmd->add_option("--trainers", o.trainers, "Trainer ranks (ranks 1..T)")->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--servers", o.servers, "Parameter-server ranks (ranks T+1..T+P)")->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--tables", o.tables, "Embedding tables")->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--num-embeddings", o.num_embeddings, "Rows per table")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 34))->capture_default_str();
+  cmd->add_option("--embedding-dim", o.embedding_dim, "Columns per row")->check(CLI::Range(1, 65536))->capture_default_str();
+  cmd->add_option("--batch-size", o.batch_size, "Lookups per table per trainer per iteration")
+      ->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  cmd->add_option("--hidden", o.hidden, "Width of the FC stack")->check(CLI::Range(1, 65536))->capture_default_str();
+  cmd->add_option("-n,--iters", o.iters, "Timed iterations")->check(CLI::Range(1, 1000000))->capture_default_str();
+  cmd->add_option("-w,--warmup", o.warmup, "Untimed iterations first")->check(CLI::Range(0, 1000000))->capture_default_str();
+  cmd->add_option("--lr", o.lr, "SGD learning rate (rows and FC)")->check(CLI::Range(1e-9, 1e3))->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Seed of tables and batches")->capture_default_str();
+  cmd->add_option("-c,--check", f->check, "Check the final tables against a single-process reference (0/1)")
+      ->check(CLI::Range(0, 1))->capture_default_str();
+  cmd->add_option("--ceiling-iters", o.ceiling_iters, "Raw TensorPipe round trips measured beside the run (0 = skip)")
+      ->check(CLI::Range(0, 1000000))->capture_default_str();
+  cmd->add_option("--transport", o.transport.transport, "TensorPipe transport: auto, shm or uv")->capture_default_str();
+  cmd->add_option("--channel", o.transport.channel, "TensorPipe channel: auto, cma or basic")->capture_default_str();
+  return [f]() { return run_hybrid(*f); };
+}
+
+}  // namespace dtbench::cli
