@@ -1,0 +1,241 @@
+// Parameter-server pieces that need no processes: the RPC header, server
+// addresses, the kvstore layout, exact expected values, bandwidth, reports.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+#include "bench/hybrid/hybrid_config.h"
+#include "bench/kvstore/kv_config.h"
+#include "bench/kvstore/layout.h"
+#include "core/error.h"
+#include "report/hybrid_record.h"
+#include "report/kvstore_record.h"
+#include "rpc/transport.h"
+#include "rpc/wire.h"
+
+namespace dtbench {
+namespace {
+
+using namespace bench::kv;
+
+TEST(RpcWire, RoundTripsEveryField) {
+  rpc::Header h;
+  h.id = 0x0123456789abcdefULL;
+  h.op = 7;
+  h.status = -3;
+  h.from = 42;
+  h.key = 1ULL << 40;
+  h.arg0 = -5;
+  h.arg1 = std::int64_t{1} << 50;
+  h.text = "why\nnot";
+  const auto d = rpc::decode(rpc::encode(h));
+  EXPECT_EQ(d.id, h.id);
+  EXPECT_EQ(d.op, h.op);
+  EXPECT_EQ(d.status, h.status);
+  EXPECT_EQ(d.from, h.from);
+  EXPECT_EQ(d.key, h.key);
+  EXPECT_EQ(d.arg0, h.arg0);
+  EXPECT_EQ(d.arg1, h.arg1);
+  EXPECT_EQ(d.text, h.text);
+}
+
+TEST(RpcWire, RejectsShortAndForeignHeaders) {
+  EXPECT_THROW(rpc::decode("short"), CommError);
+  auto bytes = rpc::encode(rpc::Header{});
+  bytes[0] ^= 0x55;
+  EXPECT_THROW(rpc::decode(bytes), CommError);
+}
+
+TEST(RpcTransport, EndpointsRoundTripAndPickByHost) {
+  rpc::Endpoint e{rpc::host_identity(), {"shm://abc", "uv://127.0.0.1:1234"}};
+  const auto d = rpc::decode_endpoint(rpc::encode_endpoint(e));
+  EXPECT_EQ(d.host_id, e.host_id);
+  EXPECT_EQ(d.urls, e.urls);
+  rpc::TransportOptions o;
+  o.transport = "uv";
+  EXPECT_EQ(rpc::pick_url(e, o), "uv://127.0.0.1:1234");
+  rpc::Endpoint remote{"other-host/boot", e.urls};
+  o.transport = "auto";
+  EXPECT_EQ(rpc::pick_url(remote, o), "uv://127.0.0.1:1234");  // never shm across hosts
+  o.transport = "shm";
+  EXPECT_THROW(rpc::pick_url(remote, o), UsageError);
+  EXPECT_THROW(rpc::decode_endpoint(""), CommError);
+  EXPECT_THROW(rpc::decode_endpoint("hostonly"), CommError);
+}
+
+TEST(RpcTransport, ValidatesNames) {
+  rpc::TransportOptions o;
+  o.transport = "carrier-pigeon";
+  EXPECT_THROW(rpc::validate(o), UsageError);
+  o.transport = "auto";
+  o.channel = "ibv";
+  EXPECT_THROW(rpc::validate(o), UsageError);
+  o.channel = "basic";
+  EXPECT_NO_THROW(rpc::validate(o));
+  bool has_basic = false;
+  for (const auto& c : rpc::components()) has_basic |= c.name == "basic" && c.viable;
+  EXPECT_TRUE(has_basic);
+}
+
+std::vector<KvArray> resnet_like() {
+  // A few big and many small arrays, like a CNN's gradients.
+  std::vector<KvArray> a;
+  for (std::size_t n : {2359296u, 1048576u, 2048000u, 589824u, 64u, 64u, 256u, 147456u, 9408u})
+    a.push_back({"a" + std::to_string(a.size()), n});
+  return a;
+}
+
+TEST(KvLayout, SplitsBigArraysAndBalancesTheRest) {
+  const auto l = plan_layout(resnet_like(), 2, 1000000);
+  // Three arrays at or above the bound are split in two; six go whole.
+  EXPECT_EQ(l.keys.size(), 3u * 2 + 6);
+  std::size_t total = 0;
+  for (const auto& k : l.keys) total += k.numel;
+  EXPECT_EQ(total, l.total_numel);
+  EXPECT_EQ(std::accumulate(l.server_numel.begin(), l.server_numel.end(), std::size_t{0}), l.total_numel);
+  // The best split of the whole arrays leaves 589824 vs 157248 + the split
+  // halves: max/mean = 3317760/3101472 = 1.0697.
+  EXPECT_NEAR(imbalance(l), 3317760.0 / 3101472.0, 1e-9);
+  // Every element of every array is covered exactly once, in order.
+  for (std::size_t a = 0; a < l.arrays.size(); ++a) {
+    std::size_t next = 0;
+    for (const auto& k : l.keys)
+      if (k.array == static_cast<int>(a)) {
+        EXPECT_EQ(k.offset, next);
+        next += k.numel;
+      }
+    EXPECT_EQ(next, l.arrays[a].numel);
+  }
+}
+
+TEST(KvLayout, OneServerKeepsArraysWhole) {
+  const auto l = plan_layout(resnet_like(), 1, 1);
+  EXPECT_EQ(l.keys.size(), 9u);
+  EXPECT_DOUBLE_EQ(imbalance(l), 1.0);
+}
+
+TEST(KvLayout, RejectsBadInput) {
+  EXPECT_THROW(plan_layout({}, 1, 10), UsageError);
+  EXPECT_THROW(plan_layout({{"x", 0}}, 1, 10), UsageError);
+  EXPECT_THROW(plan_layout({{"x", 5}}, 0, 10), UsageError);
+  EXPECT_THROW(uniform_arrays(0, 16), UsageError);
+  EXPECT_THROW(uniform_arrays(2, 6), UsageError);
+  EXPECT_EQ(uniform_arrays(3, 64).size(), 3u);
+  EXPECT_EQ(uniform_arrays(3, 64)[0].numel, 16u);
+}
+
+TEST(KvConfig, ExpectedValuesMatchABruteForceSum) {
+  KvOptions o;
+  o.workers = 3;
+  o.replicas = 2;
+  o.arrays = uniform_arrays(1, 64);
+  const auto t = expected_sync(o, 4);
+  for (std::size_t j = 0; j < 40; ++j) {
+    float sum = 0;
+    for (int w = 0; w < 3; ++w)
+      for (int r = 0; r < 2; ++r) sum += push_value(w, r, 4, j);
+    EXPECT_EQ(t[j % 16], sum) << j;
+  }
+  o.sgd = true;
+  const auto w1 = expected_sync(o, 1);
+  for (std::size_t j = 0; j < 16; ++j) {
+    float w = init_weight(j);
+    for (int i = 0; i <= 1; ++i) {
+      float sum = 0;
+      for (int k = 0; k < 3; ++k)
+        for (int r = 0; r < 2; ++r) sum += push_value(k, r, i, j);
+      w -= o.lr * sum;
+    }
+    EXPECT_EQ(w1[j], w);
+  }
+  // The async end state after 2 rounds equals the sync state after round 1.
+  EXPECT_EQ(expected_final(o, 2), w1);
+}
+
+TEST(KvConfig, BytesPerWorkerFollowTheDocumentedDefinition) {
+  KvOptions o;
+  o.workers = 4;
+  o.replicas = 2;
+  const std::size_t n = 1000;  // 4000 bytes
+  o.mode = KvMode::kDistSync;
+  EXPECT_DOUBLE_EQ(bytes_per_worker(o, n), 3 * 4000.0);
+  o.mode = KvMode::kDistDeviceSync;
+  EXPECT_DOUBLE_EQ(bytes_per_worker(o, n), 2 * 4000.0);
+  o.mode = KvMode::kDevice;
+  EXPECT_DOUBLE_EQ(bytes_per_worker(o, n), 2 * 4000.0 * 3 / 4);
+  o.mode = KvMode::kLocal;
+  EXPECT_DOUBLE_EQ(bytes_per_worker(o, n), 2 * 2 * 4000.0);
+}
+
+TEST(KvConfig, RejectsInconsistentOptions) {
+  KvOptions o;
+  o.arrays = uniform_arrays(1, 64);
+  o.mode = KvMode::kDistSync;
+  o.servers = 0;
+  EXPECT_THROW(validate(o), UsageError);
+  o.servers = 1;
+  o.mode = KvMode::kLocal;
+  o.sgd = true;
+  EXPECT_THROW(validate(o), UsageError);
+  EXPECT_THROW(parse_mode("dist"), UsageError);
+  EXPECT_EQ(parse_mode("dist_device_sync"), KvMode::kDistDeviceSync);
+}
+
+TEST(KvReport, LinesLikeMxnetsTool) {
+  EXPECT_EQ(report::kv_size_line(161, 102228128), "num of arrays = 161, total size = 102.228128 MB");
+  report::KvIteration it;
+  it.iter = 0;
+  it.seconds = 0.5;
+  it.gbps = 1.25;
+  it.error = 0;
+  EXPECT_EQ(report::kv_iteration_line(it), "iter 1, 0.500000 sec, 1.250000 GB/sec per worker, error 0");
+  it.staleness = -2;
+  EXPECT_EQ(report::kv_iteration_line(it), "iter 1, 0.500000 sec, 1.250000 GB/sec per worker, staleness -2");
+  const auto back = report::kv_iteration_from_json(nlohmann::json::parse(report::to_json(it).dump()));
+  EXPECT_EQ(back.staleness, -2);
+  EXPECT_EQ(back.error, 0);
+}
+
+TEST(KvReport, SummaryUsesMediansAndTheCeiling) {
+  std::vector<std::vector<report::KvIteration>> w(2);
+  for (double s : {1.0, 2.0, 3.0}) w[0].push_back({0, s, 0, 0, NAN});
+  for (double s : {4.0, 5.0}) w[1].push_back({0, s, 0, 0, NAN});
+  const auto sum = report::summarize(w, 6e9, {2.0, 1.0, 3.0}, 8e9);
+  EXPECT_DOUBLE_EQ(sum.p50_seconds, 3.0);
+  EXPECT_DOUBLE_EQ(sum.p50_gbps, 2.0);
+  EXPECT_DOUBLE_EQ(sum.ceiling_gbps, 4.0);
+  EXPECT_EQ(sum.max_error, 0);
+  EXPECT_TRUE(std::isnan(sum.max_abs_staleness));
+}
+
+TEST(Hybrid, ShardingCoversEveryRowOnce) {
+  bench::hybrid::HybridOptions o;
+  o.servers = 3;
+  o.num_embeddings = 10;
+  std::int64_t total = 0;
+  for (int s = 0; s < 3; ++s) total += bench::hybrid::rows_on(o, s);
+  EXPECT_EQ(total, 10);
+  EXPECT_EQ(bench::hybrid::rows_on(o, 0), 4);
+  EXPECT_EQ(bench::hybrid::server_of_row(o, 7), 1);
+  EXPECT_EQ(bench::hybrid::local_row(o, 7), 2);
+  EXPECT_NE(bench::hybrid::initial_value(1, 0, 5, 2), bench::hybrid::initial_value(1, 1, 5, 2));
+  EXPECT_EQ(bench::hybrid::initial_value(1, 0, 5, 2), bench::hybrid::initial_value(1, 0, 5, 2));
+  o.num_embeddings = 2;
+  EXPECT_THROW(bench::hybrid::validate(o), UsageError);
+}
+
+TEST(Hybrid, TableRowsArePercentilesOfIterations) {
+  const auto r = report::hybrid_row("T", {4, 1, 3, 2, 5}, 10);
+  EXPECT_DOUBLE_EQ(r.p50, 3);
+  EXPECT_DOUBLE_EQ(r.p75, 4);
+  EXPECT_DOUBLE_EQ(r.examples_per_s, 10.0 / 3);
+  std::ostringstream os;
+  report::print_hybrid_table(os, {{0, {1, 2, 3}, {0.1}}, {1, {3, 4, 5}, {0.2}}}, 6);
+  EXPECT_NE(os.str().find("Trainer1"), std::string::npos);
+  EXPECT_NE(os.str().find("All"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dtbench
