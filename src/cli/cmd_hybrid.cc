@@ -49,7 +49,7 @@ int run_hybrid(HybridFlags& f) {
   if (f.run.comm.backend != "gloo")
     throw UsageError("hybrid: the trainers' DDP group runs c10d::Reducer on a gloo group; use --backend gloo");
   f.run.nproc = bench::hybrid::world_size_for(o);
-  if (auto code = self_launch(f.run)) return *code;
+  if (auto code = self_launch(f.run, /*nproc_implicit=*/true)) return *code;
   const auto world = launch::world_from_env(launch::process_env());
   log::set_rank(world.world_size > 1 ? world.rank : -1);
   o.transport.listen_host = rpc::listen_host_for(world.master_addr, f.run.comm.iface);

@@ -93,7 +93,7 @@ int run_kvstore(KvFlags& f) {
   finish(f);
   auto& o = f.kv;
   f.run.nproc = bench::kv::world_size_for(o);
-  if (auto code = self_launch(f.run)) return *code;
+  if (auto code = self_launch(f.run, /*nproc_implicit=*/true)) return *code;
   const auto world = launch::world_from_env(launch::process_env());
   log::set_rank(world.world_size > 1 ? world.rank : -1);
   const bool leader = world.rank == 0;

@@ -42,10 +42,11 @@ void finish_run_options(RunOptions& o) {
   if (!o.json_path.empty()) report::require_writable_path(o.json_path, "--json");
 }
 
-std::optional<int> self_launch(const RunOptions& o) {
+std::optional<int> self_launch(const RunOptions& o, bool nproc_implicit) {
   const bool launched = std::getenv("DTBENCH_LAUNCHED") != nullptr;
   if (o.nproc <= 1 || launched) return std::nullopt;
   const auto world = launch::world_from_env(launch::process_env());
+  if (world.source != "single" && nproc_implicit) return std::nullopt;
   if (world.source != "single") {
     throw UsageError(fmt::format(
         "--nproc cannot be used under an external launcher ({} already started {} rank(s))",

@@ -34,8 +34,10 @@ void finish_run_options(RunOptions& opts);
 // With --nproc N > 1 outside a launched worker, starts N workers running this
 // same command line (dtbench's launcher; mpirun for the mpi backend), waits
 // for them and returns their exit status. Otherwise returns nullopt: the
-// caller runs the benchmark in this process.
-std::optional<int> self_launch(const RunOptions& opts);
+// caller runs the benchmark in this process. `nproc_implicit`: the rank
+// count follows from role flags (kvstore, hybrid), so under an external
+// launcher (mpirun, srun, torchrun) its ranks are used as they are.
+std::optional<int> self_launch(const RunOptions& opts, bool nproc_implicit = false);
 
 // Starts `nproc` local workers running `args` (args[0] = the executable):
 // dtbench's launcher, or mpirun for the mpi backend. Returns their exit status.

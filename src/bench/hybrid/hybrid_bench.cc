@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
@@ -214,6 +215,7 @@ void train(const launch::World& world, const HybridOptions& o, const comm::CommO
     const auto t1 = Clock::now();
     if (o.check)
       for (std::size_t u = 0; u < up_rows.size(); ++u) log.add(up_dest[u].first, up_rows[u], up_grads[u]);
+    store->add("hy/progress", 1);  // the master's liveness signal
     if (it >= o.warmup) {
       run.iteration_seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
       run.lookup_seconds.push_back(std::chrono::duration<double>(t_lookup - t0).count());
@@ -261,9 +263,26 @@ void master(const launch::World& world, const HybridOptions& o, const comm::Comm
     c->request(h);
   }
   comm::store_barrier(store, "hy/ready", 1 + o.trainers, comm_opts.timeout);
-  // Trainers run; every wait below is bounded by the timeout, so a run
-  // longer than --timeout needs a larger one.
-  comm::store_barrier(store, "hy/done", 1 + o.trainers, comm_opts.timeout);
+  // Trainers run as long as they keep making progress: the master fails only
+  // when no trainer finished an iteration for a whole timeout.
+  {
+    const std::string go = "dtbench/barrier/hy/done/go";
+    if (store.add("dtbench/barrier/hy/done", 1) == 1 + o.trainers) store.set(go, std::vector<std::uint8_t>{1});
+    std::int64_t seen = -1;
+    auto deadline = Clock::now() + comm_opts.timeout;
+    while (!store.check({go})) {
+      const auto progress = store.add("hy/progress", 0);
+      if (progress != seen) {
+        seen = progress;
+        deadline = Clock::now() + comm_opts.timeout;
+      }
+      if (Clock::now() > deadline)
+        throw TimeoutError(fmt::format(
+            "hybrid master: no trainer finished an iteration for {} ms (a trainer hung or died)",
+            comm_opts.timeout.count()));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
   for (int t = 0; t < o.trainers; ++t) {
     const auto b = wait_get(store, fmt::format("hy/result/{}", t), comm_opts.timeout);
     result.trainers.push_back(

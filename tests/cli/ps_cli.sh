@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Parameter servers end to end with real processes: `dtbench kvstore` in
+# every mode (results checked exactly by the benchmark itself, JSON report
+# read back), `dtbench hybrid` for several trainer/server counts (tables
+# checked against the single-process reference), roles under mpirun, and
+# faults: a server or a worker SIGKILLed mid-run ends the job within the
+# timeout, non-zero, naming what died, with no process left behind.
+# Usage: ps_cli.sh path/to/dtbench
+set -u
+DTBENCH=$(readlink -f "$1")
+fails=0; passes=0
+tmp=$(mktemp -d)
+trap 'pkill -9 -f "$tmp/marker" 2>/dev/null; rm -rf "$tmp"' EXIT
+# A marker path in every command line lets the test find its processes.
+mkdir -p "$tmp/marker"
+
+check() {  # check NAME STATUS DETAIL
+  if [ "$2" -eq 0 ]; then echo "ok: $1"; passes=$((passes + 1));
+  else echo "FAIL: $1: $3"; fails=$((fails + 1)); fi
+}
+
+run_ok() {  # run_ok NAME PATTERN ARGS... : exit 0 and PATTERN in stdout
+  local name=$1 pattern=$2; shift 2
+  timeout 180 "$DTBENCH" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ $rc -eq 0 ] && grep -q -- "$pattern" "$tmp/out"; then check "$name" 0 "";
+  else check "$name" 1 "exit $rc; $(tail -3 "$tmp/err" | tr '\n' ' ') $(tail -3 "$tmp/out" | tr '\n' ' ')"; fi
+}
+
+small="--arrays 5 --size 1M --bigarray-bound 100000 -n 3 --timeout 30s"
+run_ok "kvstore dist_sync 2+2" "max error 0 (must be 0)" kvstore --mode dist_sync --workers 2 --servers 2 $small --json "$tmp/kv.json"
+run_ok "kvstore dist_sync sgd 2+1" "max error 0 (must be 0)" kvstore --mode dist_sync --optimizer sgd --workers 2 --servers 1 $small
+run_ok "kvstore dist_async 2+2" "final values: error 0" kvstore --mode dist_async --workers 2 --servers 2 $small
+run_ok "kvstore dist_async sgd 1+2" "final values: error 0" kvstore --mode dist_async --optimizer sgd --workers 1 --servers 2 $small
+run_ok "kvstore dist_device_sync 2 replicas" "max error 0 (must be 0)" kvstore --mode dist_device_sync --replicas 2 --workers 2 --servers 1 $small
+run_ok "kvstore dist_sync 3 replicas, uv/basic" "max error 0 (must be 0)" kvstore --mode dist_sync --replicas 3 --workers 1 --servers 1 --transport uv --channel basic $small
+run_ok "kvstore local 3 replicas" "max error 0 (must be 0)" kvstore --mode local --replicas 3 $small
+run_ok "kvstore device 3 workers" "max error 0 (must be 0)" kvstore --mode device --workers 3 $small
+run_ok "kvstore resnet50 arrays" "num of arrays = 161, total size = 102.228128 MB" kvstore --model resnet50 -n 1 -w 0 --ceiling-iters 1 --servers 2
+
+python3 - "$tmp/kv.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "dtbench.kvstore" and d["schema_version"] == 1
+assert d["config"]["keys"] > 5, d["config"]   # big arrays split over 2 servers
+assert len(d["workers"]) == 2 and all(len(w["iterations"]) == 3 for w in d["workers"])
+assert all(it["error"] == 0 for w in d["workers"] for it in w["iterations"])
+assert sum(s["pushes"] for s in d["servers"]) == 2 * 4 * d["config"]["keys"]  # warm-up + 3 iters
+assert d["summary"]["ceiling_gbps"] > 0 and d["summary"]["p50_gbps_per_worker"] > 0
+PY
+check "kvstore JSON report complete" $? "see above"
+
+run_ok "hybrid 2 trainers 1 server" "tables equal the single-process reference" hybrid -n 5 --json "$tmp/hy.json"
+run_ok "hybrid 1 trainer 3 servers" "tables equal the single-process reference" hybrid --trainers 1 --servers 3 -n 5 --num-embeddings 100
+run_ok "hybrid 3 trainers 2 servers, uv" "tables equal the single-process reference" hybrid --trainers 3 --servers 2 -n 4 --transport uv
+python3 - "$tmp/hy.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "dtbench.hybrid"
+assert [t["trainer"] for t in d["trainers"]] == [0, 1]
+assert all(len(t["iteration_seconds"]) == 5 and t["p50"] <= t["p95"] for t in d["trainers"])
+assert d["check"]["checked"] and d["check"]["fc_replicas_identical"] and d["check"]["updates"] > 0
+assert d["ceiling"]["p50_seconds"] > 0
+PY
+check "hybrid JSON report complete" $? "see above"
+
+# Roles by rank under OpenMPI's mpirun (no dtbench launcher).
+if command -v mpirun >/dev/null; then
+  root=""; [ "$(id -u)" -eq 0 ] && root="--allow-run-as-root"
+  run_ok_mpi() { local n=$1; shift; local name=$1 pattern=$2; shift 2
+    timeout 180 mpirun $root --oversubscribe -np "$n" "$DTBENCH" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ $rc -eq 0 ] && grep -q -- "$pattern" "$tmp/out"; then check "$name" 0 "";
+    else check "$name" 1 "exit $rc; $(tail -3 "$tmp/err" | tr '\n' ' ')"; fi; }
+  run_ok_mpi 3 "kvstore under mpirun -np 3 (2 workers + 1 server)" "max error 0" kvstore --workers 2 --servers 1 $small
+  run_ok_mpi 4 "hybrid under mpirun -np 4 (master, 2 trainers, 1 server)" "single-process reference" hybrid -n 3
+  timeout 60 mpirun $root --oversubscribe -np 2 "$DTBENCH" kvstore --workers 2 --servers 1 $small >"$tmp/out" 2>"$tmp/err"
+  rc=$?; [ $rc -ne 0 ] && grep -q "need 3 ranks, but the job has 2" "$tmp/err"
+  check "kvstore under mpirun with the wrong rank count" $? "exit $rc; $(tail -2 "$tmp/err" | tr '\n' ' ')"
+fi
+
+# Faults. Finds the process whose environment has RANK=$2 under launcher $1.
+rank_pid() {
+  local p
+  for p in $(pgrep -P "$1"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "RANK=$2" && { echo "$p"; return; }
+  done
+}
+kill_mid_run() {  # NAME RANK PATTERN-IN-STDERR ARGS...
+  local name=$1 rank=$2 pattern=$3; shift 3
+  "$DTBENCH" "$@" --json "$tmp/marker/never.json" >"$tmp/fout" 2>"$tmp/ferr" &
+  local launcher=$! victim="" start
+  # kvstore prints each iteration; hybrid only its header before the table.
+  for _ in $(seq 1 150); do
+    grep -q "^iter 2\|^# dtbench hybrid" "$tmp/fout" 2>/dev/null && victim=$(rank_pid "$launcher" "$rank")
+    [ -n "$victim" ] && break
+    sleep 0.2
+  done
+  sleep 2  # well into the iterations
+  start=$(date +%s)
+  kill -9 "$victim" 2>/dev/null
+  wait "$launcher"; local rc=$?
+  local took=$(( $(date +%s) - start ))
+  sleep 0.5
+  local left; left=$(pgrep -f "$tmp/marker" | wc -l)
+  if [ -n "$victim" ] && [ $rc -ne 0 ] && [ "$took" -le 25 ] && [ "$left" -eq 0 ] && grep -q -- "$pattern" "$tmp/ferr" \
+     && [ ! -e "$tmp/marker/never.json" ]; then
+    check "$name" 0 ""
+  else
+    check "$name" 1 "victim '$victim' exit $rc after ${took}s, $left left; $(tail -4 "$tmp/ferr" | tr '\n' ' ')"
+  fi
+}
+long="--arrays 4 --size 1M -n 100000 --timeout 15s"
+kill_mid_run "kvstore: server killed -> workers fail naming it" 3 "rank 3" kvstore --workers 2 --servers 2 $long
+kill_mid_run "kvstore: worker killed -> job ends, servers exit" 1 "rank 1" kvstore --workers 2 --servers 2 $long
+kill_mid_run "hybrid: parameter server killed" 3 "rank 3" hybrid -n 100000 --check 0 --timeout 15s
+
+# A server that dies must be named by the workers themselves, not only by
+# the launcher: run the ranks without dtbench's launcher (torchrun-style
+# variables by hand) and kill the server.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])')
+for r in 0 1; do
+  RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$DTBENCH" kvstore --workers 1 --servers 1 \
+    $long --json "$tmp/marker/x.json" >"$tmp/r$r.out" 2>"$tmp/r$r.err" &
+  eval "pid$r=$!"
+done
+for _ in $(seq 1 100); do grep -q "^iter 2" "$tmp/r0.out" 2>/dev/null && break; sleep 0.2; done
+start=$(date +%s); kill -9 "$pid1"; wait "$pid0"; rc=$?; took=$(( $(date +%s) - start ))
+[ $rc -ne 0 ] && [ "$took" -le 20 ] && grep -q "kvstore server 0 (rank 1" "$tmp/r0.err" && [ "$(wc -l <"$tmp/r0.err")" -le 2 ]
+check "kvstore worker names the dead server in one line" $? "exit $rc after ${took}s: $(cat "$tmp/r0.err" | tr '\n' ' ')"
+
+echo "ps_cli: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]
