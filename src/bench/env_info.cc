@@ -5,6 +5,7 @@
 #include "build_config.h"
 #include "comm/factory.h"
 #include "core/host_probe.h"
+#include "rpc/transport.h"
 
 namespace dtbench::bench {
 
@@ -20,6 +21,15 @@ nlohmann::ordered_json collect_env() {
   for (const auto& b : comm::backends())
     if (b.built) backends.push_back(b.name);
   j["backends"] = backends;
+  // TensorPipe transports and channels usable here (kvstore, hybrid).
+  nlohmann::ordered_json transports = nlohmann::ordered_json::array();
+  nlohmann::ordered_json channels = nlohmann::ordered_json::array();
+  nlohmann::ordered_json unusable = nlohmann::ordered_json::array();
+  for (const auto& c : rpc::components()) {
+    if (!c.viable) unusable.push_back(c.name);
+    else (c.kind == "transport" ? transports : channels).push_back(c.name);
+  }
+  j["tensorpipe"] = {{"transports", transports}, {"channels", channels}, {"not_usable_here", unusable}};
   j["threads"] = {{"intra_op", at::get_num_threads()}, {"inter_op", at::get_num_interop_threads()}};
   j["host"] = probe_host();
   return j;

@@ -94,6 +94,33 @@ expect_usage_error comm --nproc 2 -n 1 -b 8 -e 8 --iface nosuchif0
 fx=$(mktemp -d); trap 'rm -rf "$fx"' EXIT
 : >"$fx/empty.json"
 printf '{"schema": "dtbench.ddp", "schema_version": 1, "runs": [' >"$fx/truncated.json"
+# kvstore / hybrid
+expect_usage_error kvstore --mode dist
+expect_usage_error kvstore --workers 0
+expect_usage_error kvstore --servers 0
+expect_usage_error kvstore --replicas 0
+expect_usage_error kvstore --model nosuchnet
+expect_usage_error kvstore --arrays 2 --size 6
+expect_usage_error kvstore --arrays 2 --size 1Q
+expect_usage_error kvstore --optimizer adam
+expect_usage_error kvstore --mode local --optimizer sgd
+expect_usage_error kvstore --bigarray-bound 0
+expect_usage_error kvstore --transport carrier-pigeon
+expect_usage_error kvstore --channel ibv
+expect_usage_error kvstore --timeout 0s
+expect_usage_error kvstore -n 0
+expect_usage_error kvstore --ceiling-iters -1
+expect_usage_error hybrid --trainers 0
+expect_usage_error hybrid --servers 0
+expect_usage_error hybrid --num-embeddings 0
+expect_usage_error hybrid --servers 3 --num-embeddings 2
+expect_usage_error hybrid --embedding-dim 0
+expect_usage_error hybrid --batch-size 0
+expect_usage_error hybrid --lr 0
+expect_usage_error hybrid --backend mpi
+expect_usage_error hybrid --transport tcp
+expect_usage_error hybrid --check 2
+
 echo '[1, 2, 3]' >"$fx/array.json"
 echo '{"schema": "dtbench.comm", "schema_version": 1}' >"$fx/comm.json"
 echo '{"schema": "dtbench.ddp", "schema_version": 99, "config": {"model": "mlp"}, "runs": []}' >"$fx/v99.json"
