@@ -36,8 +36,18 @@ std::unique_ptr<Communicator> make_group_communicator(const launch::World& world
                                                       const Group& group);
 
 // Every one of `n` callers passes this point, or TimeoutError after
-// `timeout`. `name` must be unique per barrier.
+// `timeout`. `name` must be unique per barrier. With `progress`, the
+// timeout counts from the last change of that counter (bumped with
+// store.add(progress_key(progress), 1) by ranks still working): a long run
+// passes, a stuck one fails.
 void store_barrier(c10d::Store& store, const std::string& name, int n,
-                   std::chrono::milliseconds timeout);
+                   std::chrono::milliseconds timeout, const std::string& progress = "");
+std::string progress_key(const std::string& progress);
+
+// The job's last barrier: like store_barrier, and then the rank hosting the
+// store (`host`) returns only after every rank has left the barrier, so no
+// rank still waiting loses its connection when the store goes away.
+void store_final_barrier(c10d::Store& store, const std::string& name, int n,
+                         std::chrono::milliseconds timeout, bool host);
 
 }  // namespace dtbench::comm

@@ -14,38 +14,19 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+std::size_t length_of(const tensorpipe::Descriptor& d) {
+  const auto lengths = detail::lengths_of(d);
+  return lengths.size() == 1 ? lengths[0] : 0;
+}
+
+// One part per message, sent and received with the RPC's own helpers; the
+// metadata is the bare slot number (no dtbench header).
 tensorpipe::Message echo_message(const std::string& slot, void* data, std::size_t n) {
-  tensorpipe::Message m;
-  m.metadata = slot;
-  if (n <= kInlineLimit) {
-    tensorpipe::Message::Payload p;
-    p.data = data;
-    p.length = n;
-    m.payloads.push_back(p);
-  } else {
-    tensorpipe::Message::Tensor t;
-    t.buffer = tensorpipe::CpuBuffer{data};
-    t.length = n;
-    m.tensors.push_back(t);
-  }
-  return m;
+  return detail::make_message(slot, {{data, n}});
 }
 
 tensorpipe::Allocation one_buffer(const tensorpipe::Descriptor& d, void* data) {
-  tensorpipe::Allocation a;
-  if (!d.payloads.empty()) a.payloads.push_back({data});
-  if (!d.tensors.empty()) {
-    tensorpipe::Allocation::Tensor t;
-    t.buffer = tensorpipe::CpuBuffer{data};
-    a.tensors.push_back(t);
-  }
-  return a;
-}
-
-std::size_t length_of(const tensorpipe::Descriptor& d) {
-  if (!d.payloads.empty()) return d.payloads[0].length;
-  if (!d.tensors.empty()) return d.tensors[0].length;
-  return 0;
+  return detail::allocation_for(d, {{data, length_of(d)}});
 }
 
 }  // namespace

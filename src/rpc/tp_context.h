@@ -7,6 +7,7 @@
 
 #include <tensorpipe/tensorpipe.h>
 
+#include "rpc/node.h"
 #include "rpc/transport.h"
 
 namespace dtbench::rpc::detail {
@@ -21,6 +22,16 @@ std::vector<std::string> listen_urls(const TransportOptions& opts);
 
 // "uv" for "uv://…", "shm" for "shm://…".
 std::string scheme_of(const std::string& url);
+
+// A message with `metadata` whose parts travel inline (payloads) when they
+// total at most kInlineLimit bytes, as tensors over the channel otherwise.
+tensorpipe::Message make_message(std::string metadata, const std::vector<Buffer>& parts);
+// Part lengths of an incoming message: payloads, then tensors.
+std::vector<std::size_t> lengths_of(const tensorpipe::Descriptor& d);
+// Receives the parts of `d` into `into` (one buffer per part, same order).
+tensorpipe::Allocation allocation_for(const tensorpipe::Descriptor& d, const std::vector<Buffer>& into);
+bool lengths_match(const std::vector<std::size_t>& got, const std::vector<Buffer>& into);
+std::string describe_lengths(const std::vector<std::size_t>& v);  // "[1,2]"
 
 // One line from a TensorPipe error.
 std::string what(const tensorpipe::Error& e);

@@ -18,6 +18,11 @@ std::vector<float>& EmbeddingServer::table(std::uint64_t t) {
   return tables_[t];
 }
 
+EmbeddingServer::Scratch& EmbeddingServer::inbox(const rpc::Header& h) {
+  std::lock_guard<std::mutex> lock(scratch_mu_);
+  return in_[{h.from, h.op * 65536 + h.key}];
+}
+
 std::vector<rpc::Buffer> EmbeddingServer::receive_into(const rpc::Header& h,
                                                        const std::vector<std::size_t>& lengths) {
   if (h.op != kLookup && h.op != kUpdate) return {};
@@ -27,8 +32,7 @@ std::vector<rpc::Buffer> EmbeddingServer::receive_into(const rpc::Header& h,
   const std::size_t n = lengths[0] / sizeof(std::int64_t);
   if (h.op == kUpdate && lengths[1] != n * opts_.embedding_dim * sizeof(float))
     throw CommError(fmt::format("hybrid server {}: update gradients have the wrong size", index_));
-  std::lock_guard<std::mutex> lock(scratch_mu_);
-  auto& s = in_[{h.from, h.op * 65536 + h.key}];
+  auto& s = inbox(h);
   s.rows.resize(n);
   std::vector<rpc::Buffer> out{{s.rows.data(), lengths[0]}};
   if (h.op == kUpdate) {
@@ -59,11 +63,7 @@ void EmbeddingServer::handle(rpc::Request req) {
     }
     case kLookup: {
       auto& tab = table(h.key);
-      Scratch* in;
-      {
-        std::lock_guard<std::mutex> lock(scratch_mu_);
-        in = &in_[{h.from, h.op * 65536 + h.key}];
-      }
+      const Scratch* in = &inbox(h);
       const std::size_t n = req.parts[0].bytes / sizeof(std::int64_t);
       check_rows(in->rows, n);
       auto& out = out_[{h.from, h.key}].values;  // handler thread only
@@ -75,11 +75,7 @@ void EmbeddingServer::handle(rpc::Request req) {
     }
     case kUpdate: {
       auto& tab = table(h.key);
-      Scratch* in;
-      {
-        std::lock_guard<std::mutex> lock(scratch_mu_);
-        in = &in_[{h.from, h.op * 65536 + h.key}];
-      }
+      const Scratch* in = &inbox(h);
       const std::size_t n = req.parts[0].bytes / sizeof(std::int64_t);
       check_rows(in->rows, n);
       for (std::size_t i = 0; i < n; ++i) {

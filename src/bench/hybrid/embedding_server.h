@@ -5,6 +5,7 @@
 // Receive and reply buffers are kept per (sender, table) and reused.
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ class EmbeddingServer : public rpc::Service {
     std::vector<float> values;
   };
   std::vector<float>& table(std::uint64_t t);
+  // The reused receive buffers of one sender's requests of one kind and table.
+  Scratch& inbox(const rpc::Header& h);
   void check_rows(const std::vector<std::int64_t>& rows, std::size_t n) const;
 
   HybridOptions opts_;

@@ -6,7 +6,6 @@
 #include <map>
 #include <memory>
 #include <random>
-#include <thread>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
@@ -24,22 +23,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::vector<std::uint8_t> to_bytes(const void* p, std::size_t n) {
-  const auto* b = static_cast<const std::uint8_t*>(p);
-  return {b, b + n};
-}
-
 // The binary update log a trainer leaves in the store for the master's
 // reference: records of (table, n, rows[n], grads[n * dim]).
 struct UpdateLog {
-  std::vector<std::uint8_t> bytes;
+  std::string bytes;
   std::int64_t records = 0;
   void add(int table, const std::vector<std::int64_t>& rows, const std::vector<float>& grads) {
     const std::int64_t n = static_cast<std::int64_t>(rows.size());
-    auto put = [&](const void* p, std::size_t len) {
-      const auto* b = static_cast<const std::uint8_t*>(p);
-      bytes.insert(bytes.end(), b, b + len);
-    };
+    auto put = [&](const void* p, std::size_t len) { bytes.append(static_cast<const char*>(p), len); };
     const std::int64_t t = table;
     put(&t, sizeof t);
     put(&n, sizeof n);
@@ -215,27 +206,25 @@ void train(const launch::World& world, const HybridOptions& o, const comm::CommO
     const auto t1 = Clock::now();
     if (o.check)
       for (std::size_t u = 0; u < up_rows.size(); ++u) log.add(up_dest[u].first, up_rows[u], up_grads[u]);
-    store->add("hy/progress", 1);  // the master's liveness signal
+    store->add(comm::progress_key("hy/progress"), 1);  // the master's liveness signal
     if (it >= o.warmup) {
       run.iteration_seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
       run.lookup_seconds.push_back(std::chrono::duration<double>(t_lookup - t0).count());
     }
   }
   // Results, update log and FC parameters for the master.
-  store->set(fmt::format("hy/result/{}", t), [&] {
-    const auto s = report::to_json(run).dump();
-    return std::vector<std::uint8_t>(s.begin(), s.end());
-  }());
+  ps::put_text(*store, fmt::format("hy/result/{}", t), report::to_json(run).dump());
   if (o.check) {
-    store->set(fmt::format("hy/log/{}", t), log.bytes);
+    ps::put_text(*store, fmt::format("hy/log/{}", t), log.bytes);
     std::vector<float> flat;
     for (const auto& p : fc->parameters()) {
       auto c = p.detach().contiguous();
       flat.insert(flat.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
     }
-    store->set(fmt::format("hy/fc/{}", t), to_bytes(flat.data(), flat.size() * sizeof(float)));
+    ps::put_text(*store, fmt::format("hy/fc/{}", t),
+                 std::string(reinterpret_cast<const char*>(flat.data()), flat.size() * sizeof(float)));
   }
-  comm::store_barrier(*store, "hy/done", 1 + o.trainers, comm_opts.timeout);
+  comm::store_barrier(*store, "hy/done", 1 + o.trainers, comm_opts.timeout, "hy/progress");
   bye_all(clients);
   node.close();
   comm->barrier();
@@ -243,14 +232,8 @@ void train(const launch::World& world, const HybridOptions& o, const comm::CommO
 
 // --------------------------------------------------------------- master
 
-std::vector<std::uint8_t> wait_get(c10d::Store& store, const std::string& key,
-                                   std::chrono::milliseconds timeout) {
-  try {
-    store.wait({key}, timeout);
-  } catch (const std::exception& e) {
-    throw TimeoutError(fmt::format("hybrid master: '{}' did not arrive within {} ms", key, timeout.count()));
-  }
-  return store.get(key);
+std::string wait_get(c10d::Store& store, const std::string& key, std::chrono::milliseconds timeout) {
+  return ps::wait_text(store, key, timeout, "hybrid master");
 }
 
 void master(const launch::World& world, const HybridOptions& o, const comm::CommOptions& comm_opts,
@@ -265,28 +248,10 @@ void master(const launch::World& world, const HybridOptions& o, const comm::Comm
   comm::store_barrier(store, "hy/ready", 1 + o.trainers, comm_opts.timeout);
   // Trainers run as long as they keep making progress: the master fails only
   // when no trainer finished an iteration for a whole timeout.
-  {
-    const std::string go = "dtbench/barrier/hy/done/go";
-    if (store.add("dtbench/barrier/hy/done", 1) == 1 + o.trainers) store.set(go, std::vector<std::uint8_t>{1});
-    std::int64_t seen = -1;
-    auto deadline = Clock::now() + comm_opts.timeout;
-    while (!store.check({go})) {
-      const auto progress = store.add("hy/progress", 0);
-      if (progress != seen) {
-        seen = progress;
-        deadline = Clock::now() + comm_opts.timeout;
-      }
-      if (Clock::now() > deadline)
-        throw TimeoutError(fmt::format(
-            "hybrid master: no trainer finished an iteration for {} ms (a trainer hung or died)",
-            comm_opts.timeout.count()));
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
+  comm::store_barrier(store, "hy/done", 1 + o.trainers, comm_opts.timeout, "hy/progress");
   for (int t = 0; t < o.trainers; ++t) {
     const auto b = wait_get(store, fmt::format("hy/result/{}", t), comm_opts.timeout);
-    result.trainers.push_back(
-        report::hybrid_trainer_from_json(nlohmann::json::parse(std::string(b.begin(), b.end()))));
+    result.trainers.push_back(report::hybrid_trainer_from_json(nlohmann::json::parse(b)));
   }
   if (!o.check) return bye_all(clients);
 
@@ -379,7 +344,7 @@ HybridRunResult run_hybrid(const launch::World& world, const HybridOptions& o,
     // Trainer 0's ceiling travels through the store.
     if (o.ceiling_iters > 0) {
       const auto b = wait_get(*store, "hy/ceiling", comm_opts.timeout);
-      const auto j = nlohmann::json::parse(std::string(b.begin(), b.end()));
+      const auto j = nlohmann::json::parse(b);
       result.ceiling_seconds = j.at("seconds").get<std::vector<double>>();
       result.ceiling_bytes = j.at("bytes").get<std::size_t>();
     }
@@ -387,12 +352,12 @@ HybridRunResult run_hybrid(const launch::World& world, const HybridOptions& o,
     train(world, o, comm_opts, store, result);
     if (world.rank == 1 && o.ceiling_iters > 0) {
       const auto s = nlohmann::json({{"seconds", result.ceiling_seconds}, {"bytes", result.ceiling_bytes}}).dump();
-      store->set("hy/ceiling", std::vector<std::uint8_t>(s.begin(), s.end()));
+      ps::put_text(*store, "hy/ceiling", s);
     }
   } else {
     serve(world, o, *store);
   }
-  comm::store_barrier(*store, "hy/end", world.world_size, comm_opts.timeout);
+  comm::store_final_barrier(*store, "hy/end", world.world_size, comm_opts.timeout, world.rank == 0);
   return result;
 }
 

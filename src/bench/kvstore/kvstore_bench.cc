@@ -16,9 +16,6 @@
 namespace dtbench::bench::kv {
 namespace {
 
-std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
-std::string string_of(const std::vector<std::uint8_t>& v) { return {v.begin(), v.end()}; }
-
 KvServerStats stats_from(const nlohmann::json& j) {
   KvServerStats s;
   s.pushes = j.at("pushes");
@@ -50,7 +47,7 @@ void serve(const launch::World& world, const KvOptions& o, const KvLayout& layou
   const auto st = service.stats();
   nlohmann::json j = {{"pushes", st.pushes}, {"pulls", st.pulls}, {"bytes_in", st.bytes_in},
                       {"bytes_out", st.bytes_out}, {"keys", st.keys}};
-  store.set(fmt::format("kv/stats/{}", index), bytes_of(j.dump()));
+  ps::put_text(store, fmt::format("kv/stats/{}", index), j.dump());
 }
 
 }  // namespace
@@ -70,7 +67,7 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
 
   if (is_server_rank(o, world.rank)) {
     serve(world, o, result.layout, *store);
-    comm::store_barrier(*store, "kv/end", world.world_size, comm_opts.timeout);
+    comm::store_final_barrier(*store, "kv/end", world.world_size, comm_opts.timeout, world.rank == 0);
     return result;
   }
 
@@ -141,25 +138,25 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
   }
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
   for (const auto& it : mine) j.push_back(report::to_json(it));
-  store->set(fmt::format("kv/result/{}", w), bytes_of(j.dump()));
+  ps::put_text(*store, fmt::format("kv/result/{}", w), j.dump());
   if (w == 0) {
     result.leader = true;
     for (int k = 0; k < o.workers; ++k) {
-      const auto key = fmt::format("kv/result/{}", k);
-      store->wait({key}, comm_opts.timeout);
+      const auto text =
+          ps::wait_text(*store, fmt::format("kv/result/{}", k), comm_opts.timeout, "kvstore worker 0");
       std::vector<report::KvIteration> its;
-      for (const auto& e : nlohmann::json::parse(string_of(store->get(key))))
+      for (const auto& e : nlohmann::json::parse(text))
         its.push_back(report::kv_iteration_from_json(e));
       result.workers.push_back(std::move(its));
     }
     if (is_dist(o.mode))
       for (int s = 0; s < o.servers; ++s) {
-        const auto key = fmt::format("kv/stats/{}", s);
-        store->wait({key}, comm_opts.timeout);
-        result.servers.push_back(stats_from(nlohmann::json::parse(string_of(store->get(key)))));
+        const auto text =
+            ps::wait_text(*store, fmt::format("kv/stats/{}", s), comm_opts.timeout, "kvstore worker 0");
+        result.servers.push_back(stats_from(nlohmann::json::parse(text)));
       }
   }
-  comm::store_barrier(*store, "kv/end", world.world_size, comm_opts.timeout);
+  comm::store_final_barrier(*store, "kv/end", world.world_size, comm_opts.timeout, world.rank == 0);
   return result;
 }
 

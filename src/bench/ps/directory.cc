@@ -7,22 +7,30 @@
 
 namespace dtbench::bench::ps {
 
-void publish(c10d::Store& store, const std::string& key, const rpc::Endpoint& ep) {
-  const auto text = rpc::encode_endpoint(ep);
+void put_text(c10d::Store& store, const std::string& key, const std::string& text) {
   store.set("dtbench/ps/" + key, std::vector<std::uint8_t>(text.begin(), text.end()));
 }
 
-rpc::Endpoint lookup(c10d::Store& store, const std::string& key, std::chrono::milliseconds timeout) {
+std::string wait_text(c10d::Store& store, const std::string& key, std::chrono::milliseconds timeout,
+                      const std::string& who) {
   const auto full = "dtbench/ps/" + key;
   try {
     store.wait({full}, timeout);
   } catch (const std::exception& e) {
-    throw TimeoutError(fmt::format("no address for '{}' in the store within {} ms (that server "
-                                   "never started or died): {}",
-                                   key, timeout.count(), comm::one_line(e)));
+    throw TimeoutError(fmt::format("{}: '{}' did not arrive in the store within {} ms: {}", who, key,
+                                   timeout.count(), comm::one_line(e)));
   }
   const auto v = store.get(full);
-  return rpc::decode_endpoint(std::string(v.begin(), v.end()));
+  return std::string(v.begin(), v.end());
+}
+
+void publish(c10d::Store& store, const std::string& key, const rpc::Endpoint& ep) {
+  put_text(store, key, rpc::encode_endpoint(ep));
+}
+
+rpc::Endpoint lookup(c10d::Store& store, const std::string& key, std::chrono::milliseconds timeout) {
+  return rpc::decode_endpoint(
+      wait_text(store, key, timeout, "no server address (that server never started or died)"));
 }
 
 }  // namespace dtbench::bench::ps
