@@ -45,4 +45,13 @@ nlohmann::ordered_json world_json(const launch::World& w) {
           {"master", w.master_addr + ":" + std::to_string(w.master_port)}};
 }
 
+nlohmann::ordered_json world_json(const launch::World& world, const launch::Topology& topo) {
+  auto w = world;
+  w.num_nodes = topo.nodes();
+  auto j = world_json(w);
+  j["node_of_rank"] = topo.node_of_rank;
+  j["node_hosts"] = topo.node_hosts;
+  return j;
+}
+
 }  // namespace dtbench::bench

@@ -11,6 +11,7 @@
 #include "cli/run_options.h"
 #include "comm/communicator.h"
 #include "comm/factory.h"
+#include "comm/topology.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/units.h"
@@ -92,7 +93,7 @@ nlohmann::ordered_json config_json(const CommFlags& f, const bench::CommBenchOpt
 
 int run_comm(CommFlags& f) {
   finish_run_options(f.run);
-  const auto opts = to_bench_options(f);
+  auto opts = to_bench_options(f);
   if (auto code = self_launch(f.run)) return *code;
 
   const auto world = launch::world_from_env(launch::process_env());
@@ -101,13 +102,15 @@ int run_comm(CommFlags& f) {
   const bool leader = world.rank == 0;
   auto env = bench::collect_env();
   auto comm = comm::make_communicator(world, f.run.comm);
-  env["world"] = bench::world_json(world);
+  opts.topology = comm::gather_topology(*comm);
+  env["world"] = bench::world_json(world, opts.topology);
+  const std::string label = env["world"]["label"];
 
   report::CommConsoleReporter console(std::cout);
   if (leader) {
     report::print_env(std::cout, env);
     std::cout << fmt::format("# dtbench comm: {} ranks ({}), backend {}, {} iters, {} warm-up, check {}\n#\n",
-                             world.world_size, world.label(), comm->backend(), opts.iters,
+                             world.world_size, label, comm->backend(), opts.iters,
                              opts.warmup, opts.check ? "on" : "off");
     console.header();
   }
@@ -117,6 +120,10 @@ int run_comm(CommFlags& f) {
   const auto wrong = report::total_wrong(result.records);
   if (leader) {
     console.footer(result.records, result.skipped);
+    std::vector<std::string> node_names;
+    for (int n = 0; n < opts.topology.nodes(); ++n)
+      node_names.push_back(launch::describe_node(opts.topology, n));
+    console.nodes(result.records, node_names);
     if (!f.run.json_path.empty()) {
       nlohmann::ordered_json doc;
       doc["schema"] = "dtbench.comm";

@@ -20,8 +20,10 @@
 #include "cli/run_options.h"
 #include "comm/communicator.h"
 #include "comm/factory.h"
+#include "comm/topology.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/net_route.h"
 #include "core/units.h"
 #include "launch/world.h"
 #include "report/ddp_record.h"
@@ -80,6 +82,7 @@ std::string details(const DdpFlags& f) {
 struct RunOutcome {
   bench::DdpBenchResult result;
   launch::World world;
+  launch::Topology topology;
 };
 
 RunOutcome run_here(const DdpFlags& f, const std::string& label_override) {
@@ -93,8 +96,13 @@ RunOutcome run_here(const DdpFlags& f, const std::string& label_override) {
         world.world_size));
   std::unique_ptr<comm::Communicator> comm;
   if (f.train.reducer != "none") comm = comm::make_communicator(world, f.run.comm);
-  const std::string label = label_override.empty() ? world.label() : label_override;
-  out.result = bench::run_ddp_bench(f.train, world, comm.get(), label);
+  // The nodes as measured (host identities), not as the environment guessed.
+  out.topology = comm ? comm::gather_topology(*comm) : launch::topology_from_hosts({net::host_identity()});
+  out.world.num_nodes = out.topology.nodes();
+  const std::string label = label_override.empty() ? out.world.label() : label_override;
+  out.result = bench::run_ddp_bench(f.train, out.world, comm.get(), label);
+  for (auto& r : out.result.run.ranks)
+    if (r.rank < out.topology.ranks()) r.node = out.topology.node_of_rank[r.rank];
   if (comm) comm->barrier();
   return out;
 }
@@ -113,7 +121,7 @@ int run_external(const DdpFlags& f, const std::vector<double>& pcts) {
   auto env = bench::collect_env();
   const auto outcome = run_here(f, "");
   if (outcome.world.rank != 0) return 0;
-  env["world"] = bench::world_json(outcome.world);
+  env["world"] = bench::world_json(outcome.world, outcome.topology);
   report::print_env(std::cout, env);
   report::DdpConsoleReporter console(std::cout, pcts);
   console.header(f.train.model, f.train.batch_size, details(f));

@@ -1,5 +1,6 @@
 // `dtbench hybrid`: PyTorch's DDP + RPC benchmark — embedding tables on
 // parameter servers (dtbench's TensorPipe RPC), an FC stack under DDP.
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -15,6 +16,7 @@
 #include "launch/world.h"
 #include "report/env_reporter.h"
 #include "report/json_io.h"
+#include "report/node_share.h"
 #include "rpc/transport.h"
 #include "stats/stats.h"
 
@@ -82,6 +84,22 @@ int run_hybrid(HybridFlags& f) {
         "# check: tables equal the single-process reference ({} updates, max |diff| {:.3g}, "
         "allowed {:.3g}); FC replicas identical\n",
         r.updates_logged, r.max_table_diff, r.tolerance);
+  // Per node: its roles and its trainers' examples/s, summed.
+  std::vector<std::string> names, roles;
+  std::vector<double> figures;
+  for (int n = 0; n < r.topology.nodes(); ++n) names.push_back(launch::describe_node(r.topology, n));
+  for (int rank = 0; rank < r.topology.ranks(); ++rank) {
+    const bool trainer = rank >= 1 && rank <= o.trainers;
+    roles.push_back(rank == 0 ? "master" : trainer ? "trainer" : "server");
+    double fig = std::nan("");
+    for (const auto& t : r.trainers)
+      if (trainer && t.trainer == rank - 1)
+        fig = report::hybrid_row("", t.iteration_seconds, o.batch_size).examples_per_s;
+    figures.push_back(fig);
+  }
+  const auto shares = report::node_shares(r.topology.node_of_rank, names, roles, figures);
+  report::print_node_shares(std::cout, shares, "examples/s (its trainers' p50, summed)");
+  env["world"] = bench::world_json(world, r.topology);
   if (!f.run.json_path.empty()) {
     nlohmann::ordered_json doc;
     doc["schema"] = "dtbench.hybrid";
@@ -104,6 +122,7 @@ int run_hybrid(HybridFlags& f) {
       all.insert(all.end(), t.iteration_seconds.begin(), t.iteration_seconds.end());
     }
     doc["trainers"] = rows;
+    doc["per_node"] = report::to_json(shares, "examples_per_s");
     const auto a = report::hybrid_row("All", all, o.batch_size);
     auto num = [](double v) { return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v); };
     doc["all"] = {{"p50", a.p50}, {"p75", a.p75}, {"p90", a.p90}, {"p95", a.p95},

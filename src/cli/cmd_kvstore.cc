@@ -1,5 +1,6 @@
 // `dtbench kvstore`: parameter-server push/pull bandwidth (MXNet's
 // tools/bandwidth/measure.py), over dtbench's TensorPipe RPC.
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -18,7 +19,9 @@
 #include "report/env_reporter.h"
 #include "report/json_io.h"
 #include "report/kvstore_record.h"
+#include "report/node_share.h"
 #include "rpc/transport.h"
+#include "stats/stats.h"
 
 namespace dtbench::cli {
 namespace {
@@ -117,6 +120,21 @@ int run_kvstore(KvFlags& f) {
   report::print_kv_summary(std::cout, summary, bench::kv::to_string(o.mode), o.workers);
   if (!std::isnan(r.final_error))
     std::cout << fmt::format("# dist_async final values: error {:g} (must be 0)\n", r.final_error);
+  // Per node: the roles it holds and its workers' bandwidth, summed.
+  std::vector<std::string> names, roles;
+  std::vector<double> figures;
+  for (int n = 0; n < r.topology.nodes(); ++n) names.push_back(launch::describe_node(r.topology, n));
+  for (int rank = 0; rank < r.topology.ranks(); ++rank) {
+    const bool worker = rank < o.workers;
+    roles.push_back(worker ? "worker" : "server");
+    std::vector<double> gbps;
+    if (worker && rank < static_cast<int>(r.workers.size()))
+      for (const auto& it : r.workers[static_cast<std::size_t>(rank)]) gbps.push_back(it.gbps);
+    figures.push_back(gbps.empty() ? std::nan("") : stats::percentile(gbps, 50));
+  }
+  const auto shares = report::node_shares(r.topology.node_of_rank, names, roles, figures);
+  report::print_node_shares(std::cout, shares, "GB/s (its workers' p50, summed)");
+  env["world"] = bench::world_json(world, r.topology);
   if (!f.run.json_path.empty()) {
     nlohmann::ordered_json doc;
     doc["schema"] = "dtbench.kvstore";
@@ -145,6 +163,7 @@ int run_kvstore(KvFlags& f) {
                       {"bytes_per_round", r.ceiling_bytes},
                       {"seconds", r.ceiling_seconds}};
     auto num = [](double v) { return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v); };
+    doc["per_node"] = report::to_json(shares, "gbps_p50");
     doc["summary"] = {{"p50_seconds", summary.p50_seconds},
                       {"p50_gbps_per_worker", summary.p50_gbps},
                       {"ceiling_gbps", num(summary.ceiling_gbps)},

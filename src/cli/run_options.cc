@@ -28,7 +28,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool with_nproc) {
                  "Bound on every rendezvous, collective and barrier wait (e.g. 30s, 500ms, 2m)")
       ->capture_default_str();
   cmd.add_option("--iface", o.comm.iface,
-                 "Network interface for gloo traffic (default: loopback for a loopback master)");
+                 "Network interface for gloo, TensorPipe and MPI traffic (default: the one that routes to the master address)");
   cmd.add_option("--json", o.json_path, "Write the JSON report here (rank 0, atomically)");
 }
 

@@ -43,7 +43,14 @@ std::exception_ptr translate(std::exception_ptr error, const std::string& contex
     const std::string text = one_line(e);
     const bool timed_out = text.find("imed out") != std::string::npos ||
                            text.find("imeout") != std::string::npos;
-    if (timed_out) return std::make_exception_ptr(TimeoutError(context + ": " + text));
+    if (timed_out)
+      return std::make_exception_ptr(TimeoutError(
+          context + ": " + text + " (no answer within --timeout: a peer hung, died or is unreachable)"));
+    const bool peer_gone = text.find("closed by peer") != std::string::npos ||
+                           text.find("reset by peer") != std::string::npos;
+    if (peer_gone)
+      return std::make_exception_ptr(
+          CommError(context + ": " + text + " (the process at that address died or left the job)"));
     return std::make_exception_ptr(CommError(context + ": " + text));
   }
 }

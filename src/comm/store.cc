@@ -1,5 +1,7 @@
 #include "comm/store.h"
 
+#include <unistd.h>
+
 #include <thread>
 
 #include <fmt/format.h>
@@ -9,8 +11,48 @@
 #include "comm/error_text.h"
 #include "compat/torch_compat.h"
 #include "core/error.h"
+#include "core/net_route.h"
 
 namespace dtbench::comm {
+
+namespace {
+
+std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
+std::string text_of(const std::vector<std::uint8_t>& b) { return {b.begin(), b.end()}; }
+
+// Launchers that disagree (--nnodes, --nproc-per-node, WORLD_SIZE) give two
+// processes one rank, or ranks different world sizes; c10d would then hang
+// or mix up peers. Each rank claims its number (first claim wins) and
+// compares its world size with rank 0's.
+void check_job(c10d::Store& store, const launch::World& world, std::chrono::milliseconds timeout) {
+  const std::string host = net::host_identity();
+  const std::string me = fmt::format("pid {} on {} (world size {})", getpid(),
+                                     host.substr(0, host.find('/')), world.world_size);
+  const auto claim = text_of(store.compareSet(fmt::format("dtbench/job/rank/{}", world.rank), {},
+                                              bytes_of(me)));
+  if (claim != me)
+    throw UsageError(fmt::format(
+        "rendezvous: rank {} is already taken by {}; do the launchers agree on "
+        "--nnodes/--nproc-per-node/--node-rank?",
+        world.rank, claim));
+  const std::string size_key = "dtbench/job/world_size";
+  if (world.rank == 0) store.set(size_key, bytes_of(std::to_string(world.world_size)));
+  std::string size0;
+  try {
+    store.wait({size_key}, timeout);
+    size0 = text_of(store.get(size_key));
+  } catch (const std::exception& e) {
+    throw TimeoutError(fmt::format("rendezvous: rank 0 did not confirm the job within {} ms ({})",
+                                   timeout.count(), one_line(e)));
+  }
+  if (size0 != std::to_string(world.world_size))
+    throw UsageError(fmt::format(
+        "rendezvous: this rank ({}) was started with world size {} but rank 0 with {}; do the "
+        "launchers agree on --nnodes/--nproc-per-node?",
+        world.rank, world.world_size, size0));
+}
+
+}  // namespace
 
 c10::intrusive_ptr<c10d::Store> connect_store(const launch::World& world,
                                               std::chrono::milliseconds timeout) {
@@ -20,8 +62,9 @@ c10::intrusive_ptr<c10d::Store> connect_store(const launch::World& world,
   opts.numWorkers = static_cast<std::size_t>(world.world_size);
   opts.waitWorkers = true;
   opts.timeout = timeout;
+  c10::intrusive_ptr<c10d::Store> store;
   try {
-    return c10::make_intrusive<c10d::TCPStore>(world.master_addr, opts);
+    store = c10::make_intrusive<c10d::TCPStore>(world.master_addr, opts);
   } catch (const std::exception& e) {
     const std::string why = one_line(e);
     if (world.rank == 0) {
@@ -35,6 +78,8 @@ c10::intrusive_ptr<c10d::Store> connect_store(const launch::World& world,
                                 world.rank, world.master_addr, world.master_port, timeout.count(),
                                 why));
   }
+  check_job(*store, world, timeout);
+  return store;
 }
 
 std::string progress_key(const std::string& progress) { return "dtbench/progress/" + progress; }

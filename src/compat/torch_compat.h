@@ -42,14 +42,6 @@ inline std::shared_ptr<::gloo::transport::Device> gloo_device_for_interface(cons
 #endif
 }
 
-inline std::shared_ptr<::gloo::transport::Device> gloo_default_device() {
-#if DTBENCH_TORCH_AT_LEAST(2, 3)
-  return c10d::ProcessGroupGloo::createDefaultDevice(/*lazyInit=*/false);
-#else
-  return c10d::ProcessGroupGloo::createDefaultDevice();
-#endif
-}
-
 inline c10d::TCPStoreOptions tcp_store_options() {
   c10d::TCPStoreOptions opts;
 #if DTBENCH_TORCH_AT_LEAST(2, 2)

@@ -17,6 +17,7 @@ struct CommTiming {
   double min_rank_us = 0;      // fastest rank's mean time
   double max_rank_us = 0;      // slowest rank's mean time (the straggler)
   std::vector<double> rank_us; // every rank's mean time, indexed by rank
+  std::vector<double> node_us; // mean of rank_us over each node's ranks (launch::Topology)
 };
 
 struct CommRecord {

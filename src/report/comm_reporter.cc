@@ -20,7 +20,8 @@ nlohmann::ordered_json timing_json(const CommTiming& t) {
   if (!t.ran) return nullptr;
   return {{"time_us", t.time_us},         {"algbw_gbs", t.algbw_gbs}, {"busbw_gbs", t.busbw_gbs},
           {"wrong", t.wrong},             {"min_rank_us", t.min_rank_us},
-          {"max_rank_us", t.max_rank_us}, {"rank_us", t.rank_us}};
+          {"max_rank_us", t.max_rank_us}, {"rank_us", t.rank_us},
+          {"node_us", t.node_us}};
 }
 
 CommTiming timing_from_json(const nlohmann::ordered_json& j) {
@@ -34,6 +35,7 @@ CommTiming timing_from_json(const nlohmann::ordered_json& j) {
   t.min_rank_us = j.at("min_rank_us").get<double>();
   t.max_rank_us = j.at("max_rank_us").get<double>();
   t.rank_us = j.at("rank_us").get<std::vector<double>>();
+  if (j.contains("node_us")) t.node_us = j.at("node_us").get<std::vector<double>>();
   return t;
 }
 
@@ -68,6 +70,34 @@ void CommConsoleReporter::footer(const std::vector<CommRecord>& records,
   out_ << fmt::format("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
   out_ << fmt::format("# Avg bus bandwidth    : {:.4f} GB/s\n", average_busbw(records));
   out_.flush();
+}
+
+void CommConsoleReporter::nodes(const std::vector<CommRecord>& records,
+                                const std::vector<std::string>& node_names) {
+  if (node_names.size() < 2) return;
+  const auto ratios = node_time_ratios(records, node_names.size());
+  std::size_t slowest = 0;
+  for (std::size_t n = 0; n < ratios.size(); ++n)
+    if (ratios[n] > ratios[slowest]) slowest = n;
+  out_ << "# Per node: mean time of its ranks / the job's mean time, over every row\n";
+  for (std::size_t n = 0; n < node_names.size(); ++n)
+    out_ << fmt::format("#   {:<40} {:.3f}x{}\n", node_names[n], ratios[n],
+                        n == slowest ? "  (slowest)" : "");
+  out_.flush();
+}
+
+std::vector<double> node_time_ratios(const std::vector<CommRecord>& records, std::size_t nodes) {
+  std::vector<double> sum(nodes, 0.0);
+  int n = 0;
+  for (const auto& r : records) {
+    for (const auto* t : {&r.out_of_place, &r.in_place}) {
+      if (!t->ran || t->node_us.size() != nodes || !(t->time_us > 0)) continue;
+      for (std::size_t i = 0; i < nodes; ++i) sum[i] += t->node_us[i] / t->time_us;
+      ++n;
+    }
+  }
+  for (auto& x : sum) x = n == 0 ? 0.0 : x / n;
+  return sum;
 }
 
 double average_busbw(const std::vector<CommRecord>& records) {

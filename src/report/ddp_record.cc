@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -68,6 +69,33 @@ std::vector<double> parse_percentiles(const std::string& text, const std::string
   return out;
 }
 
+std::vector<NodeFigures> per_node_figures(const DdpRun& run) {
+  std::map<int, std::vector<const RankSamples*>> by_node;
+  for (const auto& r : run.ranks) by_node[r.node].push_back(&r);
+  std::vector<NodeFigures> out;
+  for (const auto& [node, ranks] : by_node) {
+    NodeFigures f;
+    f.node = node;
+    std::vector<double> total, wait;
+    for (std::size_t i = 0; i < ranks.front()->total.size(); ++i) {
+      double t = 0, w = 0;
+      for (const auto* r : ranks) {
+        if (i < r->total.size()) t = std::max(t, r->total[i]);
+        if (i < r->comm_wait.size()) w = std::max(w, r->comm_wait[i]);
+      }
+      total.push_back(t);
+      wait.push_back(w);
+    }
+    for (const auto* r : ranks) f.ranks.push_back(r->rank);
+    f.p50_total = stats::percentile(total, 50);
+    f.p50_comm_wait = stats::percentile(wait, 50);
+    f.examples_per_sec =
+        f.p50_total > 0 ? static_cast<double>(ranks.size() * run.batch_per_rank) / f.p50_total : 0;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 nlohmann::ordered_json to_json(const DdpRun& run) {
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (const auto& r : run.ranks) {
@@ -77,6 +105,13 @@ nlohmann::ordered_json to_json(const DdpRun& run) {
   }
   const auto iter = iteration_times(run);
   const auto s = stats::summarize(iter);
+  nlohmann::ordered_json per_node = nlohmann::ordered_json::array();
+  for (const auto& f : per_node_figures(run))
+    per_node.push_back({{"node", f.node},
+                        {"ranks", f.ranks},
+                        {"p50_total", f.p50_total},
+                        {"p50_comm_wait", f.p50_comm_wait},
+                        {"examples_per_sec_p50", f.examples_per_sec}});
   return {{"label", run.label},
           {"reducer", run.reducer},
           {"world_size", run.world_size},
@@ -94,6 +129,7 @@ nlohmann::ordered_json to_json(const DdpRun& run) {
             {"p99", s.p99},
             {"examples_per_sec_p50", s.p50 > 0 ? run.global_batch() / s.p50 : 0.0},
             {"rank_p50_spread_percent", rank_p50_spread_percent(run)}}},
+          {"per_node", per_node},
           {"ranks", ranks}};
 }
 

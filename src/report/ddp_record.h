@@ -51,6 +51,18 @@ std::vector<double> per_rank_throughput(const DdpRun& run);
 // (max - min) / min of the ranks' p50 total times, in percent; 0 for one rank.
 double rank_p50_spread_percent(const DdpRun& run);
 
+// One node's share of a run: its ranks' slowest total and exposed
+// communication per iteration (p50), and the examples/s of its ranks.
+struct NodeFigures {
+  int node = 0;
+  std::vector<int> ranks;
+  double p50_total = 0;      // seconds
+  double p50_comm_wait = 0;  // seconds
+  double examples_per_sec = 0;
+};
+// One entry per node that has ranks, in node order.
+std::vector<NodeFigures> per_node_figures(const DdpRun& run);
+
 // Parses percentiles "50,75,90" into {50, 75, 90}. Throws UsageError for
 // values outside [0, 100] or malformed lists.
 std::vector<double> parse_percentiles(const std::string& text, const std::string& flag);

@@ -1,6 +1,7 @@
 #include "report/ddp_reporter.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "stats/stats.h"
 
@@ -29,6 +30,11 @@ void DdpConsoleReporter::row(const DdpRun& run) {
   }
   line += fmt::format("{:5.1f}%", rank_p50_spread_percent(run));
   out_ << line << "\n";
+  if (run.nodes > 1)
+    for (const auto& n : per_node_figures(run))
+      out_ << fmt::format("      node {} (ranks {}): p50 {:.3f}s {:>6.0f}/s, comm_wait p50 {:.4f}s\n",
+                          n.node, fmt::join(n.ranks, ","), n.p50_total, n.examples_per_sec,
+                          n.p50_comm_wait);
   out_.flush();
 }
 

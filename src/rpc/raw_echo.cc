@@ -1,3 +1,4 @@
+#include "core/net_route.h"
 #include "rpc/raw_echo.h"
 
 #include <condition_variable>
@@ -75,7 +76,7 @@ struct RawEchoServer::Impl : std::enable_shared_from_this<RawEchoServer::Impl> {
 
 RawEchoServer::RawEchoServer(Node& node) : impl_(std::make_shared<Impl>()) {
   impl_->listener = node.context().listen(detail::listen_urls(node.options()));
-  impl_->endpoint.host_id = host_identity();
+  impl_->endpoint.host_id = net::host_identity();
   for (const auto& [transport, addr] : impl_->listener->addresses())
     impl_->endpoint.urls.push_back(impl_->listener->url(transport));
   impl_->accept_next();

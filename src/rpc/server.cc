@@ -1,5 +1,6 @@
 // rpc::Server: accepts pipes, receives requests into the service's buffers on
 // the event loop, runs the service on the handler thread, sends replies.
+#include "core/net_route.h"
 #include "rpc/node.h"
 
 #include <deque>
@@ -196,7 +197,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
 
 Server::Server(Node& node) : impl_(std::make_shared<Impl>(node)) {
   impl_->listener = node.context().listen(detail::listen_urls(node.options()));
-  impl_->endpoint.host_id = host_identity();
+  impl_->endpoint.host_id = net::host_identity();
   for (const auto& [transport, addr] : impl_->listener->addresses())
     impl_->endpoint.urls.push_back(impl_->listener->url(transport));
 }

@@ -1,14 +1,12 @@
 #include "rpc/transport.h"
 
-#include <unistd.h>
-
-#include <fstream>
 #include <sstream>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/net_route.h"
 #include "launch/world.h"
 #include "rpc/tp_context.h"
 
@@ -64,17 +62,8 @@ Endpoint decode_endpoint(const std::string& text) {
   return e;
 }
 
-std::string host_identity() {
-  char name[256] = {0};
-  gethostname(name, sizeof(name) - 1);
-  std::string boot;
-  std::ifstream f("/proc/sys/kernel/random/boot_id");
-  std::getline(f, boot);
-  return std::string(name) + "/" + boot;
-}
-
 std::string pick_url(const Endpoint& remote, const TransportOptions& o) {
-  const bool same_host = remote.host_id == host_identity();
+  const bool same_host = remote.host_id == net::host_identity();
   std::string want;
   if (o.transport == "shm" || (o.transport == "auto" && same_host && shm_viable())) want = "shm";
   else want = "uv";
@@ -99,12 +88,7 @@ std::string listen_host_for(const std::string& master_addr, const std::string& i
       throw UsageError(fmt::format("--iface {}: no IPv4/IPv6 address for TensorPipe: {}", iface,
                                    detail::what(err)));
   } else {
-    std::tie(err, addr) = tensorpipe::transport::uv::lookupAddrForHostname();
-    if (err) std::tie(err, addr) = tensorpipe::transport::uv::lookupAddrLikeNccl();
-    if (err)
-      throw UsageError(fmt::format(
-          "rpc: cannot find an address of this host to listen on ({}); pass --iface",
-          detail::what(err)));
+    addr = net::route_to(master_addr).local_addr;  // the interface that routes to the master
   }
   return addr;
 }

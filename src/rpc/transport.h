@@ -37,12 +37,8 @@ std::string encode_endpoint(const Endpoint& e);
 // Throws CommError on malformed text.
 Endpoint decode_endpoint(const std::string& text);
 
-// This host's identity: hostname + kernel boot id (two containers on one
-// kernel can share shm; two hosts named alike cannot).
-std::string host_identity();
-
 // The URL a client on this host uses to reach `remote`: shm on the same host
-// (unless --transport uv), uv otherwise. Throws UsageError when the chosen
+// (same net::host_identity(), unless --transport uv), uv otherwise. Throws UsageError when the chosen
 // transport cannot reach it (--transport shm to another host).
 std::string pick_url(const Endpoint& remote, const TransportOptions& opts);
 

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "report/hybrid_record.h"
 #include "report/kvstore_record.h"
+#include "core/net_route.h"
 #include "rpc/transport.h"
 #include "rpc/wire.h"
 
@@ -49,7 +50,7 @@ TEST(RpcWire, RejectsShortAndForeignHeaders) {
 }
 
 TEST(RpcTransport, EndpointsRoundTripAndPickByHost) {
-  rpc::Endpoint e{rpc::host_identity(), {"shm://abc", "uv://127.0.0.1:1234"}};
+  rpc::Endpoint e{net::host_identity(), {"shm://abc", "uv://127.0.0.1:1234"}};
   const auto d = rpc::decode_endpoint(rpc::encode_endpoint(e));
   EXPECT_EQ(d.host_id, e.host_id);
   EXPECT_EQ(d.urls, e.urls);

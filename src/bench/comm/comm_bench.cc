@@ -51,6 +51,7 @@ report::CommTiming measure(const CollectiveDef& def, const CollArgs& args, bool 
     t.max_rank_us = std::max(t.max_rank_us, x);
   }
   t.time_us = sum / comm.size();
+  if (opts.topology.ranks() == comm.size()) t.node_us = launch::per_node_mean(opts.topology, t.rank_us);
   // algbw in GB/s (1e9 bytes): bytes per microsecond / 1e3.
   t.algbw_gbs = t.time_us > 0 ? static_cast<double>(bytes) / t.time_us / 1e3 : 0;
   t.busbw_gbs = t.algbw_gbs * def.bus_factor(comm.size());

@@ -9,6 +9,7 @@
 
 #include "bench/comm/sweep.h"
 #include "comm/types.h"
+#include "launch/topology.h"
 #include "report/comm_record.h"
 
 namespace dtbench::comm {
@@ -35,6 +36,9 @@ struct CommBenchOptions {
   // Run the out-of-place / in-place variants. Default both.
   bool out_of_place = true;
   bool in_place = true;
+  // Which node each rank is on (comm::gather_topology); fills node_us.
+  // Empty: no per-node times.
+  launch::Topology topology;
 };
 
 struct CommBenchResult {

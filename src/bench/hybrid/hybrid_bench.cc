@@ -14,6 +14,7 @@
 #include "bench/ps/directory.h"
 #include "comm/communicator.h"
 #include "comm/store.h"
+#include "comm/topology.h"
 #include "core/error.h"
 #include "rpc/raw_echo.h"
 #include "train/grad_reducer.h"
@@ -338,6 +339,7 @@ HybridRunResult run_hybrid(const launch::World& world, const HybridOptions& o,
   HybridRunResult result;
   result.transport = rpc::describe(o.transport);
   auto store = comm::connect_store(world, comm_opts.timeout);
+  result.topology = comm::gather_topology(*store, world.rank, world.world_size, comm_opts.timeout);
   if (world.rank == 0) {
     master(world, o, comm_opts, *store, result);
     result.leader = true;

@@ -15,6 +15,7 @@
 
 #include "bench/hybrid/hybrid_config.h"
 #include "comm/factory.h"
+#include "launch/topology.h"
 #include "launch/world.h"
 #include "report/hybrid_record.h"
 
@@ -22,6 +23,7 @@ namespace dtbench::bench::hybrid {
 
 struct HybridRunResult {
   bool leader = false;  // master: the fields below are filled
+  launch::Topology topology;  // which ranks share a node (every rank)
   std::vector<report::HybridTrainerRun> trainers;
   std::vector<double> ceiling_seconds;  // raw TensorPipe round trips, trainer 0 <-> server 0
   std::size_t ceiling_bytes = 0;        // bytes each way per round

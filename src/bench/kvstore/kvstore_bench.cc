@@ -9,6 +9,7 @@
 #include "bench/ps/directory.h"
 #include "comm/communicator.h"
 #include "comm/store.h"
+#include "comm/topology.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "rpc/raw_echo.h"
@@ -64,6 +65,7 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
   result.layout = plan_layout(o.arrays, is_dist(o.mode) ? o.servers : 1, o.bigarray_bound);
   result.transport = is_dist(o.mode) ? rpc::describe(o.transport) : "";
   auto store = comm::connect_store(world, comm_opts.timeout);
+  result.topology = comm::gather_topology(*store, world.rank, world.world_size, comm_opts.timeout);
 
   if (is_server_rank(o, world.rank)) {
     serve(world, o, result.layout, *store);

@@ -11,6 +11,7 @@
 #include "bench/kvstore/kv_config.h"
 #include "bench/kvstore/kv_server.h"
 #include "comm/factory.h"
+#include "launch/topology.h"
 #include "launch/world.h"
 #include "report/kvstore_record.h"
 
@@ -25,6 +26,7 @@ struct KvRunResult {
   double final_error = std::numeric_limits<double>::quiet_NaN();  // dist_async end check
   std::vector<KvServerStats> servers;
   std::string transport;  // what the RPC used, for the report
+  launch::Topology topology;  // which ranks share a node (every rank)
 };
 
 // Runs this rank's role. `on_iteration` is called on rank 0 after each of

@@ -9,6 +9,7 @@
 #include "comm/store.h"
 #include "compat/torch_compat.h"
 #include "core/error.h"
+#include "core/net_route.h"
 
 namespace dtbench::comm {
 namespace {
@@ -104,8 +105,13 @@ class GlooCommunicator : public Communicator {
       } else if (launch::is_loopback(world.master_addr)) {
         pg_opts->devices.push_back(compat::gloo_device_for_hostname("127.0.0.1"));
       } else {
-        pg_opts->devices.push_back(compat::gloo_default_device());
+        // The address this host uses toward the master: the interface that
+        // routes there, not whatever the host name resolves to.
+        pg_opts->devices.push_back(
+            compat::gloo_device_for_hostname(net::route_to(world.master_addr).local_addr));
       }
+    } catch (const UsageError&) {
+      throw;
     } catch (const std::exception& e) {
       throw UsageError(fmt::format("gloo: cannot use interface '{}': {}",
                                    opts.iface.empty() ? "default" : opts.iface, one_line(e)));

@@ -76,6 +76,9 @@ class MpiCommunicator : public Communicator {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {
+      // --iface for MPI traffic: OpenMPI's TCP transport reads this when
+      // MPI_Init opens it; an explicit setting from mpirun -x / --mca wins.
+      if (!opts.iface.empty()) setenv("OMPI_MCA_btl_tcp_if_include", opts.iface.c_str(), 0);
       int provided = 0;
       check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "init");
     }

@@ -1,0 +1,110 @@
+#include "core/net_route.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace dtbench::net {
+namespace {
+
+std::string to_text(const sockaddr* sa) {
+  char buf[INET6_ADDRSTRLEN] = {0};
+  if (sa->sa_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, buf, sizeof(buf));
+  else if (sa->sa_family == AF_INET6)
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, buf, sizeof(buf));
+  return buf;
+}
+
+struct IfaddrsDeleter {
+  void operator()(ifaddrs* p) const { freeifaddrs(p); }
+};
+using Ifaddrs = std::unique_ptr<ifaddrs, IfaddrsDeleter>;
+
+Ifaddrs interfaces() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0)
+    throw IoError(fmt::format("cannot list network interfaces: {}", std::strerror(errno)));
+  return Ifaddrs(list);
+}
+
+}  // namespace
+
+Route route_to(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* res = nullptr;
+  const int rc = getaddrinfo(host.c_str(), "9", &hints, &res);
+  if (rc != 0)
+    throw UsageError(fmt::format("master address '{}' does not resolve: {}", host, gai_strerror(rc)));
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> guard(res, freeaddrinfo);
+  std::string last_error = "no address";
+  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+    const int fd = ::socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    sockaddr_storage local{};
+    socklen_t len = sizeof(local);
+    const bool ok = ::connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+                    ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0;
+    if (!ok) last_error = std::strerror(errno);
+    ::close(fd);
+    if (!ok) continue;
+    Route r;
+    r.local_addr = to_text(reinterpret_cast<sockaddr*>(&local));
+    const auto list = interfaces();
+    for (ifaddrs* i = list.get(); i != nullptr; i = i->ifa_next)
+      if (i->ifa_addr != nullptr && i->ifa_addr->sa_family == local.ss_family &&
+          to_text(i->ifa_addr) == r.local_addr) {
+        r.iface = i->ifa_name;
+        break;
+      }
+    return r;
+  }
+  throw UsageError(fmt::format("no route from this host to the master address '{}': {}", host,
+                               last_error));
+}
+
+std::string interface_address(const std::string& iface) {
+  if (if_nametoindex(iface.c_str()) == 0)
+    throw UsageError(fmt::format("--iface: no network interface named '{}' on this host", iface));
+  std::string v6;
+  const auto list = interfaces();
+  for (ifaddrs* i = list.get(); i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || iface != i->ifa_name) continue;
+    if (i->ifa_addr->sa_family == AF_INET) return to_text(i->ifa_addr);
+    if (i->ifa_addr->sa_family == AF_INET6 && v6.empty()) v6 = to_text(i->ifa_addr);
+  }
+  if (v6.empty())
+    throw UsageError(fmt::format("--iface {}: the interface has no IP address", iface));
+  return v6;
+}
+
+std::string host_identity() {
+  char name[256] = {0};
+  gethostname(name, sizeof(name) - 1);
+  std::string boot;
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::getline(f, boot);
+  return std::string(name) + "/" + boot + "/" + namespace_id();
+}
+
+std::string namespace_id() {
+  char buf[128] = {0};
+  const ssize_t n = ::readlink("/proc/self/ns/net", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
+}  // namespace dtbench::net

@@ -1,0 +1,34 @@
+#pragma once
+// Which local interface and address reach a given host: what the store
+// clients, Gloo, TensorPipe and MPI bind to when the user gives no --iface
+// (the kernel's own routing decision, as `ip route get ADDR` prints it).
+// Torch-free, plain sockets.
+#include <string>
+
+namespace dtbench::net {
+
+struct Route {
+  std::string iface;       // e.g. "eth0", "veth-n1"; "" if no interface holds local_addr
+  std::string local_addr;  // this host's source address toward the peer, e.g. "10.77.0.2"
+};
+
+// The route the kernel picks from this host to `host` (a name or address).
+// Nothing is sent: a UDP socket is connected and asked for its local
+// address. Throws UsageError naming `host` when it does not resolve or no
+// route reaches it.
+Route route_to(const std::string& host);
+
+// The first IPv4 address (else IPv6) of interface `iface`. Throws
+// UsageError when there is no such interface or it has no address.
+std::string interface_address(const std::string& iface);
+
+// Who "this host" is, for deciding same-host (shm) vs network paths and
+// for counting nodes: host name + kernel boot id + network namespace.
+std::string host_identity();
+
+// This process's network namespace ("net:[4026531840]"), "" if unknown.
+// Processes in different namespaces on one kernel cannot share abstract
+// Unix sockets, so they are different hosts to the shm transport.
+std::string namespace_id();
+
+}  // namespace dtbench::net

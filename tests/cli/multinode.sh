@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Two "nodes" on one machine: network namespaces joined by a veth pair, each
+# running `dtbench launch --nnodes 2 --node-rank K` with 2 ranks, so every
+# byte between the nodes crosses a real network link of the test's own.
+# Checks comm, ddp and kvstore across them (results, 2N/4R labels, node
+# figures, traffic on the link, a tbf bandwidth cap), then faults: a worker
+# killed on one node, a world size the launchers disagree on, and the link
+# cut mid-run. Skips (exit 77) where namespaces cannot be made (not root,
+# no iproute2); removes its namespaces even when it fails.
+# Usage: multinode.sh path/to/dtbench
+set -u
+DTBENCH=$(readlink -f "$1")
+skip() { echo "SKIP: multinode: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces (ip netns add)"
+command -v ip >/dev/null || skip "iproute2 (ip) is not installed"
+
+A=dtbA$$; B=dtbB$$                      # the two hosts
+VA=dva$$; VB=dvb$$                      # their ends of the link
+ADDR_A=10.231.7.1; ADDR_B=10.231.7.2   # only inside the namespaces
+tmp=$(mktemp -d)
+cleanup() {
+  for ns in "$A" "$B"; do
+    pids=$(ip netns pids "$ns" 2>/dev/null)
+    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+    ip netns del "$ns" 2>/dev/null
+  done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+ip netns add "$A" 2>"$tmp/netns.err" || skip "cannot create a network namespace: $(cat "$tmp/netns.err")"
+ip netns add "$B" || skip "cannot create a second network namespace"
+ip link add "$VA" netns "$A" type veth peer name "$VB" netns "$B" ||
+  skip "cannot create a veth pair between namespaces"
+ip -n "$A" addr add "$ADDR_A/24" dev "$VA"
+ip -n "$B" addr add "$ADDR_B/24" dev "$VB"
+for ns in "$A" "$B"; do ip -n "$ns" link set lo up; done
+ip -n "$A" link set "$VA" up
+ip -n "$B" link set "$VB" up
+
+fails=0; passes=0
+check() {  # check NAME STATUS DETAIL
+  if [ "$2" -eq 0 ]; then echo "ok: $1"; passes=$((passes + 1));
+  else echo "FAIL: $1: $3"; fails=$((fails + 1)); fi
+}
+port=29400
+# on_both NAME TIMEOUT DTBENCH-ARGS...: node 0 in A, node 1 in B, 2 ranks
+# each; outputs in $tmp/NAME.{a,b}.{out,err}, exit codes in rc_a / rc_b,
+# wall time in elapsed.
+on_both() {
+  local name=$1 limit=$2; shift 2
+  port=$((port + 1))
+  local start; start=$(date +%s)
+  ip netns exec "$A" timeout "$limit" "$DTBENCH" launch --nnodes 2 --node-rank 0 --nproc-per-node 2 \
+    --master-addr "$ADDR_A" --master-port "$port" -- "$DTBENCH" "$@" \
+    >"$tmp/$name.a.out" 2>"$tmp/$name.a.err" &
+  local pa=$!
+  ip netns exec "$B" timeout "$limit" "$DTBENCH" launch --nnodes 2 --node-rank 1 --nproc-per-node 2 \
+    --master-addr "$ADDR_A" --master-port "$port" -- "$DTBENCH" "$@" \
+    >"$tmp/$name.b.out" 2>"$tmp/$name.b.err"
+  rc_b=$?
+  wait "$pa"; rc_a=$?
+  elapsed=$(( $(date +%s) - start ))
+}
+tx_bytes() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/tx_bytes"; }
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# 1. comm across the nodes: every collective verified, 2N/4R, the node of
+# each rank, and at least the messages' bytes on the link both ways.
+a0=$(tx_bytes "$A" "$VA"); b0=$(tx_bytes "$B" "$VB")
+on_both comm 120 comm --collective allreduce,allgather,broadcast,alltoall -b 1K -e 1M -f 32 -n 5 -w 2 \
+  --timeout 20s --json "$tmp/comm.json"
+a1=$(tx_bytes "$A" "$VA"); b1=$(tx_bytes "$B" "$VB")
+[ "$rc_a" -eq 0 ] && [ "$rc_b" -eq 0 ]
+check "comm: both nodes exit 0 (${elapsed}s)" $? "rc $rc_a/$rc_b: $(tail -n 3 "$tmp/comm.a.err" "$tmp/comm.b.err")"
+[ "$(json "$tmp/comm.json" "d['env']['world']['label']")" = 2N/4R ] &&
+  [ "$(json "$tmp/comm.json" "d['env']['world']['num_nodes']")" = 2 ] &&
+  [ "$(json "$tmp/comm.json" "d['env']['world']['node_of_rank']")" = "[0, 0, 1, 1]" ] &&
+  grep -q "2N/4R" "$tmp/comm.a.out"
+check "comm: label 2N/4R, ranks 0,1 on node 0 and 2,3 on node 1" $? \
+  "$(json "$tmp/comm.json" "d['env']['world']" 2>&1)"
+[ "$(json "$tmp/comm.json" "sum(r[p]['wrong'] for r in d['results'] for p in ('out_of_place','in_place') if r.get(p))")" = 0 ] &&
+  [ "$(json "$tmp/comm.json" "len(d['results'][0]['out_of_place']['node_us'])")" = 2 ]
+check "comm: no wrong element, a time per node in every row" $? "$(head -c 600 "$tmp/comm.json")"
+[ $((a1 - a0)) -gt 1048576 ] && [ $((b1 - b0)) -gt 1048576 ]
+check "comm: traffic crossed the link (A sent $((a1 - a0)) B, B sent $((b1 - b0)) B)" $? "too few bytes"
+
+# 2. ddp across the nodes: identical replicas are checked by dtbench itself;
+# the report says 2 nodes and gives a throughput per node.
+on_both ddp 180 ddp --model mlp --width 64 --layers 2 --num-classes 10 --batch-size 8 --iters 6 \
+  --warmup 2 --threads 1 --timeout 30s --json "$tmp/ddp.json"
+[ "$rc_a" -eq 0 ] && [ "$rc_b" -eq 0 ]
+check "ddp: both nodes exit 0 (${elapsed}s)" $? "rc $rc_a/$rc_b: $(tail -n 3 "$tmp/ddp.a.err" "$tmp/ddp.b.err")"
+[ "$(json "$tmp/ddp.json" "d['runs'][0]['label']")" = 2N/4R ] &&
+  [ "$(json "$tmp/ddp.json" "d['runs'][0]['nodes']")" = 2 ] &&
+  [ "$(json "$tmp/ddp.json" "len(d['runs'][0]['per_node'])")" = 2 ] &&
+  grep -q "node 1" "$tmp/ddp.a.out"
+check "ddp: 2N/4R row, 2 nodes, a line and a figure per node" $? "$(cat "$tmp/ddp.a.out" | tail -8)"
+
+# 3. kvstore: workers on node 0, servers on node 1, so TensorPipe must pick
+# its network transport (uv) and listen on the link's address.
+on_both kv 120 kvstore --workers 2 --servers 2 --mode dist_sync --arrays 8 --size 1M -n 3 \
+  --timeout 20s --json "$tmp/kv.json"
+# (shm cannot connect across namespaces: a run that passes used uv.)
+[ "$rc_a" -eq 0 ] && [ "$rc_b" -eq 0 ] && grep -q "error 0" "$tmp/kv.a.out" &&
+  [ "$(json "$tmp/kv.json" "d['per_node'][1]['roles']")" = "{'server': [2, 3]}" ] &&
+  [ "$(json "$tmp/kv.json" "d['env']['world']['label']")" = 2N/4R ] && grep -q "# Per node" "$tmp/kv.a.out"
+check "kvstore: 2 workers on node 0, 2 servers on node 1 (uv), exact values, per-node lines (${elapsed}s)" $? \
+  "rc $rc_a/$rc_b: $(tail -n 3 "$tmp/kv.a.err" "$tmp/kv.b.err" "$tmp/kv.a.out")"
+
+# 4. A 200 Mbit/s cap (tbf) on the link: a 4 MiB allreduce cannot beat it,
+# which shows the bytes really take this link and not a shortcut.
+for side in "$A:$VA" "$B:$VB"; do
+  ip netns exec "${side%%:*}" tc qdisc add dev "${side##*:}" root tbf rate 200mbit burst 64kb latency 400ms
+done
+on_both tbf 120 comm --collective allreduce -b 4M -e 4M -n 3 -w 1 --timeout 30s --json "$tmp/tbf.json"
+for side in "$A:$VA" "$B:$VB"; do ip netns exec "${side%%:*}" tc qdisc del dev "${side##*:}" root; done
+# Half the message must cross each way at least: 2 MiB at 25 MB/s = 84 ms.
+us=$(json "$tmp/tbf.json" "d['results'][0]['out_of_place']['time_us']" 2>/dev/null || echo 0)
+[ "$rc_a" -eq 0 ] && [ "$rc_b" -eq 0 ] && python3 -c "import sys; sys.exit(not $us > 80000)"
+check "tbf 200mbit: 4 MiB allreduce takes $us us (>= 80 ms, the cap's bound)" $? \
+  "rc $rc_a/$rc_b $(tail -n 2 "$tmp/tbf.a.err")"
+
+# 5. A worker SIGKILLed on node 1 mid-run: its launcher names it, node 0's
+# ranks give up within the timeout; nothing is left in either namespace.
+port=$((port + 1))
+start=$(date +%s)
+ip netns exec "$A" timeout 90 "$DTBENCH" launch --nnodes 2 --node-rank 0 --nproc-per-node 2 \
+  --master-addr "$ADDR_A" --master-port "$port" -- "$DTBENCH" comm -b 64K -e 64K -n 1000000 -w 1 \
+  --timeout 8s >"$tmp/kill.a.out" 2>"$tmp/kill.a.err" &
+pa=$!
+ip netns exec "$B" timeout 90 "$DTBENCH" launch --nnodes 2 --node-rank 1 --nproc-per-node 2 \
+  --master-addr "$ADDR_A" --master-port "$port" -- "$DTBENCH" comm -b 64K -e 64K -n 1000000 -w 1 \
+  --timeout 8s >"$tmp/kill.b.out" 2>"$tmp/kill.b.err" &
+pb=$!
+for _ in $(seq 1 100); do grep -q "dtbench comm:" "$tmp/kill.a.out" 2>/dev/null && break; sleep 0.2; done
+sleep 2  # the header is printed just before the first collective
+victim=$(pgrep -P "$(pgrep -P "$pb" | head -1)" | sort -n | tail -1)  # timeout -> launcher -> rank 3
+kill -9 "$victim"
+wait "$pb"; rc_b=$?
+wait "$pa"; rc_a=$?
+elapsed=$(( $(date +%s) - start ))
+sleep 0.5
+left=$(( $(ip netns pids "$A" | wc -l) + $(ip netns pids "$B" | wc -l) ))
+grep -q "rank 3 (pid $victim) was killed by signal 9" "$tmp/kill.b.err"
+check "kill on node 1: its launcher names rank 3 and signal 9" $? "$(cat "$tmp/kill.b.err")"
+[ "$rc_a" -ne 0 ] && [ "$rc_b" -ne 0 ] && [ "$left" -eq 0 ] && [ "$elapsed" -lt 30 ] &&
+  grep -q "dtbench launch: rank" "$tmp/kill.a.err"
+check "kill on node 1: node 0 exits $rc_a, node 1 exits $rc_b within ${elapsed}s, $left process(es) left" \
+  $? "$(cat "$tmp/kill.a.err")"
+
+# 6. The launchers disagree on the world: node 1 says 1 rank per node.
+port=$((port + 1))
+start=$(date +%s)
+ip netns exec "$A" timeout 60 "$DTBENCH" launch --nnodes 2 --node-rank 0 --nproc-per-node 2 \
+  --master-addr "$ADDR_A" --master-port "$port" -- "$DTBENCH" comm -n 1 -b 8 -e 8 --timeout 6s \
+  >/dev/null 2>"$tmp/ws.a.err" &
+pa=$!
+ip netns exec "$B" timeout 60 "$DTBENCH" launch --nnodes 2 --node-rank 1 --nproc-per-node 1 \
+  --master-addr "$ADDR_A" --master-port "$port" -- "$DTBENCH" comm -n 1 -b 8 -e 8 --timeout 6s \
+  >/dev/null 2>"$tmp/ws.b.err"
+rc_b=$?
+wait "$pa"; rc_a=$?
+elapsed=$(( $(date +%s) - start ))
+[ "$rc_a" -ne 0 ] && [ "$rc_b" -ne 0 ] && [ "$elapsed" -lt 30 ] &&
+  cat "$tmp/ws.a.err" "$tmp/ws.b.err" | grep -q "do the launchers agree on --nnodes"
+check "world size mismatch: both exit non-zero in ${elapsed}s, the disagreement named" $? \
+  "rc $rc_a/$rc_b: $(cat "$tmp/ws.a.err" "$tmp/ws.b.err")"
+
+# 7. The link cut mid-run: both sides report a timeout, neither hangs.
+port=$((port + 1))
+start=$(date +%s)
+for side in "A:$A:0" "B:$B:1"; do
+  IFS=: read -r tag ns node <<<"$side"
+  ip netns exec "$ns" timeout 90 "$DTBENCH" launch --nnodes 2 --node-rank "$node" --nproc-per-node 2 \
+    --master-addr "$ADDR_A" --master-port "$port" -- "$DTBENCH" comm -b 64K -e 64K -n 1000000 -w 1 \
+    --timeout 5s >"$tmp/cut.$tag.out" 2>"$tmp/cut.$tag.err" &
+  eval "p$tag=\$!"
+done
+for _ in $(seq 1 100); do grep -q "dtbench comm:" "$tmp/cut.A.out" 2>/dev/null && break; sleep 0.2; done
+sleep 2
+ip -n "$B" link set "$VB" down
+wait "$pA"; rc_a=$?
+wait "$pB"; rc_b=$?
+elapsed=$(( $(date +%s) - start ))
+ip -n "$B" link set "$VB" up
+[ "$rc_a" -ne 0 ] && [ "$rc_a" -ne 124 ] && [ "$rc_b" -ne 0 ] && [ "$rc_b" -ne 124 ] &&
+  [ "$elapsed" -lt 30 ] && grep -qi "timed out\|timeout" "$tmp/cut.A.err" &&
+  grep -qi "timed out\|timeout" "$tmp/cut.B.err"
+check "link cut: both nodes report a timeout and exit ($rc_a/$rc_b) within ${elapsed}s" $? \
+  "$(cat "$tmp/cut.A.err" "$tmp/cut.B.err" | head -12)"
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
