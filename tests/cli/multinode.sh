@@ -122,6 +122,52 @@ us=$(json "$tmp/tbf.json" "d['results'][0]['out_of_place']['time_us']" 2>/dev/nu
 check "tbf 200mbit: 4 MiB allreduce takes $us us (>= 80 ms, the cap's bound)" $? \
   "rc $rc_a/$rc_b $(tail -n 2 "$tmp/tbf.a.err")"
 
+# 4b. The same binary under OpenMPI's mpirun -H across the two hosts: its
+# "rsh" is `ip netns exec` (a real cluster uses ssh), MPI's TCP traffic is
+# pinned to the link's subnet as on a cluster with several networks.
+if command -v mpirun >/dev/null; then
+  cat >"$tmp/nsagent.sh" <<'AGENT'
+#!/bin/sh
+host=$1; shift
+exec ip netns exec "$host" sh -c "$*"
+AGENT
+  chmod +x "$tmp/nsagent.sh"
+  mpi=(mpirun --allow-run-as-root -np 4 -H "$A:2,$B:2" --mca plm_rsh_agent "$tmp/nsagent.sh"
+       --mca btl self,tcp --mca btl_tcp_if_include 10.231.7.0/24 --mca oob_tcp_if_include 10.231.7.0/24)
+  a0=$(tx_bytes "$A" "$VA")
+  ip netns exec "$A" timeout 120 "${mpi[@]}" "$DTBENCH" comm --backend mpi -b 1K -e 1M -f 32 -n 5 -w 2 \
+    --timeout 20s --json "$tmp/mpi.json" >"$tmp/mpi.out" 2>"$tmp/mpi.err"
+  rc=$?
+  a1=$(tx_bytes "$A" "$VA")
+  [ "$rc" -eq 0 ] && [ "$(json "$tmp/mpi.json" "d['env']['world']['label']")" = 2N/4R ] &&
+    [ "$(json "$tmp/mpi.json" "d['env']['world']['node_of_rank']")" = "[0, 0, 1, 1]" ] &&
+    [ "$(json "$tmp/mpi.json" "d['env']['world']['source']")" = openmpi ] && [ $((a1 - a0)) -gt 1048576 ]
+  check "mpirun -H: comm --backend mpi across the hosts, 2N/4R, $((a1 - a0)) B over the link" $? \
+    "rc $rc: $(tail -n 5 "$tmp/mpi.err")"
+  ip netns exec "$A" timeout 120 "${mpi[@]}" "$DTBENCH" ddp --backend mpi --reducer overlap --model mlp \
+    --width 64 --layers 2 --num-classes 10 --batch-size 8 --iters 6 --warmup 2 --threads 1 \
+    --timeout 30s --json "$tmp/mpiddp.json" >"$tmp/mpiddp.out" 2>"$tmp/mpiddp.err"
+  rc=$?
+  [ "$rc" -eq 0 ] && [ "$(json "$tmp/mpiddp.json" "d['runs'][0]['label']")" = 2N/4R ]
+  check "mpirun -H: ddp --backend mpi across the hosts, 2N/4R" $? "rc $rc: $(tail -n 5 "$tmp/mpiddp.err")"
+fi
+
+# 4c. A Slurm-style environment (what srun gives each task) on both hosts.
+port=$((port + 1))
+for task in 0 1 2 3; do
+  node=$((task / 2)); ns=$A; [ "$node" -eq 1 ] && ns=$B
+  ip netns exec "$ns" env SLURM_PROCID=$task SLURM_NTASKS=4 SLURM_LOCALID=$((task % 2)) SLURM_NNODES=2 \
+    SLURM_NODEID=$node SLURM_JOB_NODELIST="hostA,hostB" MASTER_ADDR="$ADDR_A" MASTER_PORT=$port \
+    timeout 120 "$DTBENCH" comm -b 1K -e 64K -f 8 -n 3 -w 1 --timeout 20s --json "$tmp/slurm.json" \
+    >"$tmp/slurm.$task.out" 2>"$tmp/slurm.$task.err" &
+  eval "slurm_$task=\$!"
+done
+rc=0
+for task in 0 1 2 3; do eval "wait \$slurm_$task" || rc=$?; done
+[ "$rc" -eq 0 ] && [ "$(json "$tmp/slurm.json" "d['env']['world']['source']")" = slurm ] &&
+  [ "$(json "$tmp/slurm.json" "d['env']['world']['label']")" = 2N/4R ]
+check "srun environment: 4 tasks on 2 hosts, 2N/4R" $? "rc $rc: $(tail -n 3 "$tmp"/slurm.*.err)"
+
 # 5. A worker SIGKILLed on node 1 mid-run: its launcher names it, node 0's
 # ranks give up within the timeout; nothing is left in either namespace.
 port=$((port + 1))
