@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -20,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/ddp_job.h"
 #include "cli/run_options.h"
+#include "cli/sweep_log.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/units.h"
@@ -140,31 +140,9 @@ int run_compare(CompareFlags& f) {
 
   // The log: a new one, or the one --resume continues.
   const Json config = shared_config(f);
-  std::vector<report::ComparePoint> done;
-  std::string log_path = f.jsonl;
-  if (!f.resume.empty()) {
-    log_path = f.resume;
-    auto log = report::read_compare_log(f.resume);
-    const auto diff = report::config_mismatch(log.header.at("config"), config);
-    if (!diff.empty())
-      throw UsageError(fmt::format(
-          "--resume {}: it was run with a different configuration ({}); use the same flags or a "
-          "new --jsonl",
-          f.resume, diff));
-    if (log.truncated_tail) {
-      log::warn(fmt::format("{}: the last line was cut short (interrupted write); dropped, that "
-                            "point runs again",
-                            f.resume));
-      report::rewrite_compare_log(f.resume, log);
-    }
-    done = std::move(log.points);
-  } else {
-    report::require_writable_path(log_path, "--jsonl");
-    if (std::filesystem::exists(log_path))
-      throw UsageError(fmt::format(
-          "--jsonl {} already exists: continue it with --resume {}, or remove it", log_path,
-          log_path));
-  }
+  SweepLog log(f.jsonl, f.resume, config);
+  const std::string& log_path = log.path();
+  const auto& done = log.done();
   const auto to_run = bench::remaining_points(grid, done);
 
   auto env = bench::collect_env();
@@ -176,7 +154,7 @@ int run_compare(CompareFlags& f) {
       grid.points.size() - to_run.size(), log_path, to_run.size());
   for (const auto& s : grid.skipped) std::cout << "  " << s << "\n";
   std::cout << std::flush;
-  if (f.resume.empty()) report::append_jsonl(log_path, report::compare_log_header(env, config, original_args()));
+  log.begin(env, config);
 
   report::ProgressBar bar(std::cerr, !f.no_progress && isatty(STDERR_FILENO) == 1,
                           static_cast<int>(grid.points.size()),
@@ -200,7 +178,7 @@ int run_compare(CompareFlags& f) {
     p.key = k;
     p.run = report::ddp_run_from_json(outcome.record.at("run"), "worker record");
     p.extras = outcome.record.at("extras");
-    report::append_jsonl(log_path, report::to_json(p));
+    log.append(p);
     points.push_back(std::move(p));
     bar.step_done();
     if (!f.run.json_path.empty())

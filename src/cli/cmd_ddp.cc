@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/ddp_job.h"
 #include "cli/run_options.h"
+#include "cli/sweep_log.h"
 #include "comm/communicator.h"
 #include "comm/factory.h"
 #include "comm/topology.h"
@@ -42,6 +43,8 @@ struct DdpFlags {
   std::string world_sizes = "1,2";
   bool no_baseline = false;
   std::string percentiles = "50,75,90";
+  std::string jsonl;     // append each finished row here ("" = no log)
+  std::string resume;    // continue this log
   std::string run_json;  // internal: a row worker writes its record here
   std::string label;     // internal: the row's label
   bool world_sizes_given = false;
@@ -151,15 +154,42 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
   if (!f.no_baseline && f.train.reducer != "none") rows.push_back({"no ddp", "none", 1});
   for (int w : sizes) rows.push_back({"", f.train.reducer, w});
 
+  // The rows already finished in a --resume log are taken from it.
+  SweepLog log(f.jsonl, f.resume, config_json(f));
   auto env = bench::collect_env();
   report::print_env(std::cout, env);
+  log.begin(env, config_json(f));
   report::DdpConsoleReporter console(std::cout, pcts);
   console.header(f.train.model, f.train.batch_size, details(f));
   auto doc = new_report(f, env);
   std::vector<report::DdpRun> runs;
+  auto record = [&](const report::DdpRun& run, const Json& extras, std::size_t i) {
+    console.row(run);
+    auto j = report::to_json(run);
+    j["extras"] = extras;
+    if (doc["config"].find("param_elements") == doc["config"].end()) {
+      doc["config"]["param_tensors"] = extras.at("param_tensors");
+      doc["config"]["param_elements"] = extras.at("param_elements");
+    }
+    doc["runs"].push_back(j);
+    runs.push_back(run);
+    doc["complete"] = i + 1 == rows.size();
+    if (!f.run.json_path.empty()) report::write_json_atomic(f.run.json_path, doc);
+  };
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& row = rows[i];
     const std::string label = row.label.empty() ? fmt::format("1N/{}R", row.world) : row.label;
+    report::ComparePoint p;
+    p.key.model = f.train.model;
+    p.key.world_size = row.world;
+    p.key.reducer = row.reducer;
+    p.key.bucket_cap_mb = f.train.bucket_cap_mb;
+    p.key.compression = row.reducer == "none" ? "none" : f.train.compression;
+    if (const auto* old = log.find(p.key.id())) {
+      log::info(fmt::format("[{}/{}] {}: already in {}", i + 1, rows.size(), label, log.path()));
+      record(old->run, old->extras, i);
+      continue;
+    }
     log::info(fmt::format("[{}/{}] {}: {} rank(s), reducer {}", i + 1, rows.size(), label,
                           row.world, row.reducer));
     auto job = f.train;
@@ -167,27 +197,19 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
     if (row.reducer == "none") job.compression = "none";
     const auto outcome = run_ddp_job(job, f.run, row.world, label);
     const int code = outcome.status;
-    const Json& rec = outcome.record;
     if (code != 0) {
       if (!f.run.json_path.empty()) report::write_json_atomic(f.run.json_path, doc);
+      std::string kept;
+      if (!f.run.json_path.empty()) kept += "; the rows before it are in " + f.run.json_path;
+      if (!log.path().empty()) kept += fmt::format(" (continue with --resume {})", log.path());
       log::error(fmt::format("row '{}' ({} rank(s)) failed with exit status {}{}", label, row.world,
-                             code,
-                             f.run.json_path.empty() ? ""
-                                                     : "; the rows before it are in " + f.run.json_path));
+                             code, kept));
       return code;
     }
-    auto run = report::ddp_run_from_json(rec.at("run"), "worker record");
-    console.row(run);
-    auto j = report::to_json(run);
-    j["extras"] = rec.at("extras");
-    if (doc["config"].find("param_elements") == doc["config"].end()) {
-      doc["config"]["param_tensors"] = rec.at("extras").at("param_tensors");
-      doc["config"]["param_elements"] = rec.at("extras").at("param_elements");
-    }
-    doc["runs"].push_back(j);
-    runs.push_back(std::move(run));
-    doc["complete"] = i + 1 == rows.size();
-    if (!f.run.json_path.empty()) report::write_json_atomic(f.run.json_path, doc);
+    p.run = report::ddp_run_from_json(outcome.record.at("run"), "worker record");
+    p.extras = outcome.record.at("extras");
+    log.append(p);
+    record(p.run, p.extras, i);
   }
   console.phases(runs);
   if (!f.run.json_path.empty()) std::cout << "\nReport: " << f.run.json_path << "\n";
@@ -208,6 +230,10 @@ int run_ddp(DdpFlags& f) {
 
   const auto world = launch::world_from_env(launch::process_env());
   if (world.source != "single") {
+    if (!f.jsonl.empty() || !f.resume.empty())
+      throw UsageError(fmt::format("--jsonl/--resume belong to sweeps this command starts itself; "
+                                   "under {} it runs one job (use --json)",
+                                   world.source));
     if (f.world_sizes_given && (sizes.size() != 1 || sizes[0] != world.world_size))
       throw UsageError(fmt::format("--world-sizes {} does not match the {} rank(s) started by {}",
                                    f.world_sizes, world.world_size, world.source));
@@ -232,6 +258,11 @@ Action register_ddp(CLI::App& app) {
   cmd->add_flag("--no-baseline", f->no_baseline, "Leave out the single-process \"no ddp\" row");
   cmd->add_option("--percentiles", f->percentiles, "Percentile columns of the table")
       ->capture_default_str();
+  cmd->add_option("--jsonl", f->jsonl,
+                  "Append every finished row to this JSON-lines log (continue it with --resume)");
+  cmd->add_option("--resume", f->resume,
+                  "Continue an interrupted sweep from its --jsonl log: finished rows are kept, the "
+                  "rest run");
   cmd->add_option("--run-json", f->run_json, "(internal) row worker: write the record here")
       ->group("");
   cmd->add_option("--label", f->label, "(internal) row label")->group("");
