@@ -5,7 +5,7 @@ JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 DTBENCH := $(BUILD)/dtbench
 
-.PHONY: all setup configure build bench test clean format
+.PHONY: all setup configure build bench test fuzz clean format
 
 all: build
 
@@ -36,6 +36,13 @@ bench: build
 test: SETUP_EXTRA = $(TEST_PACKAGES)
 test: build
 	@cd $(BUILD) && ctest --output-on-failure --timeout 600 -j 2
+
+# libFuzzer on the report readers for FUZZ_SECONDS (clang from Debian);
+# a crash input lands in $(BUILD)/fuzz/crashes (see tests/fuzz/run_fuzz.sh).
+FUZZ_SECONDS ?= 300
+fuzz: SETUP_EXTRA = clang libclang-rt-14-dev
+fuzz: setup
+	bash tests/fuzz/run_fuzz.sh $(BUILD) $(FUZZ_SECONDS)
 
 format:
 	@clang-format -i $$(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h')

@@ -1,6 +1,5 @@
 #include "report/compare_record.h"
 
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -54,7 +53,8 @@ ComparePoint compare_point_from_json(const Json& j, const std::string& where) {
   p.key = point_key_from_json(j.at("key"), where);
   if (!j.contains("run")) throw UsageError(fmt::format("{}: missing key 'run'", where));
   p.run = ddp_run_from_json(j.at("run"), where);
-  p.extras = j.value("extras", Json::object());
+  p.extras = json_value_or<Json>(j, "extras", Json::object(), where);
+  if (!p.extras.is_object()) throw UsageError(fmt::format("{}: 'extras' is not an object", where));
   if (p.run.world_size != p.key.world_size)
     throw UsageError(fmt::format("{}: run has {} ranks but the key says {}", where,
                                  p.run.world_size, p.key.world_size));
@@ -68,31 +68,38 @@ Json compare_log_header(const Json& env, const Json& config, const Json& command
 }
 
 CompareLog read_compare_log(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("{}: cannot open (missing or unreadable)", path));
+  std::istringstream in(read_text_file(path));
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);)
-    if (!line.empty()) lines.push_back(line);
+    if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(line);
   if (lines.empty()) throw UsageError(fmt::format("{}: empty file, not a compare log", path));
   CompareLog log;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string where = fmt::format("{} line {}", path, i + 1);
     Json j;
     try {
-      j = Json::parse(lines[i]);
-    } catch (const nlohmann::json::exception&) {
+      j = parse_json_text(lines[i], where);
+    } catch (const UsageError&) {
       if (i + 1 == lines.size() && i > 0) {  // an append cut short by a kill
         log.truncated_tail = true;
         break;
       }
-      throw UsageError(fmt::format("{}: not valid JSON", where));
+      throw UsageError(i == 0 ? fmt::format("{}: not a dtbench JSON-lines log (the first line is not "
+                                            "one JSON object; a --json report is not a --jsonl log)",
+                                            path)
+                              : fmt::format("{}: not valid JSON", where));
     }
     if (i == 0) {
-      if (!j.is_object() || j.value("kind", "") != "header" || j.value("schema", "") != kSchema)
+      if (!j.is_object() || json_value_or<std::string>(j, "kind", "", where) != "header" ||
+          json_value_or<std::string>(j, "schema", "", where) != kSchema)
         throw UsageError(fmt::format("{}: not a dtbench compare log (no {} header)", where, kSchema));
-      if (j.value("schema_version", 0) != kSchemaVersion)
-        throw UsageError(fmt::format("{}: schema_version {} (this dtbench reads {})", where,
-                                     j.value("schema_version", 0), kSchemaVersion));
+      const auto version = json_value_or<int>(j, "schema_version", 0, where);
+      if (version != kSchemaVersion)
+        throw UsageError(fmt::format("{}: schema_version {} (this dtbench reads {})", where, version,
+                                     kSchemaVersion));
+      for (const char* k : {"env", "config"})
+        if (j.contains(k) && !j.at(k).is_object())
+          throw UsageError(fmt::format("{}: '{}' is not an object", where, k));
       log.header = j;
       continue;
     }

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "report/ddp_record.h"
+#include "report/json_io.h"
 #include "report/ddp_reporter.h"
 #include "stats/stats.h"
 
@@ -47,7 +48,9 @@ std::vector<DdpRun> runs_of(const Json& doc, const std::string& name) {
 
 }  // namespace
 
-void check_ddp_report(const Json& doc, const std::string& name) {
+namespace {
+
+void check_shape(const Json& doc, const std::string& name) {
   if (!doc.is_object() || !doc.contains("schema") || !doc.at("schema").is_string())
     throw UsageError(fmt::format("{}: not a dtbench report (no 'schema' string)", name));
   const auto schema = doc.at("schema").get<std::string>();
@@ -64,6 +67,17 @@ void check_ddp_report(const Json& doc, const std::string& name) {
     throw UsageError(fmt::format("{}: missing config.model", name));
   if (!doc.contains("runs") || !doc.at("runs").is_array())
     throw UsageError(fmt::format("{}: missing 'runs' array", name));
+}
+
+}  // namespace
+
+void check_ddp_report(const Json& doc, const std::string& name) {
+  try {
+    check_shape(doc, name);
+    runs_of(doc, name);  // every run readable before anything is printed
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("{}: malformed report: {}", name, printable(e.what(), 200)));
+  }
 }
 
 double speedup_percent(double base_sec, double test_sec) {
@@ -121,6 +135,11 @@ void write_ddp_diff(std::ostream& out, const Json& base, const Json& test,
     for (double p : percentiles) {
       const double a = stats::percentile(ta, p);
       const double b = stats::percentile(tb, p);
+      if (!(a > 0) || !(b > 0)) {  // a report of zero-time iterations: no rate to compare
+        out << fmt::format("{:>10} {:>5}  {:>10.4f} {:>9}  {:>10.4f} {:>9}  {:>8}\n", ra.label,
+                           percentile_name(p), a, "n/a", b, "n/a", "n/a");
+        continue;
+      }
       out << fmt::format("{:>10} {:>5}  {:>10.4f} {:>9.1f}  {:>10.4f} {:>9.1f}  {:>+7.1f}%\n",
                          ra.label, percentile_name(p), a, ra.global_batch() / a, b,
                          rb->global_batch() / b, speedup_percent(a, b));

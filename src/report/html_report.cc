@@ -6,11 +6,20 @@
 
 #include <fmt/format.h>
 
+#include "report/json_io.h"
 #include "report/svg_chart.h"
 #include "stats/stats.h"
 
 namespace dtbench::report {
 namespace {
+
+// The host name in a report's env, "?" when absent or malformed.
+std::string host_name(const Json& env) {
+  if (!env.contains("host") || !env.at("host").is_object()) return "?";
+  const auto& h = env.at("host");
+  return h.contains("hostname") && h.at("hostname").is_string() ? h.at("hostname").get<std::string>()
+                                                                 : "?";
+}
 
 std::string basename(const std::string& path) {
   const auto slash = path.rfind('/');
@@ -234,7 +243,7 @@ void write_html(std::ostream& out, const std::vector<ReportSource>& sources,
   for (const auto& s : sources)
     out << fmt::format("<li><code>{}</code> ({}, {} run(s), {} comm row(s)){}</li>\n",
                        html_escape(s.path), s.kind, s.points.size(), s.comm.size(),
-                       s.env.contains("host") ? " on " + html_escape(s.env["host"].value("hostname", "?")) : "");
+                       s.env.contains("host") ? " on " + html_escape(host_name(s.env)) : "");
   out << "</ul>\n";
   out << "<h2>Charts</h2>\n";
   for (const auto& f : build_figures(sources))
@@ -289,9 +298,13 @@ void write_csv(std::ostream& out, const std::vector<ReportSource>& sources) {
       if (thr[i].efficiency) row(s, &k, nullptr, "scaling_efficiency", "value", *thr[i].efficiency);
       if (p.extras.contains("compression")) {
         const auto& c = p.extras.at("compression");
-        row(s, &k, nullptr, "compression_max_rel_error", "value", c.value("max_rel_error", 0.0));
-        row(s, &k, nullptr, "compression_rel_l2_error", "value", c.value("rel_l2_error", 0.0));
-        row(s, &k, nullptr, "compression_overflows", "value", c.value("overflows", 0));
+        const std::string where = s.path + " extras.compression";
+        row(s, &k, nullptr, "compression_max_rel_error", "value",
+            json_value_or<double>(c, "max_rel_error", 0.0, where));
+        row(s, &k, nullptr, "compression_rel_l2_error", "value",
+            json_value_or<double>(c, "rel_l2_error", 0.0, where));
+        row(s, &k, nullptr, "compression_overflows", "value",
+            json_value_or<double>(c, "overflows", 0.0, where));
       }
     }
     for (const auto& c : s.comm) {

@@ -82,7 +82,7 @@ void append_jsonl(const std::string& path, const Json& line) {
   ::close(fd);
 }
 
-Json read_json_file(const std::string& path) {
+std::string read_text_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     throw UsageError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
@@ -91,18 +91,46 @@ Json read_json_file(const std::string& path) {
   if (!in) throw UsageError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
   std::stringstream buf;
   buf << in.rdbuf();
-  const std::string text = buf.str();
+  if (in.bad()) throw UsageError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+  return buf.str();
+}
+
+std::string printable(const std::string& text, std::size_t max_len) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (out.size() >= max_len) {
+      out += "...";
+      break;
+    }
+    if (c >= 0x20 && c < 0x7f) out += static_cast<char>(c);
+    else out += fmt::format("\\x{:02x}", c);
+  }
+  return out;
+}
+
+Json parse_json_text(const std::string& text, const std::string& name) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-    throw UsageError(fmt::format("'{}' is empty", path));
+    throw UsageError(fmt::format("'{}' is empty", name));
+  // Reports are a few levels deep; far deeper input is refused before any
+  // recursive code (dump, comparisons, flattening) could exhaust the stack.
+  static constexpr int kMaxDepth = 64;
+  const Json::parser_callback_t depth_guard = [&name](int depth, Json::parse_event_t, Json&) {
+    if (depth > kMaxDepth)
+      throw UsageError(fmt::format("'{}' is nested deeper than {} levels: not a dtbench report",
+                                   name, kMaxDepth));
+    return true;
+  };
   try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
+    return Json::parse(text, depth_guard);
+  } catch (const Json::exception& e) {  // parse errors, number overflow (1e400)
     std::string what = e.what();
     const auto pos = what.find("] ");
     if (pos != std::string::npos) what = what.substr(pos + 2);
-    throw UsageError(fmt::format("'{}' is not valid JSON: {}", path, what));
+    throw UsageError(fmt::format("'{}' is not valid JSON: {}", name, printable(what, 200)));
   }
 }
+
+Json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
 
 std::string utc_timestamp() {
   const std::time_t t = std::time(nullptr);

@@ -16,31 +16,35 @@ bool looks_like_jsonl(const std::string& path) {
   std::getline(in, first);
   if (first.empty()) return false;
   try {
-    const auto j = Json::parse(first);
-    return j.is_object() && j.value("kind", "") == "header";
-  } catch (const nlohmann::json::exception&) {
+    const auto j = parse_json_text(first, path);
+    return j.is_object() && j.contains("kind") && j.at("kind") == "header";
+  } catch (const UsageError&) {
     return false;
   }
 }
 
 void load_comm(ReportSource& src, const Json& doc) {
-  const std::string backend = src.config.value("backend", "?");
-  const int world = doc.at("env").value("world", Json::object()).value("world_size", 0);
+  const auto backend = json_value_or<std::string>(src.config, "backend", "?", src.path + " config");
+  const auto world = json_value_or<Json>(src.env, "world", Json::object(), src.path + " env");
+  const int world_size = json_value_or<int>(world, "world_size", 0, src.path + " env.world");
   if (!doc.contains("results") || !doc.at("results").is_array())
     throw UsageError(fmt::format("{}: comm report without a 'results' array", src.path));
+  std::size_t i = 0;
   for (const auto& r : doc.at("results")) {
+    const std::string where = fmt::format("{} results[{}]", src.path, i++);
     for (const char* placement : {"out_of_place", "in_place"}) {
-      if (!r.contains(placement) || !r.at(placement).is_object()) continue;
+      if (!r.is_object() || !r.contains(placement) || r.at(placement).is_null()) continue;
       const auto& t = r.at(placement);
+      const std::string at = where + "." + placement;
       CommRow row;
-      row.collective = r.value("collective", "?");
+      row.collective = json_field<std::string>(r, "collective", where);
       row.backend = backend;
       row.placement = placement;
-      row.world_size = world;
-      row.bytes = r.value("bytes", std::uint64_t{0});
-      row.time_us = t.value("time_us", 0.0);
-      row.algbw_gbs = t.value("algbw_gbs", 0.0);
-      row.busbw_gbs = t.value("busbw_gbs", 0.0);
+      row.world_size = world_size;
+      row.bytes = json_field<std::uint64_t>(r, "bytes", where);
+      row.time_us = json_field<double>(t, "time_us", at);
+      row.algbw_gbs = json_field<double>(t, "algbw_gbs", at);
+      row.busbw_gbs = json_field<double>(t, "busbw_gbs", at);
       src.comm.push_back(row);
     }
   }
@@ -54,39 +58,43 @@ void load_ddp(ReportSource& src, const Json& doc) {
     const std::string where = fmt::format("{} runs[{}]", src.path, i++);
     ComparePoint p;
     p.run = ddp_run_from_json(j, where);
-    p.extras = j.value("extras", Json::object());
-    p.key.model = src.config.value("model", "?");
+    p.extras = json_value_or<Json>(j, "extras", Json::object(), where);
+    if (!p.extras.is_object()) throw UsageError(fmt::format("{}: 'extras' is not an object", where));
+    const std::string cfg = src.path + " config";
+    p.key.model = json_value_or<std::string>(src.config, "model", "?", cfg);
     p.key.world_size = p.run.world_size;
     p.key.reducer = p.run.reducer;
-    p.key.bucket_cap_mb = src.config.value("bucket_cap_mb", 25.0);
-    p.key.compression = p.run.reducer == "none" ? "none" : src.config.value("compression", "none");
+    p.key.bucket_cap_mb = json_value_or<double>(src.config, "bucket_cap_mb", 25.0, cfg);
+    p.key.compression = p.run.reducer == "none"
+                            ? "none"
+                            : json_value_or<std::string>(src.config, "compression", "none", cfg);
     src.points.push_back(std::move(p));
   }
 }
 
-}  // namespace
-
-ReportSource load_report_source(const std::string& path) {
+ReportSource load(const std::string& path) {
   ReportSource src;
   src.path = path;
   if (looks_like_jsonl(path)) {
     auto log = read_compare_log(path);
     src.kind = "compare";
-    src.env = log.header.value("env", Json::object());
-    src.config = log.header.value("config", Json::object());
+    src.env = json_value_or<Json>(log.header, "env", Json::object(), path);
+    src.config = json_value_or<Json>(log.header, "config", Json::object(), path);
     src.points = std::move(log.points);
     return src;
   }
   const Json doc = read_json_file(path);
   if (!doc.is_object() || !doc.contains("schema"))
     throw UsageError(fmt::format("{}: not a dtbench report (no 'schema')", path));
-  const std::string schema = doc.value("schema", "");
-  const int version = doc.value("schema_version", 0);
+  const auto schema = json_value_or<std::string>(doc, "schema", "", path);
+  const auto version = json_value_or<int>(doc, "schema_version", 0, path);
   if (version != 1)
     throw UsageError(fmt::format("{}: {} schema_version {} (this dtbench reads 1)", path, schema,
                                  version));
-  src.env = doc.value("env", Json::object());
-  src.config = doc.value("config", Json::object());
+  src.env = json_value_or<Json>(doc, "env", Json::object(), path);
+  src.config = json_value_or<Json>(doc, "config", Json::object(), path);
+  if (!src.env.is_object() || !src.config.is_object())
+    throw UsageError(fmt::format("{}: 'env' and 'config' must be objects", path));
   if (schema == "dtbench.comm") {
     src.kind = "comm";
     load_comm(src, doc);
@@ -107,6 +115,16 @@ ReportSource load_report_source(const std::string& path) {
         path, schema));
   }
   return src;
+}
+
+}  // namespace
+
+ReportSource load_report_source(const std::string& path) {
+  try {
+    return load(path);
+  } catch (const nlohmann::json::exception& e) {  // a shape no check above anticipated
+    throw UsageError(fmt::format("{}: malformed report: {}", path, printable(e.what(), 200)));
+  }
 }
 
 }  // namespace dtbench::report
