@@ -1,0 +1,144 @@
+// Nodes as measured (launch/topology), the route to the master
+// (core/net_route), per-node figures of ddp/comm/kvstore reports, and the
+// checked JSON accessors the report readers rely on.
+#include <cmath>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "core/net_route.h"
+#include "launch/topology.h"
+#include "report/comm_reporter.h"
+#include "report/ddp_record.h"
+#include "report/json_io.h"
+#include "report/node_share.h"
+
+namespace dtbench {
+namespace {
+
+TEST(Topology, NodesNumberedByLowestRank) {
+  // mpirun --map-by node: ranks alternate between two hosts.
+  const auto t = launch::topology_from_hosts({"b/1/n", "a/1/n", "b/1/n", "a/1/n"});
+  EXPECT_EQ(t.nodes(), 2);
+  EXPECT_EQ(t.node_of_rank, (std::vector<int>{0, 1, 0, 1}));
+  EXPECT_EQ(t.node_hosts, (std::vector<std::string>{"b", "a"}));
+  EXPECT_EQ(t.ranks_on(1), (std::vector<int>{1, 3}));
+  EXPECT_EQ(launch::describe_node(t, 0), "node 0 (b, ranks 0,2)");
+}
+
+TEST(Topology, SameHostNameOtherNamespaceIsAnotherNode) {
+  const auto t = launch::topology_from_hosts({"vm/boot/net:[1]", "vm/boot/net:[1]", "vm/boot/net:[2]"});
+  EXPECT_EQ(t.nodes(), 2);
+  EXPECT_EQ(launch::describe_node(t, 0), "node 0 (vm, ranks 0-1)");
+  EXPECT_EQ(launch::describe_node(t, 1), "node 1 (vm, rank 2)");
+}
+
+TEST(Topology, PerNodeMeanAndMax) {
+  const auto t = launch::topology_from_hosts({"a", "a", "b", "b"});
+  EXPECT_EQ(launch::per_node_mean(t, {1, 3, 10, 20}), (std::vector<double>{2, 15}));
+  EXPECT_EQ(launch::per_node_max(t, {1, 3, 10, 20}), (std::vector<double>{3, 20}));
+}
+
+TEST(NetRoute, LoopbackRoutesThroughLo) {
+  const auto r = net::route_to("127.0.0.1");
+  EXPECT_EQ(r.local_addr, "127.0.0.1");
+  EXPECT_EQ(r.iface, "lo");
+  EXPECT_EQ(net::interface_address("lo"), "127.0.0.1");
+}
+
+TEST(NetRoute, BadNamesAreUsageErrors) {
+  EXPECT_THROW(net::route_to("no-such-host.invalid"), UsageError);
+  EXPECT_THROW(net::interface_address("nosuchif0"), UsageError);
+}
+
+TEST(NetRoute, HostIdentityCarriesTheNamespace) {
+  const auto id = net::host_identity();
+  EXPECT_NE(id.find("/net:["), std::string::npos) << id;
+  EXPECT_EQ(id, net::host_identity());
+}
+
+TEST(DdpPerNode, SlowestRankOfEachNode) {
+  report::DdpRun run;
+  run.world_size = 4;
+  run.nodes = 2;
+  run.batch_per_rank = 10;
+  for (int r = 0; r < 4; ++r) {
+    report::RankSamples s;
+    s.rank = r;
+    s.node = r / 2;
+    const double t = r == 3 ? 0.5 : 0.1;  // rank 3 straggles
+    s.total = {t, t, t};
+    s.comm_wait = {0.01 * r, 0.01 * r, 0.01 * r};
+    s.forward = s.backward = s.optimizer = {0, 0, 0};
+    run.ranks.push_back(s);
+  }
+  const auto f = report::per_node_figures(run);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[1].ranks, (std::vector<int>{2, 3}));
+  EXPECT_DOUBLE_EQ(f[0].p50_total, 0.1);
+  EXPECT_DOUBLE_EQ(f[1].p50_total, 0.5);
+  EXPECT_DOUBLE_EQ(f[0].examples_per_sec, 20 / 0.1);
+  EXPECT_DOUBLE_EQ(f[1].p50_comm_wait, 0.03);
+  const auto j = report::to_json(run);
+  EXPECT_EQ(j.at("per_node").size(), 2u);
+}
+
+TEST(CommPerNode, RatiosAndSlowestNode) {
+  report::CommRecord r;
+  r.out_of_place.ran = true;
+  r.out_of_place.time_us = 10;
+  r.out_of_place.node_us = {8, 12};
+  EXPECT_EQ(report::node_time_ratios({r}, 2), (std::vector<double>{0.8, 1.2}));
+  std::ostringstream out;
+  report::CommConsoleReporter(out).nodes({r}, {"node 0 (a, rank 0)", "node 1 (b, rank 1)"});
+  EXPECT_NE(out.str().find("node 1 (b, rank 1)"), std::string::npos);
+  EXPECT_NE(out.str().find("1.200x  (slowest)"), std::string::npos) << out.str();
+  std::ostringstream one;
+  report::CommConsoleReporter(one).nodes({r}, {"node 0"});
+  EXPECT_EQ(one.str(), "");  // nothing for a single node
+  EXPECT_EQ(report::comm_record_from_json(report::to_json(r)).out_of_place.node_us, r.out_of_place.node_us);
+}
+
+TEST(NodeShare, RolesAndSummedFigures) {
+  const auto s = report::node_shares({0, 0, 1, 1}, {"node 0", "node 1"},
+                                     {"worker", "worker", "server", "server"},
+                                     {1.5, 2.5, std::nan(""), std::nan("")});
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_DOUBLE_EQ(s[0].figure, 4.0);
+  EXPECT_EQ(s[1].roles.at("server"), (std::vector<int>{2, 3}));
+  EXPECT_DOUBLE_EQ(s[1].figure, 0.0);
+  std::ostringstream out;
+  report::print_node_shares(out, s, "GB/s");
+  EXPECT_NE(out.str().find("node 0: worker rank 0,1; 4 GB/s"), std::string::npos) << out.str();
+  EXPECT_EQ(report::to_json(s, "gbps")[1]["roles"]["server"].size(), 2u);
+}
+
+TEST(JsonReaders, IntegersMustBeIntegersInRange) {
+  const auto j = report::Json::parse(R"({"a": 1e308, "b": 99999999999, "c": -1, "d": 7, "e": "7"})");
+  EXPECT_THROW(report::json_field<int>(j, "a", "t"), UsageError);
+  EXPECT_THROW(report::json_field<int>(j, "b", "t"), UsageError);
+  EXPECT_THROW(report::json_field<std::uint64_t>(j, "c", "t"), UsageError);
+  EXPECT_EQ(report::json_field<int>(j, "d", "t"), 7);
+  EXPECT_EQ(report::json_field<std::int64_t>(j, "b", "t"), 99999999999);
+  EXPECT_THROW(report::json_field<int>(j, "e", "t"), UsageError);
+  EXPECT_EQ(report::json_value_or<int>(j, "missing", 3, "t"), 3);
+  EXPECT_THROW(report::json_value_or<std::string>(j, "d", "x", "t"), UsageError);
+  EXPECT_EQ(report::json_value_or<int>(report::Json::array(), "d", 5, "t"), 5);
+}
+
+TEST(JsonReaders, DepthOverflowAndPrintableErrors) {
+  EXPECT_THROW(report::parse_json_text(std::string(100, '[') + std::string(100, ']'), "t"), UsageError);
+  EXPECT_NO_THROW(report::parse_json_text("[[[[1]]]]", "t"));
+  EXPECT_THROW(report::parse_json_text("[1e400]", "t"), UsageError);
+  try {
+    report::parse_json_text("\"\x01\xff", "t");
+    FAIL();
+  } catch (const UsageError& e) {
+    for (unsigned char c : std::string(e.what())) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << e.what();
+  }
+  EXPECT_EQ(report::printable("a\nb\xff", 10), "a\\x0ab\\xff");
+}
+
+}  // namespace
+}  // namespace dtbench
