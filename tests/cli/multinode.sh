@@ -150,6 +150,17 @@ AGENT
   rc=$?
   [ "$rc" -eq 0 ] && [ "$(json "$tmp/mpiddp.json" "d['runs'][0]['label']")" = 2N/4R ]
   check "mpirun -H: ddp --backend mpi across the hosts, 2N/4R" $? "rc $rc: $(tail -n 5 "$tmp/mpiddp.err")"
+  # gloo + c10d::Reducer under mpirun: ranks from OMPI_COMM_WORLD_*, the store at MASTER_ADDR.
+  port=$((port + 1))
+  ip netns exec "$A" timeout 120 "${mpi[@]}" -x MASTER_ADDR="$ADDR_A" -x MASTER_PORT=$port \
+    "$DTBENCH" ddp --backend gloo --reducer ddp --model mlp --width 64 --layers 2 --num-classes 10 \
+    --batch-size 8 --iters 6 --warmup 2 --threads 1 --timeout 30s --json "$tmp/mpigloo.json" \
+    >"$tmp/mpigloo.out" 2>"$tmp/mpigloo.err"
+  rc=$?
+  [ "$rc" -eq 0 ] && [ "$(json "$tmp/mpigloo.json" "d['runs'][0]['label']")" = 2N/4R ] &&
+    [ "$(json "$tmp/mpigloo.json" "len(d['runs'][0]['per_node'])")" = 2 ]
+  check "mpirun -H: ddp --backend gloo (c10d::Reducer) across the hosts, 2N/4R" $? \
+    "rc $rc: $(tail -n 5 "$tmp/mpigloo.err")"
 fi
 
 # 4c. A Slurm-style environment (what srun gives each task) on both hosts.
