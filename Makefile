@@ -9,8 +9,9 @@ DTBENCH := $(BUILD)/dtbench
 
 all: build
 
-# Extra packages only the tests need (headless Chromium renders the report).
-TEST_PACKAGES := chromium
+# Extra packages only the tests need (headless Chromium renders the report;
+# iproute2 makes the network namespaces of the multi-node test).
+TEST_PACKAGES := chromium iproute2
 
 setup:
 	@bash scripts/setup.sh $(SETUP_EXTRA)

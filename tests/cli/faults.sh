@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Failures with real processes: a rank killed mid-run, a rank that never
-# joins, a port already in use, an unreachable master. Each must end within
+# joins, a port already in use, an unreachable master, launchers that
+# disagree on the world size. Each must end within
 # its bound, non-zero, with a message naming what failed, and leave no
 # process behind. Usage: faults.sh path/to/dtbench
 set -u
@@ -97,6 +98,23 @@ rc=$?
 elapsed=$(( $(date +%s) - start ))
 [ "$rc" -eq 1 ] && [ "$elapsed" -lt 20 ] && grep -q "could not reach the store" "$tmp/unreach.err"
 check "unreachable master: clear error, exit 1 in ${elapsed}s" $? "rc=$rc $(cat "$tmp/unreach.err")"
+
+# 4b. Two launchers on this host that disagree on the world (2 nodes of 2
+# ranks vs 2 nodes of 1): both end non-zero in time, the disagreement named.
+port=$(free_port)
+start=$(date +%s)
+"$DTBENCH" launch --nnodes 2 --node-rank 0 --nproc-per-node 2 --master-port "$port" -- \
+  "$DTBENCH" comm -n 1 -b 8 -e 8 --timeout 5s >/dev/null 2>"$tmp/ws.a.err" &
+first=$!
+"$DTBENCH" launch --nnodes 2 --node-rank 1 --nproc-per-node 1 --master-port "$port" -- \
+  "$DTBENCH" comm -n 1 -b 8 -e 8 --timeout 5s >/dev/null 2>"$tmp/ws.b.err"
+rc_b=$?
+wait "$first"; rc_a=$?
+elapsed=$(( $(date +%s) - start ))
+[ "$rc_a" -ne 0 ] && [ "$rc_b" -ne 0 ] && [ "$elapsed" -lt 25 ] &&
+  cat "$tmp/ws.a.err" "$tmp/ws.b.err" | grep -q "do the launchers agree on --nnodes"
+check "wrong world size: both launchers exit non-zero ($rc_a/$rc_b) in ${elapsed}s, named" $? \
+  "$(cat "$tmp/ws.a.err" "$tmp/ws.b.err")"
 
 # 5. SIGINT to the launcher reaches every worker; nothing is left.
 "$DTBENCH" comm --nproc 2 -b 1M -e 1M -n 100000 -w 1 >/dev/null 2>"$tmp/int.err" &
