@@ -1,7 +1,10 @@
 // `dtbench launch`: start one node's workers with a torchrun-style environment.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "comm/store.h"
+#include "core/net_route.h"
 #include "core/units.h"
 #include "launch/launcher.h"
 
@@ -37,6 +40,17 @@ Action register_launch(CLI::App& app) {
   cmd->add_option("command", *command, "The command each worker runs (after --)")->required();
   return [opts, command, grace]() {
     opts->grace = parse_duration(*grace, "--grace");
+    if (opts->nnodes > 1) {
+      // Ranks on other nodes see only a broken connection: tell them, through
+      // the job's store, which rank died here and how.
+      opts->on_failure = [o = *opts](const std::string& failure) {
+        const std::string host = net::host_identity();
+        comm::publish_failure(o.master_addr, o.master_port,
+                              fmt::format("{} on node {} ({})", failure, o.node_rank,
+                                          host.substr(0, host.find('/'))),
+                              std::chrono::milliseconds(2000));
+      };
+    }
     return launch::launch(*opts, *command).exit_code;
   };
 }

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <future>
+#include <memory>
 #include <thread>
 
 #include <fmt/format.h>
@@ -80,6 +82,52 @@ c10::intrusive_ptr<c10d::Store> connect_store(const launch::World& world,
   }
   check_job(*store, world, timeout);
   return store;
+}
+
+namespace {
+const char* const kFailedKey = "dtbench/failed";
+}  // namespace
+
+bool publish_failure(const std::string& master_addr, int master_port, const std::string& text,
+                     std::chrono::milliseconds timeout) {
+  auto opts = compat::tcp_store_options();
+  opts.port = static_cast<std::uint16_t>(master_port);
+  opts.isServer = false;
+  opts.waitWorkers = false;
+  opts.timeout = timeout;
+  try {
+    c10d::TCPStore store(master_addr, opts);
+    store.compareSet(kFailedKey, {}, bytes_of(text));  // the first failure wins
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+std::string published_failure(const c10::intrusive_ptr<c10d::Store>& store,
+                              std::chrono::milliseconds wait) {
+  if (!store) return "";
+  // On a cut link a store call blocks for the store's own timeout: ask from
+  // a detached thread and stop listening after `wait`.
+  auto answer = std::make_shared<std::promise<std::string>>();
+  auto future = answer->get_future();
+  std::thread([store, answer, wait]() {
+    std::string text;
+    try {
+      const auto deadline = std::chrono::steady_clock::now() + wait;
+      while (std::chrono::steady_clock::now() < deadline) {
+        if (store->check({kFailedKey})) {
+          text = text_of(store->get(kFailedKey));
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    } catch (const std::exception&) {
+    }
+    answer->set_value(text);
+  }).detach();
+  if (future.wait_for(wait + std::chrono::milliseconds(200)) != std::future_status::ready) return "";
+  return future.get();
 }
 
 std::string progress_key(const std::string& progress) { return "dtbench/progress/" + progress; }

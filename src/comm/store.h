@@ -50,4 +50,16 @@ std::string progress_key(const std::string& progress);
 void store_final_barrier(c10d::Store& store, const std::string& name, int n,
                          std::chrono::milliseconds timeout, bool host);
 
+// Across nodes, the survivors of a failed rank see only a broken connection;
+// the failed rank's launcher knows which rank died and how. It publishes
+// that line in the job's store (best effort, at most `timeout`; false if the
+// store could not be reached) ...
+bool publish_failure(const std::string& master_addr, int master_port, const std::string& text,
+                     std::chrono::milliseconds timeout);
+// ... and a rank whose collective failed reads it: the first line any
+// launcher published, or "" when none arrives within `wait` (or the store is
+// unreachable). Never blocks longer than `wait` (+ a little).
+std::string published_failure(const c10::intrusive_ptr<c10d::Store>& store,
+                              std::chrono::milliseconds wait);
+
 }  // namespace dtbench::comm

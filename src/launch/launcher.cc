@@ -180,6 +180,7 @@ LaunchResult launch(const LaunchOptions& options, const std::vector<std::string>
           } else {
             fmt::print(stderr, "dtbench launch: {}\n", result.failure);
           }
+          if (opts.on_failure) opts.on_failure(result.failure);
           stopping = true;
           kill_deadline = std::chrono::steady_clock::now() + opts.grace;
           signal_all(workers, SIGTERM);

@@ -8,6 +8,7 @@
 //  - workers die with the launcher (PR_SET_PDEATHSIG) and each runs in its own
 //    process group, which is killed whole, so nothing is left behind.
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ struct LaunchOptions {
   bool rank_env = true;
   // Print one line per worker start/exit on stderr. Default false.
   bool verbose = false;
+  // Called once with the failure line ("rank 3 (pid 812) was killed by
+  // signal 9 (Killed)") when a worker fails, before the others are stopped:
+  // how other nodes learn which rank died. Must return within a bound.
+  std::function<void(const std::string&)> on_failure;
 };
 
 // How one worker ended.

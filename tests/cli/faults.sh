@@ -116,6 +116,28 @@ elapsed=$(( $(date +%s) - start ))
 check "wrong world size: both launchers exit non-zero ($rc_a/$rc_b) in ${elapsed}s, named" $? \
   "$(cat "$tmp/ws.a.err" "$tmp/ws.b.err")"
 
+# 4c. Two launchers on this host as two nodes; a rank of "node 1" killed:
+# node 0's ranks name it (its launcher published it in the store).
+port=$(free_port)
+start=$(date +%s)
+"$DTBENCH" launch --nnodes 2 --node-rank 0 --nproc-per-node 1 --master-port "$port" -- \
+  "$DTBENCH" comm -b 64K -e 64K -n 1000000 -w 1 --timeout 10s >"$tmp/n0.out" 2>"$tmp/n0.err" &
+node0=$!
+"$DTBENCH" launch --nnodes 2 --node-rank 1 --nproc-per-node 1 --master-port "$port" -- \
+  "$DTBENCH" comm -b 64K -e 64K -n 1000000 -w 1 --timeout 10s >/dev/null 2>"$tmp/n1.err" &
+node1=$!
+for _ in $(seq 1 100); do grep -q "dtbench comm:" "$tmp/n0.out" 2>/dev/null && break; sleep 0.2; done
+sleep 1
+victim=$(pgrep -P "$node1" | head -1)
+kill -9 "$victim"
+wait "$node1"; rc1=$?
+wait "$node0"; rc0=$?
+elapsed=$(( $(date +%s) - start ))
+[ "$rc0" -ne 0 ] && [ "$rc1" -eq 137 ] && [ "$elapsed" -lt 25 ] &&
+  grep -q "cause: rank 1 (pid $victim) was killed by signal 9 (Killed) on node 1" "$tmp/n0.err"
+check "other node's rank killed: node 0 exits $rc0 in ${elapsed}s naming rank 1 and signal 9" $? \
+  "rc $rc0/$rc1 $(cat "$tmp/n0.err" "$tmp/n1.err")"
+
 # 5. SIGINT to the launcher reaches every worker; nothing is left.
 "$DTBENCH" comm --nproc 2 -b 1M -e 1M -n 100000 -w 1 >/dev/null 2>"$tmp/int.err" &
 launcher=$!

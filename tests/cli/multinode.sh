@@ -206,6 +206,9 @@ check "kill on node 1: its launcher names rank 3 and signal 9" $? "$(cat "$tmp/k
   grep -q "dtbench launch: rank" "$tmp/kill.a.err"
 check "kill on node 1: node 0 exits $rc_a, node 1 exits $rc_b within ${elapsed}s, $left process(es) left" \
   $? "$(cat "$tmp/kill.a.err")"
+# Node 0's ranks name the dead rank: node 1's launcher published it in the store.
+grep -q "cause: rank 3 (pid $victim) was killed by signal 9 (Killed) on node 1" "$tmp/kill.a.err"
+check "kill on node 1: node 0's ranks name rank 3, its signal and its node" $? "$(cat "$tmp/kill.a.err")"
 
 # 6. The launchers disagree on the world: node 1 says 1 rank per node.
 port=$((port + 1))

@@ -34,9 +34,14 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
 // output) runs once the collective has completed.
 class GlooWork : public Work {
  public:
+  // `explain`: asked once when the work fails, for what is known about why
+  // (a failure another node's launcher published); "" adds nothing.
   GlooWork(c10::intrusive_ptr<compat::C10dWork> work, std::string what,
-           std::function<void()> post = nullptr)
-      : work_(std::move(work)), what_(std::move(what)), post_(std::move(post)) {}
+           std::function<std::string()> explain, std::function<void()> post = nullptr)
+      : work_(std::move(work)),
+        what_(std::move(what)),
+        explain_(std::move(explain)),
+        post_(std::move(post)) {}
 
   void wait(std::chrono::milliseconds timeout) override {
     if (finished_) {
@@ -47,7 +52,7 @@ class GlooWork : public Work {
       work_->wait(timeout);
       if (post_) post_();
     } catch (...) {
-      error_ = translate(std::current_exception(), "gloo " + what_);
+      error_ = with_cause(translate(std::current_exception(), "gloo " + what_));
     }
     finished_ = true;
     if (error_) std::rethrow_exception(error_);
@@ -62,8 +67,23 @@ class GlooWork : public Work {
   }
 
  private:
+  std::exception_ptr with_cause(std::exception_ptr error) const {
+    const std::string cause = explain_ ? explain_() : "";
+    if (cause.empty()) return error;
+    try {
+      std::rethrow_exception(error);
+    } catch (const TimeoutError& e) {
+      return std::make_exception_ptr(TimeoutError(std::string(e.what()) + "; cause: " + cause));
+    } catch (const CommError& e) {
+      return std::make_exception_ptr(CommError(std::string(e.what()) + "; cause: " + cause));
+    } catch (...) {
+      return error;
+    }
+  }
+
   c10::intrusive_ptr<compat::C10dWork> work_;
   std::string what_;
+  std::function<std::string()> explain_;
   std::function<void()> post_;
   bool finished_ = false;
   std::exception_ptr error_;
@@ -261,7 +281,10 @@ class GlooCommunicator : public Communicator {
   template <typename Fn>
   WorkPtr wrap(Fn&& start, const std::string& what) {
     try {
-      return std::make_unique<GlooWork>(start(), what);
+      auto store = store_;
+      return std::make_unique<GlooWork>(start(), what, [store]() {
+        return published_failure(store, std::chrono::milliseconds(2000));
+      });
     } catch (...) {
       std::rethrow_exception(translate(std::current_exception(), "gloo " + what));
     }
