@@ -120,10 +120,7 @@ int run_comm(CommFlags& f) {
   const auto wrong = report::total_wrong(result.records);
   if (leader) {
     console.footer(result.records, result.skipped);
-    std::vector<std::string> node_names;
-    for (int n = 0; n < opts.topology.nodes(); ++n)
-      node_names.push_back(launch::describe_node(opts.topology, n));
-    console.nodes(result.records, node_names);
+    console.nodes(result.records, launch::describe_nodes(opts.topology));
     if (!f.run.json_path.empty()) {
       nlohmann::ordered_json doc;
       doc["schema"] = "dtbench.comm";

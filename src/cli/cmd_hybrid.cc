@@ -85,9 +85,8 @@ int run_hybrid(HybridFlags& f) {
         "allowed {:.3g}); FC replicas identical\n",
         r.updates_logged, r.max_table_diff, r.tolerance);
   // Per node: its roles and its trainers' examples/s, summed.
-  std::vector<std::string> names, roles;
+  std::vector<std::string> roles;
   std::vector<double> figures;
-  for (int n = 0; n < r.topology.nodes(); ++n) names.push_back(launch::describe_node(r.topology, n));
   for (int rank = 0; rank < r.topology.ranks(); ++rank) {
     const bool trainer = rank >= 1 && rank <= o.trainers;
     roles.push_back(rank == 0 ? "master" : trainer ? "trainer" : "server");
@@ -97,7 +96,8 @@ int run_hybrid(HybridFlags& f) {
         fig = report::hybrid_row("", t.iteration_seconds, o.batch_size).examples_per_s;
     figures.push_back(fig);
   }
-  const auto shares = report::node_shares(r.topology.node_of_rank, names, roles, figures);
+  const auto shares = report::node_shares(r.topology.node_of_rank,
+                                          launch::describe_nodes(r.topology), roles, figures);
   report::print_node_shares(std::cout, shares, "examples/s (its trainers' p50, summed)");
   env["world"] = bench::world_json(world, r.topology);
   if (!f.run.json_path.empty()) {

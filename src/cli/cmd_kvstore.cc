@@ -121,9 +121,8 @@ int run_kvstore(KvFlags& f) {
   if (!std::isnan(r.final_error))
     std::cout << fmt::format("# dist_async final values: error {:g} (must be 0)\n", r.final_error);
   // Per node: the roles it holds and its workers' bandwidth, summed.
-  std::vector<std::string> names, roles;
+  std::vector<std::string> roles;
   std::vector<double> figures;
-  for (int n = 0; n < r.topology.nodes(); ++n) names.push_back(launch::describe_node(r.topology, n));
   for (int rank = 0; rank < r.topology.ranks(); ++rank) {
     const bool worker = rank < o.workers;
     roles.push_back(worker ? "worker" : "server");
@@ -132,7 +131,8 @@ int run_kvstore(KvFlags& f) {
       for (const auto& it : r.workers[static_cast<std::size_t>(rank)]) gbps.push_back(it.gbps);
     figures.push_back(gbps.empty() ? std::nan("") : stats::percentile(gbps, 50));
   }
-  const auto shares = report::node_shares(r.topology.node_of_rank, names, roles, figures);
+  const auto shares = report::node_shares(r.topology.node_of_rank,
+                                          launch::describe_nodes(r.topology), roles, figures);
   report::print_node_shares(std::cout, shares, "GB/s (its workers' p50, summed)");
   env["world"] = bench::world_json(world, r.topology);
   if (!f.run.json_path.empty()) {

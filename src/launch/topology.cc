@@ -44,6 +44,12 @@ std::string describe_node(const Topology& t, int node) {
   return fmt::format("node {} ({}, {})", node, t.node_hosts.at(static_cast<std::size_t>(node)), list);
 }
 
+std::vector<std::string> describe_nodes(const Topology& t) {
+  std::vector<std::string> out;
+  for (int n = 0; n < t.nodes(); ++n) out.push_back(describe_node(t, n));
+  return out;
+}
+
 namespace {
 
 template <typename Fold>

@@ -26,6 +26,9 @@ Topology topology_from_hosts(const std::vector<std::string>& host_ids);
 // "node 1 (gpu7, ranks 2-3)"; ranks that are not consecutive are listed.
 std::string describe_node(const Topology& t, int node);
 
+// describe_node for every node, in node order.
+std::vector<std::string> describe_nodes(const Topology& t);
+
 // Mean of `per_rank` over each node's ranks (per_rank.size() == ranks()).
 std::vector<double> per_node_mean(const Topology& t, const std::vector<double>& per_rank);
 // Maximum over each node's ranks.

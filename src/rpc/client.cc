@@ -17,10 +17,7 @@ using detail::allocation_for;
 using detail::describe_lengths;
 using detail::lengths_match;
 using detail::lengths_of;
-
-tensorpipe::Message make_message(const Header& h, const std::vector<Buffer>& parts) {
-  return detail::make_message(encode(h), parts);
-}
+using detail::make_message;
 
 }  // namespace
 

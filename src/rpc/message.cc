@@ -36,6 +36,10 @@ tensorpipe::Message make_message(std::string metadata, const std::vector<Buffer>
   return m;
 }
 
+tensorpipe::Message make_message(const Header& h, const std::vector<Buffer>& parts) {
+  return make_message(encode(h), parts);
+}
+
 std::vector<std::size_t> lengths_of(const tensorpipe::Descriptor& d) {
   std::vector<std::size_t> out;
   for (const auto& p : d.payloads) out.push_back(p.length);

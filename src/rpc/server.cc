@@ -1,6 +1,5 @@
 // rpc::Server: accepts pipes, receives requests into the service's buffers on
 // the event loop, runs the service on the handler thread, sends replies.
-#include "core/net_route.h"
 #include "rpc/node.h"
 
 #include <deque>
@@ -10,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/net_route.h"
 #include "rpc/tp_context.h"
 
 namespace dtbench::rpc {
@@ -20,10 +20,7 @@ using detail::allocation_for;
 using detail::describe_lengths;
 using detail::lengths_match;
 using detail::lengths_of;
-
-tensorpipe::Message make_message(const Header& h, const std::vector<Buffer>& parts) {
-  return detail::make_message(encode(h), parts);
-}
+using detail::make_message;
 
 }  // namespace
 

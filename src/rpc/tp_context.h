@@ -26,6 +26,8 @@ std::string scheme_of(const std::string& url);
 // A message with `metadata` whose parts travel inline (payloads) when they
 // total at most kInlineLimit bytes, as tensors over the channel otherwise.
 tensorpipe::Message make_message(std::string metadata, const std::vector<Buffer>& parts);
+// A request/reply: the encoded header as metadata, then the parts.
+tensorpipe::Message make_message(const Header& h, const std::vector<Buffer>& parts);
 // Part lengths of an incoming message: payloads, then tensors.
 std::vector<std::size_t> lengths_of(const tensorpipe::Descriptor& d);
 // Receives the parts of `d` into `into` (one buffer per part, same order).

@@ -89,6 +89,10 @@ expect_usage_error ddp --lr 0
 expect_usage_error ddp --iface nosuchif0
 expect_usage_error ddp --no-baseline=maybe
 expect_usage_error ddp --no-broadcast-buffers=sometimes
+expect_usage_error ddp --model mlp --jsonl /nonexistent-dir/rows.jsonl
+expect_usage_error ddp --model mlp --jsonl /tmp
+expect_usage_error ddp --model mlp --resume /nonexistent-dir/rows.jsonl
+RANK=0 WORLD_SIZE=1 expect_usage_error ddp --model mlp --jsonl rows.jsonl
 expect_usage_error comm --nproc 2 -n 1 -b 8 -e 8 --iface nosuchif0
 # diff: missing, empty, truncated, wrong-type and wrong-schema files.
 fx=$(mktemp -d); trap 'rm -rf "$fx"' EXIT

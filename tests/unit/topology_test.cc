@@ -32,6 +32,8 @@ TEST(Topology, SameHostNameOtherNamespaceIsAnotherNode) {
   EXPECT_EQ(t.nodes(), 2);
   EXPECT_EQ(launch::describe_node(t, 0), "node 0 (vm, ranks 0-1)");
   EXPECT_EQ(launch::describe_node(t, 1), "node 1 (vm, rank 2)");
+  EXPECT_EQ(launch::describe_nodes(t),
+            (std::vector<std::string>{"node 0 (vm, ranks 0-1)", "node 1 (vm, rank 2)"}));
 }
 
 TEST(Topology, PerNodeMeanAndMax) {
