@@ -1,6 +1,17 @@
 # Two entry points: `make bench` and `make test`. Each installs what is
 # missing (scripts/setup.sh), configures, builds, then benches or tests.
+# TORCH=debian (default): Debian's LibTorch 1.13, CPU only, in build/.
+# TORCH=wheel: LibTorch 2.11 from the PyTorch wheel with CUDA + NCCL, in
+# build-wheel/ (scripts/torch_wheel.sh finds python3's CUDA torch or
+# installs the pinned wheel into .deps/).
+TORCH   ?= debian
+ifeq ($(TORCH),wheel)
+BUILD   ?= build-wheel
+else ifeq ($(TORCH),debian)
 BUILD   ?= build
+else
+$(error TORCH=$(TORCH): use TORCH=debian or TORCH=wheel)
+endif
 JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 DTBENCH := $(BUILD)/dtbench
@@ -17,7 +28,9 @@ setup:
 	@bash scripts/setup.sh $(SETUP_EXTRA)
 
 configure: setup
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@prefix=""; if [ "$(TORCH)" = wheel ]; then prefix=$$(bash scripts/torch_wheel.sh) || exit 1; fi; \
+	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DDTBENCH_TORCH_PREFIX="$$prefix" \
+	    $(CMAKE_FLAGS) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)

@@ -4,6 +4,7 @@
 
 #include "build_config.h"
 #include "comm/factory.h"
+#include "core/allocator.h"
 #include "core/host_probe.h"
 #include "rpc/transport.h"
 
@@ -30,6 +31,7 @@ nlohmann::ordered_json collect_env() {
     else (c.kind == "transport" ? transports : channels).push_back(c.name);
   }
   j["tensorpipe"] = {{"transports", transports}, {"channels", channels}, {"not_usable_here", unusable}};
+  j["malloc"] = alloc::to_json(alloc::current());
   j["threads"] = {{"intra_op", at::get_num_threads()}, {"inter_op", at::get_num_interop_threads()}};
   j["host"] = probe_host();
   return j;

@@ -128,6 +128,7 @@ int run_compare(CompareFlags& f) {
   spec.bucket_caps_mb = parse_bucket_caps(f.bucket_caps);
   spec.compressions = split_list(f.compressions);
   const auto grid = bench::expand_grid(spec);
+  f.train.threads = sweep_threads(f.train.threads, spec.world_sizes);
   if (std::find(spec.reducers.begin(), spec.reducers.end(), f.baseline) == spec.reducers.end())
     throw UsageError(fmt::format("--baseline '{}' is not one of --reducers {}", f.baseline,
                                  f.reducers));

@@ -229,6 +229,10 @@ int run_ddp(DdpFlags& f) {
   if (!f.run_json.empty()) return run_worker(f);
 
   const auto world = launch::world_from_env(launch::process_env());
+  if (world.source == "single") {
+    // Every row (the "no ddp" baseline too) gets the same threads per rank.
+    f.train.threads = sweep_threads(f.train.threads, sizes);
+  }
   if (world.source != "single") {
     if (!f.jsonl.empty() || !f.resume.empty())
       throw UsageError(fmt::format("--jsonl/--resume belong to sweeps this command starts itself; "

@@ -2,15 +2,18 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "comm/factory.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "core/units.h"
 #include "launch/launcher.h"
 #include "models/model.h"
@@ -40,6 +43,23 @@ std::vector<int> parse_world_sizes(const std::string& text) {
     out.push_back(static_cast<int>(*v));
   }
   return out;
+}
+
+int sweep_threads(int requested, const std::vector<int>& world_sizes) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int widest = 1;
+  for (int w : world_sizes) widest = std::max(widest, w);
+  const int threads = requested > 0 ? requested : std::max(1, cores / widest);
+  std::vector<int> sizes = world_sizes;
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  for (int w : sizes)
+    if (static_cast<long long>(w) * threads > cores)
+      log::warn(fmt::format(
+          "{} rank(s) x {} intra-op thread(s) = {} threads on {} core(s): that row is "
+          "oversubscribed and its times measure core sharing too",
+          w, threads, static_cast<long long>(w) * threads, cores));
+  return threads;
 }
 
 nlohmann::ordered_json train_config_json(const train::TrainOptions& t) {

@@ -27,6 +27,13 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid);
 // "1,2,4" -> {1, 2, 4}; throws UsageError naming --world-sizes.
 std::vector<int> parse_world_sizes(const std::string& text);
 
+// Intra-op threads per rank for every job of a sweep on this host: the
+// requested count, or (0 = auto) the cores divided by the largest rank count
+// among `world_sizes`, so every row gives each rank the same cores (the
+// "no ddp" row included). Warns on stderr for each rank count that would run
+// more threads than cores.
+int sweep_threads(int requested, const std::vector<int>& world_sizes);
+
 // The training options as the "config" object of reports.
 nlohmann::ordered_json train_config_json(const train::TrainOptions& t);
 

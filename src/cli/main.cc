@@ -8,6 +8,7 @@
 
 #include "build_config.h"
 #include "cli/commands.h"
+#include "core/allocator.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -34,6 +35,12 @@ int fail(int code, const std::string& msg) {
 
 int main(int argc, char** argv) {
   using namespace dtbench;
+  // Before anything large is allocated: fixed malloc thresholds (core/allocator.h).
+  try {
+    alloc::configure_from_env();
+  } catch (const std::exception& e) {
+    return fail(2, e.what());
+  }
   cli::set_original_args(argc, argv);
   CLI::App app{"dtbench: benchmarks for distributed deep-learning training", "dtbench"};
   app.set_version_flag("--version", std::string("dtbench ") + DTBENCH_VERSION);

@@ -119,6 +119,8 @@ nlohmann::ordered_json to_json(const DdpRun& run) {
           {"batch_per_rank", run.batch_per_rank},
           {"global_batch", run.global_batch()},
           {"param_hash", run.param_hash},
+          {"threads", run.threads},
+          {"malloc", run.malloc},
           {"summary",
            {{"iterations", s.count},
             {"mean", s.mean},
@@ -154,6 +156,10 @@ DdpRun ddp_run_from_json(const nlohmann::ordered_json& j, const std::string& whe
   run.nodes = json_field<int>(j, "nodes", where);
   run.batch_per_rank = json_field<std::int64_t>(j, "batch_per_rank", where);
   run.param_hash = json_field<std::string>(j, "param_hash", where);
+  // Optional: reports written before rows recorded what they ran with.
+  if (j.contains("threads")) run.threads = json_field<int>(j, "threads", where);
+  if (j.contains("malloc")) run.malloc = json_field<std::string>(j, "malloc", where);
+  if (run.threads < 0) throw UsageError(fmt::format("{}: 'threads' must not be negative", where));
   if (run.world_size < 1 || run.nodes < 1 || run.batch_per_rank < 1)
     throw UsageError(fmt::format("{}: world_size, nodes and batch_per_rank must be positive", where));
   const auto& ranks = j.contains("ranks") ? j.at("ranks") : nlohmann::ordered_json();

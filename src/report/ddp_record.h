@@ -28,6 +28,8 @@ struct DdpRun {
   int nodes = 1;
   std::int64_t batch_per_rank = 0;
   std::string param_hash;   // hex; equal on every rank (checked before the run is recorded)
+  int threads = 0;          // intra-op threads per rank (0: not recorded, reports before v0.2)
+  std::string malloc;       // allocator settings the row ran with (core/allocator.h); "" if not recorded
   std::vector<RankSamples> ranks;
 
   std::int64_t global_batch() const { return batch_per_rank * world_size; }

@@ -16,7 +16,7 @@ void DdpConsoleReporter::header(const std::string& model, long long batch_per_ra
   std::string line(22, ' ');
   for (std::size_t i = 0; i < percentiles_.size(); ++i)
     line += fmt::format("{:>3} {:>8}  {:>8}", "", "sec/iter", "ex/sec");
-  out_ << line << "   rank p50 spread\n";
+  out_ << line << "   rank p50 spread  threads/rank\n";
   out_.flush();
 }
 
@@ -29,6 +29,7 @@ void DdpConsoleReporter::row(const DdpRun& run) {
                         t > 0 ? run.global_batch() / t : 0.0);
   }
   line += fmt::format("{:5.1f}%", rank_p50_spread_percent(run));
+  if (run.threads > 0) line += fmt::format("  {:>16}", run.threads);
   out_ << line << "\n";
   if (run.nodes > 1)
     for (const auto& n : per_node_figures(run))

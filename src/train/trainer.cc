@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include "compat/torch_compat.h"
+#include "core/allocator.h"
 #include "core/error.h"
 #include "train/grad_reducer.h"
 
@@ -101,9 +102,11 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
   auto& t = result.times;
   const int total_iters = opts.warmup + opts.iters;
   const bool probe = opts.compression != "none";
+  std::int64_t faults_at_start = 0;
   for (int it = 0; it < total_iters + (probe ? 1 : 0); ++it) {
     const bool probing = it == total_iters;
     if (probing) reducer->set_compression_probe(true);
+    if (it == opts.warmup) faults_at_start = alloc::minor_faults();
     const auto t0 = Clock::now();
     reducer->before_forward();
     torch::Tensor loss;
@@ -135,6 +138,9 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
       t.optimizer.push_back(seconds(t3, t4));
       t.total.push_back(seconds(t0, t4));
     }
+    if (it + 1 == total_iters && opts.iters > 0)
+      result.minor_faults_per_iter =
+          static_cast<double>(alloc::minor_faults() - faults_at_start) / opts.iters;
     if (progress) progress(it, total_iters, seconds(t0, t4));
   }
   result.compression = reducer->compression_stats();

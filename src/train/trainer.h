@@ -30,6 +30,10 @@ struct TrainResult {
   // measured on one extra untimed iteration after the timed ones.
   CompressionStats compression;
   std::vector<std::vector<size_t>> buckets;  // parameter indices per bucket (initial)
+  // Minor page faults of this process per timed iteration (mean): a row
+  // whose allocator returns memory to the kernel each iteration shows
+  // thousands here (core/allocator.h).
+  double minor_faults_per_iter = 0;
 };
 
 // Builds the model named by opts.model with torch's RNG seeded by opts.seed,

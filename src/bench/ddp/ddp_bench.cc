@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "comm/communicator.h"
+#include "core/allocator.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "train/replicas.h"
@@ -65,6 +66,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& opts, const launch::Worl
   res.buckets = static_cast<int>(result.buckets.size());
   res.last_loss = result.last_loss;
   res.compression = result.compression;
+  res.minor_faults_per_iter = result.minor_faults_per_iter;
 
   // Replicas must be bitwise identical before anything is recorded.
   const uint64_t hash = comm != nullptr ? train::verify_replicas(*comm, *model->module())
@@ -77,6 +79,8 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& opts, const launch::Worl
   run.nodes = world.num_nodes;
   run.batch_per_rank = opts.batch_size;
   run.param_hash = train::hex(hash);
+  run.threads = res.threads;
+  run.malloc = alloc::current().mode;
   const int64_t n = static_cast<int64_t>(result.times.total.size());
   auto mine = pack(result.times, world.node_rank);
   if (comm != nullptr && world.world_size > 1) {
@@ -107,7 +111,9 @@ nlohmann::ordered_json run_extras_json(const DdpBenchResult& r) {
                            {"buckets", r.buckets},
                            {"last_loss", r.last_loss},
                            {"param_tensors", r.param_tensors},
-                           {"param_elements", r.param_elements}};
+                           {"param_elements", r.param_elements},
+                           {"malloc", alloc::current().mode},
+                           {"minor_faults_per_iter", r.minor_faults_per_iter}};
   if (r.compression.dtype != "none") j["compression"] = compression_json(r.compression);
   return j;
 }

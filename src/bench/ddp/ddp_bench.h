@@ -23,6 +23,7 @@ struct DdpBenchResult {
   double last_loss = 0;
   long long param_tensors = 0, param_elements = 0;
   train::CompressionStats compression;  // dtype "none" without --compression
+  double minor_faults_per_iter = 0;     // rank 0's, timed iterations
 };
 
 // Runs opts on this rank. `comm` may be null only for reducer none on one
