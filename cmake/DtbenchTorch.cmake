@@ -39,8 +39,10 @@ if(DTBENCH_TORCH_SOURCE STREQUAL "wheel")
 endif()
 if(C10_CUDA_LIBRARY)
   set(DTBENCH_HAVE_CUDA 1)
-  # ProcessGroupNCCL is built into every CUDA wheel of PyTorch 2.x.
-  if(EXISTS "${_torch_root}/include/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp")
+  # ProcessGroupNCCL is built into every CUDA wheel of PyTorch 2.x; the
+  # nccl backend (src/comm/nccl/) is built where its sources are.
+  if(EXISTS "${_torch_root}/include/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp"
+     AND EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/src/comm/nccl/nccl_communicator.cc")
     set(DTBENCH_HAVE_NCCL 1)
   endif()
 endif()

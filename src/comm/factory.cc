@@ -4,12 +4,12 @@
 
 #include <fmt/format.h>
 
-#include <torch/csrc/api/include/torch/version.h>
 
 #include "build_config.h"  // generated: DTBENCH_HAVE_MPI, DTBENCH_HAVE_CUDA
 #include "comm/communicator.h"
 #include "comm/gloo/gloo_communicator.h"
 #include "comm/store.h"
+#include "compat/torch_version.h"
 #include "core/error.h"
 #if DTBENCH_HAVE_MPI
 #include "comm/mpi/mpi_communicator.h"
@@ -30,7 +30,7 @@ struct Entry {
 
 std::vector<Entry> table() {
   std::vector<Entry> t;
-  t.push_back({{"gloo", true, std::string("c10d ProcessGroupGloo, LibTorch ") + TORCH_VERSION,
+  t.push_back({{"gloo", true, std::string("c10d ProcessGroupGloo, LibTorch ") + compat::torch_version(),
                 "CPU collectives over TCP (c10d ProcessGroupGloo)", true},
                make_gloo_communicator});
 #if DTBENCH_HAVE_MPI
@@ -100,7 +100,7 @@ std::unique_ptr<Communicator> make_group_communicator(const launch::World& world
 
 nlohmann::ordered_json library_versions() {
   nlohmann::ordered_json j;
-  j["libtorch"] = TORCH_VERSION;
+  j["libtorch"] = compat::torch_version();
   for (const auto& e : table()) j[e.info.name] = e.info.built ? e.info.version : "not built";
   return j;
 }

@@ -11,7 +11,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "comm/error_text.h"
-#include "compat/torch_compat.h"
+#include "compat/c10d_compat.h"
 #include "core/error.h"
 #include "core/net_route.h"
 

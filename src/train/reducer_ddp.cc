@@ -10,7 +10,7 @@
 #include <torch/csrc/distributed/c10d/comm.hpp>
 #include <torch/torch.h>
 
-#include "compat/torch_compat.h"
+#include "compat/reducer_compat.h"
 #include "core/error.h"
 #include "train/reducers.h"
 

@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include "compat/torch_compat.h"
+#include "compat/reducer_compat.h"
 #include "core/error.h"
 #include "train/grad_buckets.h"
 #include "train/reducers.h"

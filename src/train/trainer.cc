@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include "compat/torch_compat.h"
+#include "compat/train_compat.h"
 #include "core/allocator.h"
 #include "core/error.h"
 #include "train/grad_reducer.h"

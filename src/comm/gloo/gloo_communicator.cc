@@ -7,7 +7,7 @@
 
 #include "comm/error_text.h"
 #include "comm/store.h"
-#include "compat/torch_compat.h"
+#include "compat/c10d_compat.h"
 #include "core/error.h"
 #include "core/net_route.h"
 
@@ -154,19 +154,16 @@ class GlooCommunicator : public Communicator {
   int size() const override { return size_; }
   std::chrono::milliseconds timeout() const override { return timeout_; }
 
-  // What ProcessGroupGloo refuses, checked against LibTorch 1.13 (each call
-  // below fails there with the quoted error). On 2.x the library is asked
-  // and its own error is reported.
+  // What this LibTorch's ProcessGroupGloo refuses (compat::gloo_limits).
   std::string unsupported_reason(Collective c, DType dtype, ReduceOp op) const override {
     if (c == Collective::kSendrecv && size_ < 2) return "gloo: sendrecv needs at least 2 ranks";
-#if !DTBENCH_TORCH_AT_LEAST(2, 0)
-    if (dtype == DType::kBFloat16)
-      return "gloo: ProcessGroupGloo in LibTorch 1.13 has no bfloat16 (\"Invalid scalar type\")";
-    if (is_reduction(c) && op == ReduceOp::kAvg)
-      return "gloo: ProcessGroupGloo in LibTorch 1.13 has no avg reduction (use sum)";
-    if (c == Collective::kReduceScatter)
-      return "gloo: ProcessGroupGloo in LibTorch 1.13 does not implement reduce_scatter";
-#endif
+    const auto limits = compat::gloo_limits();
+    if (dtype == DType::kBFloat16 && !limits.bfloat16) return limits.why_bfloat16;
+    if (is_reduction(c) && op == ReduceOp::kAvg && !limits.avg) return limits.why_avg;
+    if (is_reduction(c) && op == ReduceOp::kAvg && !limits.avg_integers &&
+        (dtype == DType::kInt32 || dtype == DType::kInt64))
+      return limits.why_avg_integers;
+    if (c == Collective::kReduceScatter && !limits.reduce_scatter) return limits.why_reduce_scatter;
     return "";
   }
 

@@ -1,0 +1,87 @@
+#pragma once
+// c10d differences between LibTorch 1.13 (Debian) and 2.x (the wheels):
+// Gloo device creation, TCPStore options, and the ProcessGroup that engines
+// such as the Reducer take.
+#include <memory>
+#include <string>
+
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "compat/torch_version.h"
+
+namespace dtbench::compat {
+
+// The work handle type c10d collectives return (c10d::Work since 1.13).
+using C10dWork = c10d::Work;
+
+inline std::shared_ptr<::gloo::transport::Device> gloo_device_for_hostname(const std::string& host) {
+#if DTBENCH_TORCH_AT_LEAST(2, 3)
+  return c10d::ProcessGroupGloo::createDeviceForHostname(host, /*lazyInit=*/false);
+#else
+  return c10d::ProcessGroupGloo::createDeviceForHostname(host);
+#endif
+}
+
+inline std::shared_ptr<::gloo::transport::Device> gloo_device_for_interface(const std::string& iface) {
+#if DTBENCH_TORCH_AT_LEAST(2, 3)
+  return c10d::ProcessGroupGloo::createDeviceForInterface(iface, /*lazyInit=*/false);
+#else
+  return c10d::ProcessGroupGloo::createDeviceForInterface(iface);
+#endif
+}
+
+inline c10d::TCPStoreOptions tcp_store_options() {
+  c10d::TCPStoreOptions opts;
+#if DTBENCH_TORCH_AT_LEAST(2, 2)
+  opts.useLibUV = false;  // the classic server: same behaviour as 1.13
+#endif
+  return opts;
+}
+
+// What ProcessGroupGloo of this LibTorch can do beyond the common set; each
+// "false" was checked against the library (its error quoted in `why_*`).
+struct GlooLimits {
+  bool bfloat16, avg, avg_integers, reduce_scatter;
+  const char* why_bfloat16;
+  const char* why_avg;
+  const char* why_avg_integers;
+  const char* why_reduce_scatter;
+};
+inline GlooLimits gloo_limits() {
+#if DTBENCH_TORCH_AT_LEAST(2, 0)
+  // 2.11: avg is a sum divided in place by the world size, which fails for
+  // integer tensors.
+  return {true, true, false, true, "", "",
+          "gloo: ProcessGroupGloo in LibTorch " TORCH_VERSION " averages integers by an in-place "
+          "division (\"result type Float can't be cast to the desired output type Int\")",
+          ""};
+#else
+  return {false, false, false, false,
+          "gloo: ProcessGroupGloo in LibTorch 1.13 has no bfloat16 (\"Invalid scalar type\")",
+          "gloo: ProcessGroupGloo in LibTorch 1.13 has no avg reduction (use sum)",
+          "gloo: ProcessGroupGloo in LibTorch 1.13 has no avg reduction (use sum)",
+          "gloo: ProcessGroupGloo in LibTorch 1.13 does not implement reduce_scatter"};
+#endif
+}
+
+// A c10d::ProcessGroup for engines that take one (the Reducer). In 1.13
+// ProcessGroupGloo is a ProcessGroup; since 2.0 it is a Backend that a
+// ProcessGroup dispatches to.
+inline c10::intrusive_ptr<c10d::ProcessGroup> gloo_process_group(
+    const c10::intrusive_ptr<c10d::ProcessGroupGloo>& gloo,
+    const c10::intrusive_ptr<c10d::Store>& store, int rank, int size) {
+#if DTBENCH_TORCH_AT_LEAST(2, 0)
+  auto pg = c10::make_intrusive<c10d::ProcessGroup>(store, rank, size);
+  pg->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
+  pg->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, gloo);
+  return pg;
+#else
+  (void)store;
+  (void)rank;
+  (void)size;
+  return gloo;
+#endif
+}
+
+}  // namespace dtbench::compat

@@ -1,0 +1,33 @@
+#pragma once
+// Training-loop differences between LibTorch 1.13 and 2.x: zero_grad's
+// default, the autocast setters.
+#include <ATen/autocast_mode.h>
+#include <torch/optim/optimizer.h>
+
+#include "compat/torch_version.h"
+
+namespace dtbench::compat {
+
+// Zeroes gradients in place (1.13's behaviour; 2.x defaults to set_to_none).
+inline void zero_grad(torch::optim::Optimizer& opt) {
+#if DTBENCH_TORCH_AT_LEAST(2, 0)
+  opt.zero_grad(/*set_to_none=*/false);
+#else
+  opt.zero_grad();
+#endif
+}
+
+// CPU autocast on or off, with its lower-precision dtype. 2.4 replaced the
+// per-device setters with ones taking the device type.
+inline void set_cpu_autocast(bool enabled, at::ScalarType dtype) {
+#if DTBENCH_TORCH_AT_LEAST(2, 4)
+  at::autocast::set_autocast_dtype(at::kCPU, dtype);
+  at::autocast::set_autocast_enabled(at::kCPU, enabled);
+#else
+  at::autocast::set_autocast_cpu_dtype(dtype);
+  at::autocast::set_cpu_enabled(enabled);
+#endif
+  if (!enabled) at::autocast::clear_cache();
+}
+
+}  // namespace dtbench::compat
