@@ -6,7 +6,10 @@
 # 1 rank ddp vs none, and overlap vs sync.
 #   bench/compare_ddp.sh [BUILD_DIR] [ROUNDS] [CASES]
 # CASES (default all): resnet50, resnet18, mlp, onerank, overlap.
-# Environment: ITERS, WARMUP (default 20, 5; the mlp case runs 200 + 20).
+# Environment: ITERS, WARMUP (default 20, 5; the mlp case runs 200 + 20);
+# PY, the peer's python (default Debian's /usr/bin/python3 with torch 1.13;
+# for the wheel build: PY=bench/peers/python-wheel, torch 2.11);
+# DTBENCH_MALLOC (default tuned; the peers get the same thresholds).
 set -euo pipefail
 BUILD=${1:-build}
 ROUNDS=${2:-5}
@@ -15,8 +18,13 @@ ITERS=${ITERS:-20}
 WARMUP=${WARMUP:-5}
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(mktemp -d)
-PY=/usr/bin/python3
+PY=${PY:-/usr/bin/python3}
 D="$BUILD/dtbench"
+# The Python peers run with dtbench's malloc thresholds (core/allocator.h), so
+# neither side is faster only because of its allocator.
+GLIBC_TUNABLES=$("$D" env --as-json | python3 -c 'import json,sys; print(json.load(sys.stdin)["malloc"]["peer_glibc_tunables"])')
+export GLIBC_TUNABLES
+echo "peers run with GLIBC_TUNABLES=${GLIBC_TUNABLES:-<unset>}" >&2
 
 p50_of() {  # dtbench report, row label
   python3 -c "import json,sys; d=json.load(open(sys.argv[1]));
@@ -47,16 +55,22 @@ vs_python() {  # name, model flags for dtbench, model flags for the peer, [iters
   echo "$name: 2 ranks, 1 thread/rank: dtbench ddp p50 ${md}s  python DDP p50 ${mp}s  ratio $(ratio "$md" "$mp")  (rounds: dtbench ${d[*]} | python ${p[*]})"
 }
 
-onerank() {
-  local ddp=() none=()
+onerank() {  # odd rounds: the sweep's order (none, then ddp); even rounds: ddp first
+  local ddp=() none=() f=(--model resnet50 --image-size 64 --batch-size 16 --iters "$ITERS"
+                          --warmup "$WARMUP" --threads 1)
   for r in $(seq 1 "$ROUNDS"); do
     echo "[onerank] round $r/$ROUNDS" >&2
-    "$D" ddp --model resnet50 --image-size 64 --batch-size 16 --iters "$ITERS" --warmup "$WARMUP" \
-      --threads 1 --reducer ddp --world-sizes 1 --json "$out/one.$r.json" >/dev/null 2>&1
-    ddp+=("$(p50_of "$out/one.$r.json" 1N/1R)"); none+=("$(p50_of "$out/one.$r.json" "no ddp")")
+    if [ $((r % 2)) = 1 ]; then
+      "$D" ddp "${f[@]}" --reducer ddp --world-sizes 1 --json "$out/one.$r.json" >/dev/null 2>&1
+      ddp+=("$(p50_of "$out/one.$r.json" 1N/1R)"); none+=("$(p50_of "$out/one.$r.json" "no ddp")")
+    else
+      "$D" ddp "${f[@]}" --reducer ddp --world-sizes 1 --no-baseline --json "$out/oned.$r.json" >/dev/null 2>&1
+      "$D" ddp "${f[@]}" --reducer none --world-sizes 1 --json "$out/onen.$r.json" >/dev/null 2>&1
+      ddp+=("$(p50_of "$out/oned.$r.json" 1N/1R)"); none+=("$(p50_of "$out/onen.$r.json" 1N/1R)")
+    fi
   done
   local a b; a=$(median "${ddp[@]}"); b=$(median "${none[@]}")
-  echo "onerank: resnet50 64x64 b16, 1 thread: ddp 1N/1R p50 ${a}s  none p50 ${b}s  ratio $(ratio "$a" "$b")  (rounds: ddp ${ddp[*]} | none ${none[*]})"
+  echo "onerank: resnet50 64x64 b16, 1 thread, malloc ${DTBENCH_MALLOC:-tuned}: ddp 1N/1R p50 ${a}s  none p50 ${b}s  ratio $(ratio "$a" "$b")  (rounds: ddp ${ddp[*]} | none ${none[*]})"
 }
 
 overlap() {

@@ -47,6 +47,33 @@ if(C10_CUDA_LIBRARY)
   endif()
 endif()
 
+# Versions compiled in (reported by `dtbench env`): the CUDA toolkit
+# TorchConfig found, and cuDNN / NCCL from their headers in it.
+set(DTBENCH_CUDA_VERSION "")
+set(DTBENCH_CUDNN_VERSION "")
+set(DTBENCH_NCCL_VERSION "")
+function(_dtbench_header_version out header)
+  set(_parts "")
+  foreach(_macro ${ARGN})
+    file(STRINGS "${header}" _line REGEX "^#define ${_macro} +[0-9]+")
+    string(REGEX REPLACE "^#define ${_macro} +([0-9]+).*" "\\1" _v "${_line}")
+    list(APPEND _parts "${_v}")
+  endforeach()
+  string(REPLACE ";" "." _joined "${_parts}")
+  set(${out} "${_joined}" PARENT_SCOPE)
+endfunction()
+if(DTBENCH_HAVE_CUDA)
+  set(DTBENCH_CUDA_VERSION "${CUDA_VERSION}")
+  foreach(_inc ${CUDAToolkit_INCLUDE_DIRS} ${CUDA_INCLUDE_DIRS} /usr/local/cuda/include)
+    if(NOT DTBENCH_CUDNN_VERSION AND EXISTS "${_inc}/cudnn_version.h")
+      _dtbench_header_version(DTBENCH_CUDNN_VERSION "${_inc}/cudnn_version.h" CUDNN_MAJOR CUDNN_MINOR CUDNN_PATCHLEVEL)
+    endif()
+    if(NOT DTBENCH_NCCL_VERSION AND EXISTS "${_inc}/nccl.h")
+      _dtbench_header_version(DTBENCH_NCCL_VERSION "${_inc}/nccl.h" NCCL_MAJOR NCCL_MINOR NCCL_PATCH)
+    endif()
+  endforeach()
+endif()
+
 # fmt: the wheel ships fmt headers next to its own (12.x) and c10d's headers
 # use them, so a wheel build uses them header-only everywhere; Debian's build
 # links Debian's libfmt. One fmt per binary either way.

@@ -1,14 +1,40 @@
 #include "bench/env_info.h"
 
 #include <ATen/Parallel.h>
+#include <fmt/format.h>
+#include <torch/cuda.h>
 
 #include "build_config.h"
 #include "comm/factory.h"
 #include "core/allocator.h"
+#include "compat/torch_version.h"
 #include "core/host_probe.h"
 #include "rpc/transport.h"
 
 namespace dtbench::bench {
+
+std::string build_flavour() {
+  const std::string source = DTBENCH_TORCH_SOURCE;
+  const std::string what = source == "debian" ? "Debian's LibTorch" : "LibTorch from the PyTorch wheel";
+  return DTBENCH_HAVE_CUDA
+             ? fmt::format("{} {} (CUDA {}, cuDNN {}, NCCL {})", what, compat::torch_version(),
+                           DTBENCH_CUDA_VERSION, DTBENCH_CUDNN_VERSION, DTBENCH_NCCL_VERSION)
+             : fmt::format("{} {} (CPU only)", what, compat::torch_version());
+}
+
+nlohmann::ordered_json cuda_json() {
+  nlohmann::ordered_json j;
+  j["built"] = DTBENCH_HAVE_CUDA == 1;
+  if (DTBENCH_HAVE_CUDA) {
+    j["toolkit"] = DTBENCH_CUDA_VERSION;
+    j["cudnn"] = DTBENCH_CUDNN_VERSION;
+    j["nccl"] = DTBENCH_NCCL_VERSION;
+    // 0 without a GPU or driver: LibTorch asks the CUDA runtime, which
+    // reports no device rather than failing.
+    j["devices_visible"] = static_cast<int>(torch::cuda::device_count());
+  }
+  return j;
+}
 
 nlohmann::ordered_json collect_env() {
   nlohmann::ordered_json j;
@@ -16,7 +42,8 @@ nlohmann::ordered_json collect_env() {
                   {"build_type", DTBENCH_BUILD_TYPE},
                   {"compiler", DTBENCH_COMPILER},
                   {"libtorch_source", DTBENCH_TORCH_SOURCE},
-                  {"cuda", DTBENCH_HAVE_CUDA ? "built in" : "not built"}};
+                  {"flavour", build_flavour()}};
+  j["cuda"] = cuda_json();
   j["versions"] = comm::library_versions();
   nlohmann::ordered_json backends = nlohmann::ordered_json::array();
   for (const auto& b : comm::backends())

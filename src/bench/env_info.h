@@ -2,6 +2,8 @@
 // The environment header every benchmark prints on rank 0 and stores in its
 // JSON report: dtbench build, LibTorch and backend versions, threads, host
 // facts (core/host_probe) and, when given, the job's world.
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "launch/topology.h"
@@ -10,6 +12,11 @@
 namespace dtbench::bench {
 
 nlohmann::ordered_json collect_env();
+// "Debian's LibTorch 1.13.0 (CPU only)", "LibTorch from the PyTorch wheel
+// 2.11.0 (CUDA 13.0, cuDNN 9.19.0, NCCL 2.28.9)": what this binary was built with.
+std::string build_flavour();
+// {"built": bool, "toolkit", "cudnn", "nccl" (compiled in), "devices_visible"}.
+nlohmann::ordered_json cuda_json();
 nlohmann::ordered_json world_json(const launch::World& world);
 // With the measured topology: num_nodes and the label count the nodes seen,
 // plus "node_of_rank" and "node_hosts".
