@@ -32,7 +32,7 @@ if [ -f "$DEST/.complete" ] && [ -f "$prefix/Torch/TorchConfig.cmake" ]; then
   exit 0
 fi
 
-cuda_major=$(sed -n 's/^#define CUDART_VERSION \([0-9]*\)[0-9][0-9][0-9]$/\1/p' \
+cuda_major=$(awk '/^#define CUDART_VERSION/ {print int($3 / 1000)}' \
   /usr/local/cuda/include/cuda_runtime_api.h 2>/dev/null || true)
 if [ "$cuda_major" != "13" ]; then
   echo "torch_wheel: error: the torch ${TORCH_VERSION} wheel is built for CUDA 13; /usr/local/cuda has CUDA '${cuda_major:-none}'" >&2
