@@ -1,5 +1,9 @@
 #include "bench/env_info.h"
 
+#include <algorithm>
+#include <chrono>
+
+#include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <torch/cuda.h>
@@ -34,6 +38,25 @@ nlohmann::ordered_json cuda_json() {
     j["devices_visible"] = static_cast<int>(torch::cuda::device_count());
   }
   return j;
+}
+
+nlohmann::ordered_json probe_matmul(int64_t n) {
+  auto a = at::randn({n, n}, at::kFloat);
+  auto b = at::randn({n, n}, at::kFloat);
+  auto c = at::empty({n, n}, at::kFloat);
+  double best = 1e30;
+  for (int i = 0; i < 7; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    at::mm_out(c, a, b);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (i >= 2) best = std::min(best, s);
+  }
+  const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  return {{"device", "cpu"},
+          {"dtype", "float32"},
+          {"n", n},
+          {"threads", at::get_num_threads()},
+          {"tflops", flops / best / 1e12}};
 }
 
 nlohmann::ordered_json collect_env() {

@@ -17,6 +17,10 @@ nlohmann::ordered_json collect_env();
 std::string build_flavour();
 // {"built": bool, "toolkit", "cudnn", "nccl" (compiled in), "devices_visible"}.
 nlohmann::ordered_json cuda_json();
+// `dtbench env --probe`: the float32 matrix-multiply rate of this process's
+// CPU with its intra-op threads (best of 5 n x n products after 2 warm-ups),
+// the peak to give --peak-tflops on a CPU. {device, dtype, n, threads, tflops}.
+nlohmann::ordered_json probe_matmul(int64_t n = 1024);
 nlohmann::ordered_json world_json(const launch::World& world);
 // With the measured topology: num_nodes and the label count the nodes seen,
 // plus "node_of_rank" and "node_hosts".

@@ -1,10 +1,12 @@
 // `dtbench env`: versions, backends, BLAS, CPU/NUMA/caches, GPUs.
 #include <iostream>
 
+#include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
 
 #include "bench/env_info.h"
 #include "cli/commands.h"
+#include "core/error.h"
 #include "report/env_reporter.h"
 #include "report/json_io.h"
 
@@ -16,9 +18,20 @@ Action register_env(CLI::App& app) {
   auto as_json = std::make_shared<bool>(false);
   cmd->add_flag("--as-json", *as_json, "Print the environment as JSON instead of '# key: value'");
   cmd->add_option("--json", *json_path, "Also write the environment as JSON to this file");
-  return [json_path, as_json]() {
+  auto probe = std::make_shared<bool>(false);
+  auto threads = std::make_shared<int>(0);
+  cmd->add_option("--threads", *threads,
+                  "Intra-op threads for --probe (give a run's threads per rank; 0 = LibTorch's default)")
+      ->check(CLI::Range(0, 1024));
+  cmd->add_flag("--probe", *probe,
+                "Also measure the CPU's float32 matmul TFLOP/s with the intra-op threads in use "
+                "(a peak for ddp/compare --peak-tflops)");
+  return [json_path, as_json, probe, threads]() {
+    if (*threads > 0 && !*probe) throw UsageError("--threads applies to --probe only");
     if (!json_path->empty()) report::require_writable_path(*json_path, "--json");
-    const auto env = bench::collect_env();
+    if (*threads > 0) at::set_num_threads(*threads);
+    auto env = bench::collect_env();
+    if (*probe) env["probe"] = bench::probe_matmul();
     if (*as_json) {
       std::cout << env.dump(2) << "\n";
     } else {

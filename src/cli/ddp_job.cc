@@ -82,7 +82,8 @@ nlohmann::ordered_json train_config_json(const train::TrainOptions& t) {
           {"broadcast_buffers", t.broadcast_buffers},
           {"optimizer", "sgd"},
           {"lr", t.lr},
-          {"momentum", t.momentum}};
+          {"momentum", t.momentum},
+          {"peak_tflops", t.peak_tflops}};
 }
 
 std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const RunOptions& run,
@@ -106,6 +107,7 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
                              "--compression", t.compression,
                              "--lr", fmt::format("{}", t.lr),
                              "--momentum", fmt::format("{}", t.momentum),
+                             "--peak-tflops", fmt::format("{}", t.peak_tflops),
                              "--backend", run.comm.backend,
                              "--timeout", run.timeout_text,
                              "--world-sizes", std::to_string(world),
@@ -192,6 +194,10 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
                  "Capacity of the first bucket in MiB (PyTorch DDP: 1)")
       ->capture_default_str();
   cmd.add_option("--lr", t.lr, "SGD learning rate")->capture_default_str();
+  cmd.add_option("--peak-tflops", t.peak_tflops,
+                 "Peak TFLOP/s of one rank (e.g. `dtbench env --probe`'s matmul figure, or a GPU's "
+                 "datasheet): adds MFU = achieved / peak to every row (0 = no MFU)")
+      ->capture_default_str();
   cmd.add_option("--momentum", t.momentum, "SGD momentum")->capture_default_str();
   cmd.add_flag_callback(
       "--no-broadcast-buffers", [&t] { t.broadcast_buffers = false; },

@@ -43,6 +43,17 @@ std::vector<double> per_rank_throughput(const DdpRun& run) {
 
 std::vector<double> iteration_times(const DdpRun& run) { return phase_times(run, "total"); }
 
+double achieved_tflops_per_rank(const DdpRun& run) {
+  if (run.train_flops_per_example <= 0 || run.ranks.empty()) return 0;
+  const double p50 = stats::percentile(iteration_times(run), 50);
+  return p50 > 0 ? static_cast<double>(run.batch_per_rank) * run.train_flops_per_example / p50 / 1e12
+                 : 0;
+}
+
+double model_flops_utilization(const DdpRun& run) {
+  return run.peak_tflops > 0 ? achieved_tflops_per_rank(run) / run.peak_tflops : 0;
+}
+
 double rank_p50_spread_percent(const DdpRun& run) {
   if (run.ranks.size() < 2) return 0;
   double lo = 0, hi = 0;
@@ -121,6 +132,10 @@ nlohmann::ordered_json to_json(const DdpRun& run) {
           {"param_hash", run.param_hash},
           {"threads", run.threads},
           {"malloc", run.malloc},
+          {"train_flops_per_example", run.train_flops_per_example},
+          {"achieved_tflops_per_rank", achieved_tflops_per_rank(run)},
+          {"peak_tflops", run.peak_tflops},
+          {"mfu", model_flops_utilization(run)},
           {"summary",
            {{"iterations", s.count},
             {"mean", s.mean},
@@ -159,6 +174,11 @@ DdpRun ddp_run_from_json(const nlohmann::ordered_json& j, const std::string& whe
   // Optional: reports written before rows recorded what they ran with.
   if (j.contains("threads")) run.threads = json_field<int>(j, "threads", where);
   if (j.contains("malloc")) run.malloc = json_field<std::string>(j, "malloc", where);
+  if (j.contains("train_flops_per_example"))
+    run.train_flops_per_example = json_field<double>(j, "train_flops_per_example", where);
+  if (j.contains("peak_tflops")) run.peak_tflops = json_field<double>(j, "peak_tflops", where);
+  if (!(run.train_flops_per_example >= 0) || !(run.peak_tflops >= 0))
+    throw UsageError(fmt::format("{}: 'train_flops_per_example' and 'peak_tflops' must not be negative", where));
   if (run.threads < 0) throw UsageError(fmt::format("{}: 'threads' must not be negative", where));
   if (run.world_size < 1 || run.nodes < 1 || run.batch_per_rank < 1)
     throw UsageError(fmt::format("{}: world_size, nodes and batch_per_rank must be positive", where));

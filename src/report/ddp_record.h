@@ -30,6 +30,8 @@ struct DdpRun {
   std::string param_hash;   // hex; equal on every rank (checked before the run is recorded)
   int threads = 0;          // intra-op threads per rank (0: not recorded, reports before v0.2)
   std::string malloc;       // allocator settings the row ran with (core/allocator.h); "" if not recorded
+  double train_flops_per_example = 0;  // 6 x forward multiply-adds (train/flops.h); 0 = not measured
+  double peak_tflops = 0;              // per rank, from --peak-tflops; 0 = not given
   std::vector<RankSamples> ranks;
 
   std::int64_t global_batch() const { return batch_per_rank * world_size; }
@@ -49,6 +51,12 @@ std::vector<double> phase_times(const DdpRun& run, const std::string& phase_name
 // Examples per second per rank, one per timed iteration: batch_per_rank / the
 // iteration's time (slowest rank).
 std::vector<double> per_rank_throughput(const DdpRun& run);
+
+// Training TFLOP/s each rank achieved at the p50 iteration time:
+// batch_per_rank x train_flops_per_example / p50 / 1e12 (0 when not measured).
+double achieved_tflops_per_rank(const DdpRun& run);
+// achieved / peak_tflops, 0 when either is unknown.
+double model_flops_utilization(const DdpRun& run);
 
 // (max - min) / min of the ranks' p50 total times, in percent; 0 for one rank.
 double rank_p50_spread_percent(const DdpRun& run);

@@ -31,6 +31,14 @@ void DdpConsoleReporter::row(const DdpRun& run) {
   line += fmt::format("{:5.1f}%", rank_p50_spread_percent(run));
   if (run.threads > 0) line += fmt::format("  {:>16}", run.threads);
   out_ << line << "\n";
+  if (run.train_flops_per_example > 0) {
+    std::string flops = fmt::format("      {:.3g} GFLOP/example to train: {:.4f} TFLOP/s per rank at p50",
+                                    run.train_flops_per_example / 1e9, achieved_tflops_per_rank(run));
+    if (run.peak_tflops > 0)
+      flops += fmt::format(", MFU {:.1f}% of {:g} TFLOP/s", 100 * model_flops_utilization(run),
+                           run.peak_tflops);
+    out_ << flops << "\n";
+  }
   if (run.nodes > 1)
     for (const auto& n : per_node_figures(run))
       out_ << fmt::format("      node {} (ranks {}): p50 {:.3f}s {:>6.0f}/s, comm_wait p50 {:.4f}s\n",

@@ -24,6 +24,8 @@ void validate(const TrainOptions& o) {
     throw UsageError(fmt::format("--num-classes {} must be between 2 and 1000000", o.num_classes));
   if (o.iters < 1) throw UsageError(fmt::format("--iters {} must be at least 1", o.iters));
   if (o.warmup < 0) throw UsageError(fmt::format("--warmup {} must not be negative", o.warmup));
+  if (!(o.peak_tflops >= 0) || o.peak_tflops > 1e6)
+    throw UsageError(fmt::format("--peak-tflops {} must be between 0 (not given) and 1e6", o.peak_tflops));
   if (o.threads < 0 || o.threads > 1024)
     throw UsageError(fmt::format("--threads {} must be between 0 (auto) and 1024", o.threads));
   if (!(o.bucket_cap_mb > 0) || o.bucket_cap_mb > 65536)

@@ -42,6 +42,8 @@ struct TrainOptions {
   // Broadcast module buffers (batch-norm statistics) from rank 0 before each
   // forward, as PyTorch DDP does by default. Default true.
   bool broadcast_buffers = true;
+  // Peak TFLOP/s of one rank's device, for MFU (0 = not given: no MFU).
+  double peak_tflops = 0;
   // SGD hyper-parameters. Defaults 0.01 / 0.9.
   double lr = 0.01;
   double momentum = 0.9;

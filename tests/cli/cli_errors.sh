@@ -58,6 +58,11 @@ expect_usage_error comm -n 1 -b 8 -e 8 --json /tmp
 expect_usage_error env --json /nonexistent-dir/env.json
 expect_usage_error models --json /nonexistent-dir/models.json
 expect_usage_error env --bogus
+expect_usage_error env --threads 2
+expect_usage_error env --probe --threads -1
+expect_usage_error ddp --peak-tflops -1
+expect_usage_error ddp --peak-tflops nan
+expect_usage_error compare --peak-tflops -3
 expect_usage_error models --bogus
 expect_usage_error ddp --model resnet9000
 expect_usage_error ddp --reducer horovod

@@ -29,7 +29,12 @@ for r in runs:
         for phase in ("forward", "backward", "comm_wait", "optimizer", "total"):
             assert len(k[phase]) == 3 and all(x >= 0 for x in k[phase]), (r["label"], phase)
         assert all(t > 0 for t in k["total"])
-    assert r["summary"]["p50"] > 0 and r["extras"]["threads"] == 1
+    assert r["summary"]["p50"] > 0 and r["extras"]["threads"] == 1 and r["threads"] == 1
+    # Training FLOPs counted from layer shapes: 6 x (1024*32 + 32*32 + 32*10) multiply-adds.
+    assert r["train_flops_per_example"] == 6 * (1024 * 32 + 32 * 32 + 32 * 10), r["train_flops_per_example"]
+    want = 4 * r["train_flops_per_example"] / r["summary"]["p50"] / 1e12
+    assert abs(r["achieved_tflops_per_rank"] - want) <= 1e-9 + 1e-6 * want, (r["achieved_tflops_per_rank"], want)
+    assert r["peak_tflops"] == 0 and r["mfu"] == 0
 # One rank of any reducer averages over one replica: bitwise the baseline.
 if labels[0] == "no ddp" and "1N/1R" in labels:
     h = {r["label"]: r["param_hash"] for r in runs}
@@ -67,4 +72,14 @@ set +e
 "$DTBENCH" diff "$work/ddp.json" "$work/other.json" >/dev/null 2>"$work/err"; rc=$?
 set -e
 [ "$rc" -eq 2 ] && grep -q "different models" "$work/err"
+# MFU against a given peak: achieved / peak, in the JSON and on the console.
+"$DTBENCH" ddp "${common[@]}" --world-sizes 1 --no-baseline --peak-tflops 0.5 \
+  --json "$work/mfu.json" >"$work/mfu.out" 2>/dev/null
+python3 - "$work/mfu.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]
+assert r["peak_tflops"] == 0.5 and abs(r["mfu"] - r["achieved_tflops_per_rank"] / 0.5) < 1e-12, r
+assert json.load(open(sys.argv[1]))["config"]["peak_tflops"] == 0.5
+PY
+grep -qE 'GFLOP/example to train: [0-9.]+ TFLOP/s per rank at p50, MFU [0-9.]+% of 0.5 TFLOP/s' "$work/mfu.out"
 echo "ddp_cli: all checks passed"

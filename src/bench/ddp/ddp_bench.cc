@@ -10,6 +10,7 @@
 #include "core/allocator.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "train/flops.h"
 #include "train/replicas.h"
 #include "train/trainer.h"
 
@@ -47,6 +48,10 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& opts, const launch::Worl
   DdpBenchResult res;
   res.threads = train::resolve_threads(opts.threads, world.local_world_size);
   torch::set_num_threads(res.threads);
+  // Rank 0 counts the model's FLOPs (one forward of one example on a copy)
+  // before anyone trains; the others meet it at the first collective.
+  const double train_flops =
+      world.rank == 0 ? train::measure_forward_cost(opts).train_flops_per_example() : 0;
   auto model = train::make_seeded_model(opts);
   for (const auto& p : model->module()->parameters()) {
     ++res.param_tensors;
@@ -80,6 +85,8 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& opts, const launch::Worl
   run.batch_per_rank = opts.batch_size;
   run.param_hash = train::hex(hash);
   run.threads = res.threads;
+  run.train_flops_per_example = train_flops;
+  run.peak_tflops = opts.peak_tflops;
   run.malloc = alloc::current().mode;
   const int64_t n = static_cast<int64_t>(result.times.total.size());
   auto mine = pack(result.times, world.node_rank);

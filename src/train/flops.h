@@ -1,0 +1,28 @@
+#pragma once
+// Model FLOPs from the shapes the model's layers actually see: one forward
+// pass of one example (a fresh copy of the model, eval mode, no grad) with an
+// ATen RecordFunction observer that adds up the multiply-adds of every
+// convolution and matrix product (aten::convolution, mm, addmm, bmm,
+// baddbmm). Element-wise layers (batch norm, activations, pooling, softmax)
+// are not counted, as in the published figures (torchvision's "GFLOPS" column,
+// fvcore): resnet50 at 224x224 = 4.09 G multiply-adds.
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "train/train_options.h"
+
+namespace dtbench::train {
+
+struct ForwardCost {
+  double macs_per_example = 0;            // multiply-adds of one forward pass
+  std::map<std::string, double> by_op;    // the same, per ATen op name
+  // Training FLOPs of one example: forward + backward ~ 3 forward passes,
+  // 2 FLOPs per multiply-add (the usual MFU convention).
+  double train_flops_per_example() const { return 6.0 * macs_per_example; }
+};
+
+// Counts opts.model at opts' input size (image side, sequence length, ...).
+ForwardCost measure_forward_cost(const TrainOptions& opts);
+
+}  // namespace dtbench::train

@@ -1,0 +1,65 @@
+// Model FLOPs counted from layer shapes against published figures
+// (torchvision's model table, "GFLOPS" = G multiply-adds of one 224x224
+// forward pass, 299x299 for inception_v3), and exact formulas for the MLP.
+#include <gtest/gtest.h>
+
+#include "train/flops.h"
+
+namespace dtbench::train {
+namespace {
+
+double gmacs(const std::string& model, int64_t image) {
+  TrainOptions o;
+  o.model = model;
+  o.image_size = image;
+  return measure_forward_cost(o).macs_per_example / 1e9;
+}
+
+TEST(Flops, ImageModelsMatchPublishedFigures) {
+  const struct {
+    const char* model;
+    int64_t image;
+    double published;
+  } cases[] = {{"resnet18", 224, 1.81},          {"resnet34", 224, 3.66},
+               {"resnet50", 224, 4.09},          {"resnet101", 224, 7.80},
+               {"resnet152", 224, 11.51},        {"resnext50_32x4d", 224, 4.23},
+               {"resnext101_32x8d", 224, 16.41}, {"wide_resnet50_2", 224, 11.40},
+               {"vgg16", 224, 15.47},            {"alexnet", 224, 0.71},
+               {"inception_v3", 299, 5.71}};
+  for (const auto& c : cases) {
+    const double got = gmacs(c.model, c.image);
+    EXPECT_NEAR(got / c.published, 1.0, 0.02) << c.model << ": " << got << " GMACs";
+  }
+}
+
+TEST(Flops, ScalesWithImageAreaAndCountsEveryMatmulOfTheMlp) {
+  // Convolutions scale with the image area (a little more than 1/4 at half
+  // the side: the odd map sides round up, 4x4 instead of 3.5x3.5 at the end).
+  const double ratio = gmacs("resnet50", 112) / gmacs("resnet50", 224);
+  EXPECT_GT(ratio, 0.25);
+  EXPECT_LT(ratio, 0.28);
+  TrainOptions o;
+  o.model = "mlp";
+  o.width = 64;
+  o.num_classes = 10;
+  const auto cost = measure_forward_cost(o);
+  EXPECT_DOUBLE_EQ(cost.macs_per_example, 1024.0 * 64 + 64.0 * 64 + 64.0 * 10);
+  EXPECT_DOUBLE_EQ(cost.train_flops_per_example(), 6 * cost.macs_per_example);
+  EXPECT_EQ(cost.by_op.count("aten::convolution"), 0u);
+}
+
+TEST(Flops, TransformerCountsItsMatrixProducts) {
+  TrainOptions o;
+  o.model = "transformer";
+  o.layers = 2;
+  o.width = 96;  // 12 heads of 8
+  o.seq_len = 16;
+  const auto cost = measure_forward_cost(o);
+  // At least the feed-forward blocks and the vocabulary projection.
+  EXPECT_GT(cost.macs_per_example, 16.0 * 96 * 96);
+  EXPECT_TRUE(cost.by_op.count("aten::mm") + cost.by_op.count("aten::addmm") +
+              cost.by_op.count("aten::bmm") + cost.by_op.count("aten::baddbmm") > 0);
+}
+
+}  // namespace
+}  // namespace dtbench::train
