@@ -77,7 +77,7 @@ std::string details(const DdpFlags& f) {
   return fmt::format("reducer {}, backend {}, bucket {:g} MB{}{}, {} iters + {} warm-up", t.reducer,
                      f.run.comm.backend, t.bucket_cap_mb,
                      t.compression == "none" ? "" : ", compression " + t.compression,
-                     t.amp ? ", amp bf16" : "", t.iters, t.warmup);
+                     t.amp == "none" ? "" : ", amp " + t.amp, t.iters, t.warmup);
 }
 
 // ---- one run on the current world (row worker or external launcher) ----

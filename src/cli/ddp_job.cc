@@ -18,6 +18,7 @@
 #include "launch/launcher.h"
 #include "models/model.h"
 #include "report/json_io.h"
+#include "train/trainer.h"
 
 namespace dtbench::cli {
 namespace {
@@ -78,7 +79,7 @@ nlohmann::ordered_json train_config_json(const train::TrainOptions& t) {
           {"bucket_cap_mb", t.bucket_cap_mb},
           {"first_bucket_cap_mb", t.first_bucket_cap_mb},
           {"compression", t.compression},
-          {"amp", t.amp ? "bf16" : "none"},
+          {"amp", t.amp},
           {"broadcast_buffers", t.broadcast_buffers},
           {"optimizer", "sgd"},
           {"lr", t.lr},
@@ -113,7 +114,8 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
                              "--world-sizes", std::to_string(world),
                              "--run-json", out_json,
                              "--label", label};
-  if (t.amp) a.push_back("--amp");
+  a.push_back("--amp");
+  a.push_back(t.amp);
   if (!t.broadcast_buffers) a.push_back("--no-broadcast-buffers");
   if (!run.comm.iface.empty()) {
     a.push_back("--iface");
@@ -139,6 +141,7 @@ DdpJobOutcome run_ddp_job(const train::TrainOptions& t, const RunOptions& run, i
 
 void check_trainable(const train::TrainOptions& t, const std::string& backend) {
   train::validate(t);
+  train::check_amp_supported(t.amp);
   if (t.reducer == "ddp") comm::require_c10d_group(backend);
   const auto& entry = models::find_model(t.model);
   if (t.image_size < entry.min_image_size)
@@ -187,9 +190,11 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
                     "(scaled against overflow), bf16")
         ->capture_default_str();
   }
-  cmd.add_flag("--amp", t.amp,
-               "Mixed precision: forward under CPU autocast in bfloat16 (LibTorch's CPU "
-               "autocast has no float16)");
+  cmd.add_option("--amp", t.amp,
+                 "Mixed precision: forward under CPU autocast in bf16 (a bare --amp) or fp16 "
+                 "(with a dynamic loss scaler; needs LibTorch >= 2.4, the wheel build)")
+      ->expected(0, 1)
+      ->default_str("bf16");
   cmd.add_option("--first-bucket-cap-mb", t.first_bucket_cap_mb,
                  "Capacity of the first bucket in MiB (PyTorch DDP: 1)")
       ->capture_default_str();

@@ -33,8 +33,10 @@ struct TrainOptions {
   // Wire format of the gradient allreduce of dtbench's own reducers (overlap,
   // sync, allreduce-after-backward): none (float32), fp16 or bf16. Default none.
   std::string compression = "none";
-  // Mixed precision: forward under autocast (CPU: bfloat16). Default off.
-  bool amp = false;
+  // Mixed precision: "none", "bf16" (forward under autocast in bfloat16) or
+  // "fp16" (autocast in float16 with a dynamic loss scaler; CPU autocast has
+  // float16 from LibTorch 2.4). Default "none".
+  std::string amp = "none";
   // Bucket capacity in MiB (all reducers) and the first bucket's (ddp, overlap,
   // sync; PyTorch DDP uses 1 MiB). Defaults 25 / 1.
   double bucket_cap_mb = 25;
@@ -52,6 +54,8 @@ struct TrainOptions {
 // The reducer names in the order `--help` lists them.
 inline const char* const kReducerNames[] = {"none", "ddp", "overlap", "sync",
                                            "allreduce-after-backward"};
+// The --amp names.
+inline const char* const kAmpNames[] = {"none", "bf16", "fp16"};
 // The --compression names.
 inline const char* const kCompressionNames[] = {"none", "fp16", "bf16"};
 

@@ -7,10 +7,12 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "compat/amp_compat.h"
 #include "compat/train_compat.h"
 #include "core/allocator.h"
 #include "core/error.h"
 #include "train/grad_reducer.h"
+#include "train/loss_scaler.h"
 
 namespace dtbench::train {
 namespace {
@@ -33,21 +35,23 @@ models::ModelOptions model_options(const TrainOptions& o) {
   return m;
 }
 
-// Forward under CPU autocast (bfloat16) while alive. LibTorch's CPU autocast
-// has no float16 and needs no gradient scaler: bfloat16 keeps float32's range.
+// Forward under CPU autocast while alive: bfloat16 (keeps float32's range,
+// no scaler needed) or float16 (with the loss scaler in train()).
 class AutocastScope {
  public:
-  explicit AutocastScope(bool on) : on_(on) {
-    if (on_) compat::set_cpu_autocast(true, at::kBFloat16);
+  explicit AutocastScope(const std::string& amp)
+      : on_(amp != "none"), dtype_(amp == "fp16" ? at::kHalf : at::kBFloat16) {
+    if (on_) compat::set_cpu_autocast(true, dtype_);
   }
   ~AutocastScope() {
-    if (on_) compat::set_cpu_autocast(false, at::kBFloat16);
+    if (on_) compat::set_cpu_autocast(false, dtype_);
   }
   AutocastScope(const AutocastScope&) = delete;
   AutocastScope& operator=(const AutocastScope&) = delete;
 
  private:
   bool on_;
+  at::ScalarType dtype_;
 };
 
 }  // namespace
@@ -82,6 +86,14 @@ Batch make_batch(const TrainOptions& opts, models::InputKind kind, int world_siz
   return b;
 }
 
+void check_amp_supported(const std::string& amp) {
+  if (amp == "fp16" && !compat::cpu_autocast_has_float16())
+    throw UsageError(fmt::format(
+        "--amp fp16: LibTorch {}'s CPU autocast has only bfloat16 (float16 needs LibTorch >= 2.4: "
+        "the wheel build, make TORCH=wheel); use --amp bf16",
+        compat::torch_version()));
+}
+
 int resolve_threads(int requested, int local_world_size) {
   if (requested > 0) return requested;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -90,6 +102,7 @@ int resolve_threads(int requested, int local_world_size) {
 
 TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communicator* comm,
                   int world_size, int rank, const Progress& progress) {
+  check_amp_supported(opts.amp);
   auto& module = *model.module();
   module.train();
   auto reducer = make_reducer(opts, module, comm);
@@ -102,6 +115,9 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
   auto& t = result.times;
   const int total_iters = opts.warmup + opts.iters;
   const bool probe = opts.compression != "none";
+  const auto params = module.parameters();
+  std::unique_ptr<LossScaler> scaler;
+  if (opts.amp == "fp16") scaler = std::make_unique<LossScaler>(LossScalerOptions{}, params.front().device());
   std::int64_t faults_at_start = 0;
   for (int it = 0; it < total_iters + (probe ? 1 : 0); ++it) {
     const bool probing = it == total_iters;
@@ -114,13 +130,17 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
       AutocastScope autocast(opts.amp);
       loss = model.training_loss(batch.input, batch.target).to(torch::kFloat);
     }
-    reducer->before_backward(loss);
+    const auto scaled = scaler ? scaler->scale(loss) : loss;
+    reducer->before_backward(scaled);
     const auto t1 = Clock::now();
-    loss.backward();
+    scaled.backward();
     const auto t2 = Clock::now();
     reducer->finish_backward();
     const auto t3 = Clock::now();
-    optimizer.step();
+    // Every rank unscales the same averaged gradients, so all skip together.
+    const bool skip = scaler && scaler->unscale(params);
+    if (!skip) optimizer.step();
+    if (scaler) scaler->update();
     compat::zero_grad(optimizer);
     const auto t4 = Clock::now();
     result.last_loss = loss.item<double>();
@@ -144,6 +164,10 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
     if (progress) progress(it, total_iters, seconds(t0, t4));
   }
   result.compression = reducer->compression_stats();
+  if (scaler) {
+    result.amp_skipped_steps = scaler->skipped_steps();
+    result.amp_final_scale = scaler->current_scale();
+  }
   return result;
 }
 

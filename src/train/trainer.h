@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <torch/types.h>
@@ -34,6 +35,10 @@ struct TrainResult {
   // whose allocator returns memory to the kernel each iteration shows
   // thousands here (core/allocator.h).
   double minor_faults_per_iter = 0;
+  // --amp fp16: optimizer steps skipped for inf/nan gradients (warm-up
+  // included) and the loss scale at the end; 0 otherwise.
+  int64_t amp_skipped_steps = 0;
+  double amp_final_scale = 0;
 };
 
 // Builds the model named by opts.model with torch's RNG seeded by opts.seed,
@@ -48,6 +53,9 @@ struct Batch {
 };
 Batch make_batch(const TrainOptions& opts, models::InputKind kind, int world_size, int rank);
 
+// Throws UsageError when this LibTorch cannot run opts.amp (fp16 on 1.13).
+void check_amp_supported(const std::string& amp);
+
 // Intra-op threads for one rank: opts.threads, or cores / local ranks (>= 1).
 int resolve_threads(int requested, int local_world_size);
 
@@ -57,7 +65,8 @@ using Progress = std::function<void(int iteration, int total, double seconds)>;
 // Trains `model` for opts.warmup + opts.iters iterations; only the last
 // opts.iters are timed (plus one untimed error-probe iteration with
 // compression). With opts.amp the forward and loss run under CPU autocast
-// (bfloat16); gradients and the optimizer stay float32. `comm` may be null for reducer none. Collectives time
+// (bfloat16 or float16; float16 with a dynamic loss scaler whose skipped steps
+// are counted); gradients and the optimizer stay float32. `comm` may be null for reducer none. Collectives time
 // out after comm->timeout().
 TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communicator* comm,
                   int world_size, int rank, const Progress& progress = {});

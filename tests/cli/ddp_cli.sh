@@ -82,4 +82,28 @@ assert r["peak_tflops"] == 0.5 and abs(r["mfu"] - r["achieved_tflops_per_rank"] 
 assert json.load(open(sys.argv[1]))["config"]["peak_tflops"] == 0.5
 PY
 grep -qE 'GFLOP/example to train: [0-9.]+ TFLOP/s per rank at p50, MFU [0-9.]+% of 0.5 TFLOP/s' "$work/mfu.out"
+# --amp fp16 (autocast float16 + the loss scaler): LibTorch >= 2.4 only; 1.13
+# refuses it in one line before anything starts. A bare --amp means bf16.
+torch_version=$("$DTBENCH" env --as-json | python3 -c 'import json,sys; print(json.load(sys.stdin)["versions"]["libtorch"])')
+set +e
+"$DTBENCH" ddp "${common[@]}" --world-sizes 1 --reducer ddp --amp fp16 --no-baseline \
+  --json "$work/fp16.json" >/dev/null 2>"$work/fp16.err"; rc=$?
+set -e
+case $torch_version in
+  1.*) [ "$rc" -eq 2 ] && [ "$(wc -l <"$work/fp16.err")" -eq 1 ] &&
+         grep -q "amp fp16: LibTorch $torch_version's CPU autocast has only bfloat16" "$work/fp16.err" ;;
+  *) [ "$rc" -eq 0 ] || { cat "$work/fp16.err"; exit 1; }
+     python3 - "$work/fp16.json" <<'PY'
+import json, math, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["config"]["amp"] == "fp16", doc["config"]["amp"]
+x = doc["runs"][0]["extras"]
+assert x["amp"]["dtype"] == "fp16" and 0 <= x["amp"]["skipped_steps"] <= 4, x["amp"]
+assert x["amp"]["final_scale"] > 0 and math.isfinite(x["last_loss"]), x
+print("ok: --amp fp16", x["amp"])
+PY
+     ;;
+esac
+"$DTBENCH" ddp "${common[@]}" --world-sizes 1 --reducer none --amp --json "$work/bf16.json" >/dev/null 2>&1
+python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['config']; assert c['amp']=='bf16', c['amp']" "$work/bf16.json"
 echo "ddp_cli: all checks passed"

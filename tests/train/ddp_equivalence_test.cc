@@ -114,7 +114,7 @@ TEST(Amp, Bf16AutocastChangesTheLossSlightly) {
   o.iters = 1;
   auto fp32 = train::make_seeded_model(o);
   const double loss32 = train::train(o, *fp32, nullptr, 1, 0).last_loss;
-  o.amp = true;
+  o.amp = "bf16";
   auto bf16 = train::make_seeded_model(o);
   const double loss16 = train::train(o, *bf16, nullptr, 1, 0).last_loss;
   EXPECT_NE(loss32, loss16) << "autocast had no effect";

@@ -72,6 +72,9 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& opts, const launch::Worl
   res.last_loss = result.last_loss;
   res.compression = result.compression;
   res.minor_faults_per_iter = result.minor_faults_per_iter;
+  res.amp = opts.amp;
+  res.amp_skipped_steps = result.amp_skipped_steps;
+  res.amp_final_scale = result.amp_final_scale;
 
   // Replicas must be bitwise identical before anything is recorded.
   const uint64_t hash = comm != nullptr ? train::verify_replicas(*comm, *model->module())
@@ -122,6 +125,8 @@ nlohmann::ordered_json run_extras_json(const DdpBenchResult& r) {
                            {"malloc", alloc::current().mode},
                            {"minor_faults_per_iter", r.minor_faults_per_iter}};
   if (r.compression.dtype != "none") j["compression"] = compression_json(r.compression);
+  if (r.amp == "fp16")
+    j["amp"] = {{"dtype", r.amp}, {"skipped_steps", r.amp_skipped_steps}, {"final_scale", r.amp_final_scale}};
   return j;
 }
 

@@ -24,6 +24,9 @@ struct DdpBenchResult {
   long long param_tensors = 0, param_elements = 0;
   train::CompressionStats compression;  // dtype "none" without --compression
   double minor_faults_per_iter = 0;     // rank 0's, timed iterations
+  std::string amp = "none";
+  long long amp_skipped_steps = 0;      // --amp fp16
+  double amp_final_scale = 0;
 };
 
 // Runs opts on this rank. `comm` may be null only for reducer none on one
