@@ -11,6 +11,7 @@
 
 #include "comm/communicator.h"
 #include "comm/factory.h"
+#include "compat/amp_compat.h"
 #include "core/error.h"
 #include "launch/world.h"
 #include "support/comm_test_main.h"
@@ -119,6 +120,24 @@ TEST(Amp, Bf16AutocastChangesTheLossSlightly) {
   const double loss16 = train::train(o, *bf16, nullptr, 1, 0).last_loss;
   EXPECT_NE(loss32, loss16) << "autocast had no effect";
   EXPECT_LT(std::abs(loss32 - loss16) / std::abs(loss32), 5e-2);
+}
+
+// --amp fp16 (LibTorch >= 2.4): float16 autocast with the loss scaler; the
+// loss moves by a float16 rounding and no step is skipped on this small MLP.
+TEST(Amp, Fp16AutocastWithTheScalerChangesTheLossSlightly) {
+  if (!compat::cpu_autocast_has_float16())
+    GTEST_SKIP() << "LibTorch " << compat::torch_version() << " has no CPU float16 autocast";
+  auto o = testing::small_mlp_options("none");
+  o.iters = 2;
+  auto fp32 = train::make_seeded_model(o);
+  const double loss32 = train::train(o, *fp32, nullptr, 1, 0).last_loss;
+  o.amp = "fp16";
+  auto fp16 = train::make_seeded_model(o);
+  const auto r = train::train(o, *fp16, nullptr, 1, 0);
+  EXPECT_NE(loss32, r.last_loss) << "autocast had no effect";
+  EXPECT_LT(std::abs(loss32 - r.last_loss) / std::abs(loss32), 5e-2);
+  EXPECT_EQ(r.amp_skipped_steps, 0);
+  EXPECT_DOUBLE_EQ(r.amp_final_scale, 65536.0);
 }
 
 TEST(ReplicaCheck, CatchesOneCorruptedRank) {
