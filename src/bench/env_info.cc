@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <thread>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -38,6 +40,14 @@ nlohmann::ordered_json cuda_json() {
     j["devices_visible"] = static_cast<int>(torch::cuda::device_count());
   }
   return j;
+}
+
+int set_rank_threads(int local_world_size) {
+  if (std::getenv("OMP_NUM_THREADS") == nullptr) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    at::set_num_threads(std::max(1, cores / std::max(1, local_world_size)));
+  }
+  return at::get_num_threads();
 }
 
 nlohmann::ordered_json probe_matmul(int64_t n) {

@@ -97,6 +97,7 @@ int run_comm(CommFlags& f) {
   if (auto code = self_launch(f.run)) return *code;
 
   const auto world = launch::world_from_env(launch::process_env());
+  bench::set_rank_threads(world.local_world_size);
   log::set_rank(world.world_size > 1 ? world.rank : -1);
   bench::validate_comm_options(opts, world.world_size);
   const bool leader = world.rank == 0;

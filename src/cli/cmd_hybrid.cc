@@ -53,6 +53,7 @@ int run_hybrid(HybridFlags& f) {
   f.run.nproc = bench::hybrid::world_size_for(o);
   if (auto code = self_launch(f.run, /*nproc_implicit=*/true)) return *code;
   const auto world = launch::world_from_env(launch::process_env());
+  bench::set_rank_threads(world.local_world_size);
   log::set_rank(world.world_size > 1 ? world.rank : -1);
   o.transport.listen_host = rpc::listen_host_for(world.master_addr, f.run.comm.iface);
   auto env = bench::collect_env();

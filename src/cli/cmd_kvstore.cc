@@ -98,6 +98,7 @@ int run_kvstore(KvFlags& f) {
   f.run.nproc = bench::kv::world_size_for(o);
   if (auto code = self_launch(f.run, /*nproc_implicit=*/true)) return *code;
   const auto world = launch::world_from_env(launch::process_env());
+  bench::set_rank_threads(world.local_world_size);
   log::set_rank(world.world_size > 1 ? world.rank : -1);
   const bool leader = world.rank == 0;
   o.transport.listen_host = rpc::listen_host_for(world.master_addr, f.run.comm.iface);
