@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <thread>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -43,10 +42,7 @@ nlohmann::ordered_json cuda_json() {
 }
 
 int set_rank_threads(int local_world_size) {
-  if (std::getenv("OMP_NUM_THREADS") == nullptr) {
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    at::set_num_threads(std::max(1, cores / std::max(1, local_world_size)));
-  }
+  if (std::getenv("OMP_NUM_THREADS") == nullptr) at::set_num_threads(threads_per_rank(local_world_size));
   return at::get_num_threads();
 }
 

@@ -6,13 +6,13 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "comm/factory.h"
 #include "core/error.h"
+#include "core/host_probe.h"
 #include "core/log.h"
 #include "core/units.h"
 #include "launch/launcher.h"
@@ -47,10 +47,10 @@ std::vector<int> parse_world_sizes(const std::string& text) {
 }
 
 int sweep_threads(int requested, const std::vector<int>& world_sizes) {
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = usable_cores();
   int widest = 1;
   for (int w : world_sizes) widest = std::max(widest, w);
-  const int threads = requested > 0 ? requested : std::max(1, cores / widest);
+  const int threads = requested > 0 ? requested : threads_per_rank(widest);
   std::vector<int> sizes = world_sizes;
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());

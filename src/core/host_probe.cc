@@ -1,5 +1,8 @@
 #include "core/host_probe.h"
 
+#include <algorithm>
+#include <thread>
+
 #include <link.h>
 #include <unistd.h>
 
@@ -119,5 +122,9 @@ Json probe_host() {
   j["gpus"] = gpus;
   return j;
 }
+
+int usable_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+int threads_per_rank(int ranks_on_host) { return std::max(1, usable_cores() / std::max(1, ranks_on_host)); }
 
 }  // namespace dtbench

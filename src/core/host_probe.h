@@ -13,6 +13,12 @@ using Json = nlohmann::ordered_json;
 // "caches": {...}, "blas", "gpus": [...], "gpu_topology"}.
 Json probe_host();
 
+// Logical CPUs this process may use (>= 1).
+int usable_cores();
+// Intra-op threads that give each of `ranks_on_host` ranks an equal share of
+// the cores without oversubscribing them: usable_cores() / ranks, >= 1.
+int threads_per_rank(int ranks_on_host);
+
 // Path (resolved through symlinks and alternatives) of the loaded shared
 // library whose name starts with `prefix` (e.g. "libblas"), or "" if none.
 std::string loaded_library(const std::string& prefix);

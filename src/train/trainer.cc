@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <thread>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
@@ -11,6 +10,7 @@
 #include "compat/train_compat.h"
 #include "core/allocator.h"
 #include "core/error.h"
+#include "core/host_probe.h"
 #include "train/grad_reducer.h"
 #include "train/loss_scaler.h"
 
@@ -95,9 +95,7 @@ void check_amp_supported(const std::string& amp) {
 }
 
 int resolve_threads(int requested, int local_world_size) {
-  if (requested > 0) return requested;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max(1, cores / std::max(1, local_world_size));
+  return requested > 0 ? requested : threads_per_rank(local_world_size);
 }
 
 TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communicator* comm,

@@ -110,32 +110,29 @@ INSTANTIATE_TEST_SUITE_P(Reducers, BatchNormReplicas, ::testing::Values("ddp", "
 
 // --amp runs the forward under CPU autocast (bfloat16): the loss moves by a
 // bfloat16 rounding, no more. Without autocast it would be bitwise equal.
-TEST(Amp, Bf16AutocastChangesTheLossSlightly) {
+// The small MLP trained `iters` iterations in float32 and under --amp `amp`:
+// the two losses must differ (autocast did something) by a rounding only.
+train::TrainResult expect_amp_moves_loss_slightly(const std::string& amp, int iters) {
   auto o = testing::small_mlp_options("none");
-  o.iters = 1;
+  o.iters = iters;
   auto fp32 = train::make_seeded_model(o);
   const double loss32 = train::train(o, *fp32, nullptr, 1, 0).last_loss;
-  o.amp = "bf16";
-  auto bf16 = train::make_seeded_model(o);
-  const double loss16 = train::train(o, *bf16, nullptr, 1, 0).last_loss;
-  EXPECT_NE(loss32, loss16) << "autocast had no effect";
-  EXPECT_LT(std::abs(loss32 - loss16) / std::abs(loss32), 5e-2);
+  o.amp = amp;
+  auto low = train::make_seeded_model(o);
+  const auto r = train::train(o, *low, nullptr, 1, 0);
+  EXPECT_NE(loss32, r.last_loss) << amp << " autocast had no effect";
+  EXPECT_LT(std::abs(loss32 - r.last_loss) / std::abs(loss32), 5e-2) << amp;
+  return r;
 }
+
+TEST(Amp, Bf16AutocastChangesTheLossSlightly) { expect_amp_moves_loss_slightly("bf16", 1); }
 
 // --amp fp16 (LibTorch >= 2.4): float16 autocast with the loss scaler; the
 // loss moves by a float16 rounding and no step is skipped on this small MLP.
 TEST(Amp, Fp16AutocastWithTheScalerChangesTheLossSlightly) {
   if (!compat::cpu_autocast_has_float16())
     GTEST_SKIP() << "LibTorch " << compat::torch_version() << " has no CPU float16 autocast";
-  auto o = testing::small_mlp_options("none");
-  o.iters = 2;
-  auto fp32 = train::make_seeded_model(o);
-  const double loss32 = train::train(o, *fp32, nullptr, 1, 0).last_loss;
-  o.amp = "fp16";
-  auto fp16 = train::make_seeded_model(o);
-  const auto r = train::train(o, *fp16, nullptr, 1, 0);
-  EXPECT_NE(loss32, r.last_loss) << "autocast had no effect";
-  EXPECT_LT(std::abs(loss32 - r.last_loss) / std::abs(loss32), 5e-2);
+  const auto r = expect_amp_moves_loss_slightly("fp16", 2);
   EXPECT_EQ(r.amp_skipped_steps, 0);
   EXPECT_DOUBLE_EQ(r.amp_final_scale, 65536.0);
 }
