@@ -14,6 +14,7 @@
 #include "core/allocator.h"
 #include "compat/torch_version.h"
 #include "core/host_probe.h"
+#include "device/device.h"
 #include "rpc/transport.h"
 
 namespace dtbench::bench {
@@ -37,6 +38,9 @@ nlohmann::ordered_json cuda_json() {
     // 0 without a GPU or driver: LibTorch asks the CUDA runtime, which
     // reports no device rather than failing.
     j["devices_visible"] = static_cast<int>(torch::cuda::device_count());
+    // Name, memory, capability, PCI id per GPU, driver and runtime versions,
+    // nvidia-smi topo -m; {count: 0, why} without a GPU.
+    j["gpu"] = device::gpu_report();
   }
   return j;
 }
@@ -63,6 +67,32 @@ nlohmann::ordered_json probe_matmul(int64_t n) {
           {"n", n},
           {"threads", at::get_num_threads()},
           {"tflops", flops / best / 1e12}};
+}
+
+nlohmann::ordered_json probe_matmul_gpu(int64_t n) {
+  const c10::Device dev = device::select("cuda", 0);
+  nlohmann::ordered_json j{{"device", device::describe(dev)}, {"n", n}};
+  // float32 as stored (TF32 tensor cores only where LibTorch allows them,
+  // off by default), and the two 16-bit types tensor cores run natively.
+  for (const auto& [name, dtype] : {std::pair<const char*, at::ScalarType>{"float32", at::kFloat},
+                                    {"bfloat16", at::kBFloat16},
+                                    {"float16", at::kHalf}}) {
+    const auto o = at::TensorOptions().dtype(dtype).device(dev);
+    auto a = at::randn({n, n}, o);
+    auto b = at::randn({n, n}, o);
+    auto c = at::empty({n, n}, o);
+    double best = 1e30;
+    for (int i = 0; i < 7; ++i) {
+      device::synchronize(dev);
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int k = 0; k < 5; ++k) at::mm_out(c, a, b);
+      device::synchronize(dev);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 5;
+      if (i >= 2) best = std::min(best, s);
+    }
+    j[std::string(name) + "_tflops"] = 2.0 * static_cast<double>(n) * n * n / best / 1e12;
+  }
+  return j;
 }
 
 nlohmann::ordered_json collect_env() {

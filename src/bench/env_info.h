@@ -27,6 +27,9 @@ nlohmann::ordered_json cuda_json();
 // CPU with its intra-op threads (best of 5 n x n products after 2 warm-ups),
 // the peak to give --peak-tflops on a CPU. {device, dtype, n, threads, tflops}.
 nlohmann::ordered_json probe_matmul(int64_t n = 1024);
+// The same on GPU 0 (--device cuda) in float32, bfloat16 and float16, n x n
+// (default 8192); UsageError without a GPU.
+nlohmann::ordered_json probe_matmul_gpu(int64_t n = 8192);
 nlohmann::ordered_json world_json(const launch::World& world);
 // With the measured topology: num_nodes and the label count the nodes seen,
 // plus "node_of_rank" and "node_hosts".

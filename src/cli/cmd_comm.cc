@@ -1,4 +1,5 @@
 // `dtbench comm`: nccl-tests-style collective bandwidth sweep.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -15,6 +16,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/units.h"
+#include "device/device.h"
 #include "launch/world.h"
 #include "report/comm_reporter.h"
 #include "report/env_reporter.h"
@@ -37,7 +39,18 @@ struct CommFlags {
   std::string collective = "allreduce";
   int root = 0;
   std::string placement = "both";
+  std::string device = "cpu";
 };
+
+// Which backends move which buffers: nccl only GPU tensors, mpi only host
+// ones (dtbench calls the MPI C API on host pointers), gloo both.
+void check_device_backend(const std::string& device, const std::string& backend) {
+  if (backend == "nccl" && device != "cuda")
+    throw UsageError("--backend nccl moves GPU buffers: add --device cuda");
+  if (backend == "mpi" && device == "cuda")
+    throw UsageError("--backend mpi moves host buffers only (dtbench calls the MPI C API on host "
+                     "memory); use --backend nccl or gloo with --device cuda");
+}
 
 std::vector<comm::Collective> parse_collectives(const std::string& text) {
   if (text == "all") return comm::all_collectives();
@@ -62,6 +75,7 @@ bench::CommBenchOptions to_bench_options(const CommFlags& f) {
   o.op = comm::parse_op(f.op);
   o.dtype = comm::parse_dtype(f.dtype);
   o.root = f.root;
+  o.device = f.device;
   if (f.placement != "both" && f.placement != "in" && f.placement != "out")
     throw UsageError(fmt::format("--placement '{}' must be both, in or out", f.placement));
   o.in_place = f.placement != "out";
@@ -87,6 +101,7 @@ nlohmann::ordered_json config_json(const CommFlags& f, const bench::CommBenchOpt
           {"dtype", comm::to_string(o.dtype)},
           {"op", comm::to_string(o.op)},
           {"root", o.root},
+          {"device", o.device},
           {"timeout_ms", f.run.comm.timeout.count()}};
 }
 
@@ -94,6 +109,8 @@ nlohmann::ordered_json config_json(const CommFlags& f, const bench::CommBenchOpt
 int run_comm(CommFlags& f) {
   finish_run_options(f.run);
   auto opts = to_bench_options(f);
+  check_device_backend(f.device, f.run.comm.backend);
+  device::check_available(f.device, std::max(1, f.run.nproc));
   if (auto code = self_launch(f.run)) return *code;
 
   const auto world = launch::world_from_env(launch::process_env());
@@ -102,6 +119,7 @@ int run_comm(CommFlags& f) {
   bench::validate_comm_options(opts, world.world_size);
   const bool leader = world.rank == 0;
   auto env = bench::collect_env();
+  opts.device_index = world.local_rank;
   auto comm = comm::make_communicator(world, f.run.comm);
   opts.topology = comm::gather_topology(*comm);
   env["world"] = bench::world_json(world, opts.topology);
@@ -110,9 +128,11 @@ int run_comm(CommFlags& f) {
   report::CommConsoleReporter console(std::cout);
   if (leader) {
     report::print_env(std::cout, env);
-    std::cout << fmt::format("# dtbench comm: {} ranks ({}), backend {}, {} iters, {} warm-up, check {}\n#\n",
-                             world.world_size, label, comm->backend(), opts.iters,
-                             opts.warmup, opts.check ? "on" : "off");
+    std::cout << fmt::format(
+        "# dtbench comm: {} ranks ({}), backend {}, buffers on {}, {} iters, {} warm-up, check {}\n#\n",
+        world.world_size, label, comm->backend(),
+        device::describe(device::select(opts.device, opts.device_index)), opts.iters, opts.warmup,
+        opts.check ? "on" : "off");
     console.header();
   }
   auto result = bench::run_comm_bench(*comm, opts, [&](const report::CommRecord& r) {
@@ -178,6 +198,10 @@ Action register_comm(CLI::App& app) {
                   "a comma list, or all")
       ->capture_default_str();
   cmd->add_option("-r,--root", f->root, "Root rank of broadcast and reduce")->capture_default_str();
+  cmd->add_option("--device", f->device,
+                  "Buffers on: cpu, or cuda (the GPU of each rank's LOCAL_RANK; data made and "
+                  "checked there)")
+      ->capture_default_str();
   cmd->add_option("--placement", f->placement, "Buffers: both, in (in-place) or out (out-of-place)")
       ->capture_default_str();
   return [f]() { return run_comm(*f); };

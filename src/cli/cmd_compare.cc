@@ -21,6 +21,7 @@
 #include "cli/run_options.h"
 #include "cli/sweep_log.h"
 #include "core/error.h"
+#include "device/device.h"
 #include "core/log.h"
 #include "core/units.h"
 #include "launch/world.h"
@@ -133,6 +134,8 @@ int run_compare(CompareFlags& f) {
     throw UsageError(fmt::format("--baseline '{}' is not one of --reducers {}", f.baseline,
                                  f.reducers));
   for (const auto& k : grid.points) check_trainable(point_options(f.train, k), f.run.comm.backend);
+  device::check_available(f.train.device,
+                          *std::max_element(spec.world_sizes.begin(), spec.world_sizes.end()));
   const auto world = launch::world_from_env(launch::process_env());
   if (world.source != "single")
     throw UsageError(fmt::format(

@@ -7,6 +7,7 @@
 //  - row worker (--run-json, internal): one job of the sweep;
 //  - external launcher (torchrun/mpirun/srun environment): one run on the
 //    world that launcher built.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -23,6 +24,7 @@
 #include "comm/factory.h"
 #include "comm/topology.h"
 #include "core/error.h"
+#include "device/device.h"
 #include "core/log.h"
 #include "core/net_route.h"
 #include "core/units.h"
@@ -229,6 +231,10 @@ int run_ddp(DdpFlags& f) {
   if (!f.run_json.empty()) return run_worker(f);
 
   const auto world = launch::world_from_env(launch::process_env());
+  // Enough GPUs for the widest row (--device cuda), before anything starts.
+  device::check_available(f.train.device, world.source == "single"
+                                              ? *std::max_element(sizes.begin(), sizes.end())
+                                              : world.local_world_size);
   if (world.source == "single") {
     // Every row (the "no ddp" baseline too) gets the same threads per rank.
     f.train.threads = sweep_threads(f.train.threads, sizes);

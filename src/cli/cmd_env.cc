@@ -7,6 +7,7 @@
 #include "bench/env_info.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "device/device.h"
 #include "report/env_reporter.h"
 #include "report/json_io.h"
 
@@ -26,12 +27,18 @@ Action register_env(CLI::App& app) {
   cmd->add_flag("--probe", *probe,
                 "Also measure the CPU's float32 matmul TFLOP/s with the intra-op threads in use "
                 "(a peak for ddp/compare --peak-tflops)");
-  return [json_path, as_json, probe, threads]() {
+  auto where = std::make_shared<std::string>("cpu");
+  cmd->add_option("--device", *where,
+                  "Where --probe measures: cpu, or cuda (GPU 0: float32, bfloat16 and float16 matmul)")
+      ->capture_default_str();
+  return [json_path, as_json, probe, threads, where]() {
     if (*threads > 0 && !*probe) throw UsageError("--threads applies to --probe only");
+    if (*where != "cpu" && !*probe) throw UsageError("--device applies to --probe only");
+    device::check_available(*where, 1);
     if (!json_path->empty()) report::require_writable_path(*json_path, "--json");
     if (*threads > 0) at::set_num_threads(*threads);
     auto env = bench::collect_env();
-    if (*probe) env["probe"] = bench::probe_matmul();
+    if (*probe) env["probe"] = *where == "cuda" ? bench::probe_matmul_gpu() : bench::probe_matmul();
     if (*as_json) {
       std::cout << env.dump(2) << "\n";
     } else {

@@ -15,6 +15,7 @@
 #include "core/host_probe.h"
 #include "core/log.h"
 #include "core/units.h"
+#include "device/device.h"
 #include "launch/launcher.h"
 #include "models/model.h"
 #include "report/json_io.h"
@@ -80,6 +81,8 @@ nlohmann::ordered_json train_config_json(const train::TrainOptions& t) {
           {"first_bucket_cap_mb", t.first_bucket_cap_mb},
           {"compression", t.compression},
           {"amp", t.amp},
+          {"device", t.device},
+          {"channels_last", t.channels_last},
           {"broadcast_buffers", t.broadcast_buffers},
           {"optimizer", "sgd"},
           {"lr", t.lr},
@@ -116,6 +119,9 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
                              "--label", label};
   a.push_back("--amp");
   a.push_back(t.amp);
+  a.push_back("--device");
+  a.push_back(t.device);
+  if (t.channels_last) a.push_back("--channels-last");
   if (!t.broadcast_buffers) a.push_back("--no-broadcast-buffers");
   if (!run.comm.iface.empty()) {
     a.push_back("--iface");
@@ -141,9 +147,15 @@ DdpJobOutcome run_ddp_job(const train::TrainOptions& t, const RunOptions& run, i
 
 void check_trainable(const train::TrainOptions& t, const std::string& backend) {
   train::validate(t);
-  train::check_amp_supported(t.amp);
+  train::check_amp_supported(t.amp, t.device);
   if (t.reducer == "ddp") comm::require_c10d_group(backend);
+  if (backend == "nccl" && t.device != "cuda")
+    throw UsageError("--backend nccl reduces GPU tensors: add --device cuda");
+  device::check_available(t.device, 1);
   const auto& entry = models::find_model(t.model);
+  if (t.channels_last && entry.input != models::InputKind::kImage)
+    throw UsageError(fmt::format("--channels-last applies to image models (4-D inputs); {} is not one",
+                                 entry.name));
   if (t.image_size < entry.min_image_size)
     throw UsageError(fmt::format("--image-size {}: {} needs images of at least {}x{}", t.image_size,
                                  entry.name, entry.min_image_size, entry.min_image_size));
@@ -191,10 +203,15 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
         ->capture_default_str();
   }
   cmd.add_option("--amp", t.amp,
-                 "Mixed precision: forward under CPU autocast in bf16 (a bare --amp) or fp16 "
-                 "(with a dynamic loss scaler; needs LibTorch >= 2.4, the wheel build)")
+                 "Mixed precision: forward under autocast in bf16 (a bare --amp) or fp16 (with a "
+                 "dynamic loss scaler; on the CPU needs LibTorch >= 2.4, the wheel build)")
       ->expected(0, 1)
       ->default_str("bf16");
+  cmd.add_option("--device", t.device,
+                 "Where each rank trains: cpu, or cuda (the GPU of its LOCAL_RANK; CUDA builds)")
+      ->capture_default_str();
+  cmd.add_flag("--channels-last", t.channels_last,
+               "Image models: convolution weights and the input batch in NHWC memory format");
   cmd.add_option("--first-bucket-cap-mb", t.first_bucket_cap_mb,
                  "Capacity of the first bucket in MiB (PyTorch DDP: 1)")
       ->capture_default_str();

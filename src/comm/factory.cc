@@ -41,10 +41,11 @@ std::vector<Entry> table() {
   t.push_back({{"mpi", false, "", "MPI collectives (not built: no MPI found at build time)"}, {}});
 #endif
 #if DTBENCH_HAVE_NCCL
-  t.push_back({{"nccl", true, nccl_library_version(), "GPU collectives (c10d ProcessGroupNCCL)", true},
+  t.push_back({{"nccl", true, nccl_library_version(),
+                "GPU collectives (c10d ProcessGroupNCCL; CUDA tensors, one GPU per rank)", true},
                make_nccl_communicator});
 #else
-  t.push_back({{"nccl", false, "", "GPU collectives (not built: the nccl backend is not written yet)"}, {}});
+  t.push_back({{"nccl", false, "", "GPU collectives (not built: this LibTorch has no CUDA; build the wheel flavour, make TORCH=wheel)"}, {}});
 #endif
   return t;
 }

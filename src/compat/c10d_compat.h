@@ -8,12 +8,10 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "compat/c10d_backend.h"
 #include "compat/torch_version.h"
 
 namespace dtbench::compat {
-
-// The work handle type c10d collectives return (c10d::Work since 1.13).
-using C10dWork = c10d::Work;
 
 inline std::shared_ptr<::gloo::transport::Device> gloo_device_for_hostname(const std::string& host) {
 #if DTBENCH_TORCH_AT_LEAST(2, 3)
@@ -75,6 +73,9 @@ inline c10::intrusive_ptr<c10d::ProcessGroup> gloo_process_group(
   auto pg = c10::make_intrusive<c10d::ProcessGroup>(store, rank, size);
   pg->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
   pg->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, gloo);
+  // Gloo also reduces CUDA tensors (through host copies): --backend gloo
+  // with --device cuda.
+  pg->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::GLOO, gloo);
   return pg;
 #else
   (void)store;

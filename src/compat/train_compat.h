@@ -1,6 +1,6 @@
 #pragma once
 // Training-loop differences between LibTorch 1.13 and 2.x: zero_grad's
-// default, the autocast setters.
+// default, the autocast setters (CPU and CUDA).
 #include <ATen/autocast_mode.h>
 #include <torch/optim/optimizer.h>
 
@@ -26,6 +26,19 @@ inline void set_cpu_autocast(bool enabled, at::ScalarType dtype) {
 #else
   at::autocast::set_autocast_cpu_dtype(dtype);
   at::autocast::set_cpu_enabled(enabled);
+#endif
+  if (!enabled) at::autocast::clear_cache();
+}
+
+// CUDA autocast on or off (CUDA builds only run it; LibTorch 1.13 calls it
+// the "gpu" autocast).
+inline void set_cuda_autocast(bool enabled, at::ScalarType dtype) {
+#if DTBENCH_TORCH_AT_LEAST(2, 4)
+  at::autocast::set_autocast_dtype(at::kCUDA, dtype);
+  at::autocast::set_autocast_enabled(at::kCUDA, enabled);
+#else
+  at::autocast::set_autocast_gpu_dtype(dtype);
+  at::autocast::set_enabled(enabled);
 #endif
   if (!enabled) at::autocast::clear_cache();
 }

@@ -48,6 +48,8 @@ struct ModelEntry {
   std::function<std::unique_ptr<Model>(const ModelOptions&)> make;
   // Smallest square image the model accepts (image models). Default 8.
   int64_t min_image_size = 8;
+  // What the model takes (what --channels-last applies to). Default images.
+  InputKind input = InputKind::kImage;
 };
 
 // The entry named `name`; throws UsageError naming the valid models.

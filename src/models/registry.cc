@@ -51,12 +51,14 @@ const std::vector<ModelEntry>& model_registry() {
                  [](const ModelOptions& o) -> std::unique_ptr<Model> {
                    return std::make_unique<ModuleModel<TransformerLm>>(TransformerLm(o),
                                                                        InputKind::kTokens);
-                 }});
+                 },
+                 8, InputKind::kTokens});
     e.push_back({"mlp", "3-layer MLP (in -> hidden -> hidden -> classes), no batch norm",
                  [](const ModelOptions& o) -> std::unique_ptr<Model> {
                    return std::make_unique<ModuleModel<Mlp>>(
                        Mlp(o.in_features, o.hidden, o.num_classes), InputKind::kVector);
-                 }});
+                 },
+                 8, InputKind::kVector});
     return e;
   }();
   return entries;

@@ -12,6 +12,8 @@ void validate(const TrainOptions& o) {
   if (o.model.empty()) throw UsageError("--model: empty model name");
   if (o.amp != "none" && o.amp != "bf16" && o.amp != "fp16")
     throw UsageError(fmt::format("--amp '{}' is not one of bf16 (the default of a bare --amp), fp16", o.amp));
+  if (o.device != "cpu" && o.device != "cuda")
+    throw UsageError(fmt::format("--device '{}' must be cpu or cuda", o.device));
   if (o.batch_size < 1 || o.batch_size > (1 << 20))
     throw UsageError(fmt::format("--batch-size {} must be between 1 and 1048576", o.batch_size));
   if (o.image_size < 8 || o.image_size > 4096)

@@ -44,6 +44,13 @@ struct TrainOptions {
   // Broadcast module buffers (batch-norm statistics) from rank 0 before each
   // forward, as PyTorch DDP does by default. Default true.
   bool broadcast_buffers = true;
+  // Where the rank computes: "cpu" or "cuda" (model, data and gradients on
+  // GPU `device_index`, the rank's LOCAL_RANK). Default "cpu".
+  std::string device = "cpu";
+  int device_index = 0;
+  // Image models: parameters of convolutions and the input batch in NHWC
+  // (channels-last) memory format. Default off.
+  bool channels_last = false;
   // Peak TFLOP/s of one rank's device, for MFU (0 = not given: no MFU).
   double peak_tflops = 0;
   // SGD hyper-parameters. Defaults 0.01 / 0.9.

@@ -11,6 +11,7 @@
 #include "core/allocator.h"
 #include "core/error.h"
 #include "core/host_probe.h"
+#include "device/device.h"
 #include "train/grad_reducer.h"
 #include "train/loss_scaler.h"
 
@@ -35,24 +36,41 @@ models::ModelOptions model_options(const TrainOptions& o) {
   return m;
 }
 
-// Forward under CPU autocast while alive: bfloat16 (keeps float32's range,
-// no scaler needed) or float16 (with the loss scaler in train()).
+// Forward under the device's autocast while alive: bfloat16 (keeps
+// float32's range, no scaler needed) or float16 (with the loss scaler in
+// train()).
 class AutocastScope {
  public:
-  explicit AutocastScope(const std::string& amp)
-      : on_(amp != "none"), dtype_(amp == "fp16" ? at::kHalf : at::kBFloat16) {
-    if (on_) compat::set_cpu_autocast(true, dtype_);
+  AutocastScope(const std::string& amp, const c10::Device& device)
+      : on_(amp != "none"), cuda_(device.is_cuda()), dtype_(amp == "fp16" ? at::kHalf : at::kBFloat16) {
+    set(true);
   }
-  ~AutocastScope() {
-    if (on_) compat::set_cpu_autocast(false, dtype_);
-  }
+  ~AutocastScope() { set(false); }
   AutocastScope(const AutocastScope&) = delete;
   AutocastScope& operator=(const AutocastScope&) = delete;
 
  private:
-  bool on_;
+  void set(bool enabled) {
+    if (!on_) return;
+    if (cuda_)
+      compat::set_cuda_autocast(enabled, dtype_);
+    else
+      compat::set_cpu_autocast(enabled, dtype_);
+  }
+  bool on_, cuda_;
   at::ScalarType dtype_;
 };
+
+// Moves the model to `device`; with channels_last, every 4-D parameter
+// (convolution weights) is laid out NHWC, as torch's
+// module.to(memory_format=torch.channels_last) does.
+void place_model(torch::nn::Module& module, const c10::Device& device, bool channels_last) {
+  module.to(device);
+  if (!channels_last) return;
+  torch::NoGradGuard no_grad;
+  for (auto& p : module.parameters())
+    if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
+}
 
 }  // namespace
 
@@ -86,11 +104,11 @@ Batch make_batch(const TrainOptions& opts, models::InputKind kind, int world_siz
   return b;
 }
 
-void check_amp_supported(const std::string& amp) {
-  if (amp == "fp16" && !compat::cpu_autocast_has_float16())
+void check_amp_supported(const std::string& amp, const std::string& device) {
+  if (amp == "fp16" && device == "cpu" && !compat::cpu_autocast_has_float16())
     throw UsageError(fmt::format(
         "--amp fp16: LibTorch {}'s CPU autocast has only bfloat16 (float16 needs LibTorch >= 2.4: "
-        "the wheel build, make TORCH=wheel); use --amp bf16",
+        "the wheel build, make TORCH=wheel); use --amp bf16 (or --device cuda)",
         compat::torch_version()));
 }
 
@@ -100,11 +118,20 @@ int resolve_threads(int requested, int local_world_size) {
 
 TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communicator* comm,
                   int world_size, int rank, const Progress& progress) {
-  check_amp_supported(opts.amp);
+  check_amp_supported(opts.amp, opts.device);
+  if (opts.channels_last && model.input_kind() != models::InputKind::kImage)
+    throw UsageError(fmt::format("--channels-last applies to image models (4-D inputs); {} is not one",
+                                 opts.model));
+  const c10::Device device = device::select(opts.device, opts.device_index);
   auto& module = *model.module();
   module.train();
+  place_model(module, device, opts.channels_last);
   auto reducer = make_reducer(opts, module, comm);
-  const auto batch = make_batch(opts, model.input_kind(), world_size, rank);
+  auto batch = make_batch(opts, model.input_kind(), world_size, rank);
+  batch.input = batch.input.to(device);
+  batch.target = batch.target.to(device);
+  if (opts.channels_last) batch.input = batch.input.contiguous(at::MemoryFormat::ChannelsLast);
+  auto timer = device::make_phase_timer(device);
   torch::optim::SGD optimizer(module.parameters(),
                               torch::optim::SGDOptions(opts.lr).momentum(opts.momentum));
 
@@ -122,24 +149,28 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
     if (probing) reducer->set_compression_probe(true);
     if (it == opts.warmup) faults_at_start = alloc::minor_faults();
     const auto t0 = Clock::now();
+    timer->start();
     reducer->before_forward();
     torch::Tensor loss;
     {
-      AutocastScope autocast(opts.amp);
+      AutocastScope autocast(opts.amp, device);
       loss = model.training_loss(batch.input, batch.target).to(torch::kFloat);
     }
     const auto scaled = scaler ? scaler->scale(loss) : loss;
     reducer->before_backward(scaled);
-    const auto t1 = Clock::now();
+    timer->mark();
     scaled.backward();
-    const auto t2 = Clock::now();
+    timer->mark();
     reducer->finish_backward();
-    const auto t3 = Clock::now();
+    timer->mark();
     // Every rank unscales the same averaged gradients, so all skip together.
     const bool skip = scaler && scaler->unscale(params);
     if (!skip) optimizer.step();
     if (scaler) scaler->update();
     compat::zero_grad(optimizer);
+    timer->mark();
+    // On a GPU this waits for the device to finish the iteration.
+    const auto phases = timer->finish();
     const auto t4 = Clock::now();
     result.last_loss = loss.item<double>();
     if (!std::isfinite(result.last_loss))
@@ -150,11 +181,19 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
       continue;
     }
     if (it >= opts.warmup) {
-      t.forward.push_back(seconds(t0, t1));
-      t.backward.push_back(seconds(t1, t2));
-      t.comm_wait.push_back(seconds(t2, t3));
-      t.optimizer.push_back(seconds(t3, t4));
+      t.forward.push_back(phases.host[0]);
+      t.backward.push_back(phases.host[1]);
+      t.comm_wait.push_back(phases.host[2]);
+      t.optimizer.push_back(phases.host[3]);
       t.total.push_back(seconds(t0, t4));
+      if (!phases.device.empty()) {
+        auto& d = result.device_times;
+        d.forward.push_back(phases.device[0]);
+        d.backward.push_back(phases.device[1]);
+        d.comm_wait.push_back(phases.device[2]);
+        d.optimizer.push_back(phases.device[3]);
+        d.total.push_back(phases.device[0] + phases.device[1] + phases.device[2] + phases.device[3]);
+      }
     }
     if (it + 1 == total_iters && opts.iters > 0)
       result.minor_faults_per_iter =

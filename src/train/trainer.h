@@ -11,6 +11,7 @@
 
 #include "models/model.h"
 #include "train/compression.h"
+#include "train/phase_times.h"
 #include "train/train_options.h"
 
 namespace dtbench::comm {
@@ -19,13 +20,14 @@ class Communicator;
 
 namespace dtbench::train {
 
-// Seconds per timed iteration, one entry per iteration and phase.
-struct PhaseTimes {
-  std::vector<double> forward, backward, comm_wait, optimizer, total;
-};
-
 struct TrainResult {
+  // By the host clock; `total` ends once the device has finished the
+  // iteration, the phases end when the host got past them (on a GPU the
+  // host runs ahead, so most time shows where it waits: docs/metrics.md).
   PhaseTimes times;
+  // --device cuda: the same phases by CUDA events on the compute stream
+  // (total = their sum); empty on the CPU.
+  PhaseTimes device_times;
   double last_loss = 0;
   // With opts.compression: what the compression did and the error it made,
   // measured on one extra untimed iteration after the timed ones.
@@ -53,8 +55,9 @@ struct Batch {
 };
 Batch make_batch(const TrainOptions& opts, models::InputKind kind, int world_size, int rank);
 
-// Throws UsageError when this LibTorch cannot run opts.amp (fp16 on 1.13).
-void check_amp_supported(const std::string& amp);
+// Throws UsageError when this LibTorch cannot run `amp` on `device` (fp16 on
+// the CPU with 1.13).
+void check_amp_supported(const std::string& amp, const std::string& device);
 
 // Intra-op threads for one rank: opts.threads, or cores / local ranks (>= 1).
 int resolve_threads(int requested, int local_world_size);
@@ -64,7 +67,8 @@ using Progress = std::function<void(int iteration, int total, double seconds)>;
 
 // Trains `model` for opts.warmup + opts.iters iterations; only the last
 // opts.iters are timed (plus one untimed error-probe iteration with
-// compression). With opts.amp the forward and loss run under CPU autocast
+// compression), on opts.device (model, batch and gradients there; NHWC with
+// opts.channels_last). With opts.amp the forward and loss run under autocast
 // (bfloat16 or float16; float16 with a dynamic loss scaler whose skipped steps
 // are counted); gradients and the optimizer stay float32. `comm` may be null for reducer none. Collectives time
 // out after comm->timeout().

@@ -7,7 +7,7 @@
 namespace dtbench::bench {
 
 Buffers prepare_buffers(const CollectiveDef& def, const CollArgs& args, bool in_place) {
-  const auto options = at::TensorOptions().dtype(comm::to_scalar_type(args.dtype));
+  const auto options = at::TensorOptions().dtype(comm::to_scalar_type(args.dtype)).device(args.device);
   const at::Tensor input = def.input(args);
   Buffers b;
   if (!in_place) {

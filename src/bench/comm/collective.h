@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include "comm/communicator.h"
 
@@ -20,6 +21,7 @@ struct CollArgs {
   std::int64_t count = 0;  // elements of the larger buffer (see CollectiveDef)
   int rank = 0;
   int nranks = 1;
+  c10::Device device{c10::DeviceType::CPU};  // where buffers and data live
 };
 
 // How the in-place variant places the input.

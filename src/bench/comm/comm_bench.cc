@@ -9,14 +9,18 @@
 #include "bench/comm/collective.h"
 #include "comm/communicator.h"
 #include "core/error.h"
+#include "device/device.h"
 
 namespace dtbench::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// On a GPU an operation has finished when the device has: gloo's wait only
+// orders the current stream after it.
 void run_once(const CollectiveDef& def, const CollArgs& args, Buffers& b) {
   def.run(args, b.in, b.out)->wait(args.comm->timeout());
+  device::synchronize(args.device);
 }
 
 report::CommTiming measure(const CollectiveDef& def, const CollArgs& args, bool in_place,
@@ -74,6 +78,7 @@ CommBenchResult run_comm_bench(comm::Communicator& comm, const CommBenchOptions&
   validate_comm_options(opts, comm.size());
   const auto sizes = size_sweep(opts.sweep);
   const auto elem = comm::element_size(opts.dtype);
+  const c10::Device dev = device::select(opts.device, opts.device_index);
 
   CommBenchResult result;
   for (const auto c : opts.collectives) {
@@ -91,6 +96,7 @@ CommBenchResult run_comm_bench(comm::Communicator& comm, const CommBenchOptions&
       args.root = opts.root;
       args.rank = comm.rank();
       args.nranks = comm.size();
+      args.device = dev;
       args.count = static_cast<std::int64_t>(
           element_count(bytes_requested, elem, def.splits ? comm.size() : 1));
       const std::uint64_t bytes = static_cast<std::uint64_t>(args.count) * elem;

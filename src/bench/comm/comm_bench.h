@@ -36,6 +36,10 @@ struct CommBenchOptions {
   // Run the out-of-place / in-place variants. Default both.
   bool out_of_place = true;
   bool in_place = true;
+  // Buffers on "cpu" or "cuda" (GPU `device_index`, the rank's LOCAL_RANK):
+  // data is made and checked there. Default "cpu".
+  std::string device = "cpu";
+  int device_index = 0;
   // Which node each rank is on (comm::gather_topology); fills node_us.
   // Empty: no per-node times.
   launch::Topology topology;

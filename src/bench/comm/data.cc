@@ -16,7 +16,7 @@ namespace {
 constexpr std::int64_t kPeriod = 64;
 
 at::Tensor one_period(const DataSpec& spec, int rank) {
-  const auto idx = at::arange(0, kPeriod, at::kLong);
+  const auto idx = at::arange(0, kPeriod, at::TensorOptions().dtype(at::kLong).device(spec.device));
   at::Tensor v;
   if (!spec.reduction) {
     v = (idx + 3 * rank) % 64 + 1;  // 1..64: exact everywhere, shifted per rank

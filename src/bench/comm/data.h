@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include "comm/types.h"
 
@@ -15,6 +16,7 @@ struct DataSpec {
   comm::ReduceOp op = comm::ReduceOp::kSum;
   bool reduction = true;  // false: data that identifies its rank (broadcast, gathers)
   int nranks = 1;
+  c10::Device device{c10::DeviceType::CPU};  // data is made (and reduced) here
 };
 
 // Elements [offset, offset + count) of rank `rank`'s data.

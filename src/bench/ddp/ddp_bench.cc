@@ -10,6 +10,8 @@
 #include "core/allocator.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "device/device.h"
+#include "stats/stats.h"
 #include "train/flops.h"
 #include "train/replicas.h"
 #include "train/trainer.h"
@@ -43,8 +45,10 @@ report::RankSamples unpack(const double* p, int64_t n, int rank) {
 
 }  // namespace
 
-DdpBenchResult run_ddp_bench(const train::TrainOptions& opts, const launch::World& world,
+DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::World& world,
                              comm::Communicator* comm, const std::string& label) {
+  train::TrainOptions opts = options;
+  opts.device_index = world.local_rank;  // --device cuda: the GPU of LOCAL_RANK
   DdpBenchResult res;
   res.threads = train::resolve_threads(opts.threads, world.local_world_size);
   torch::set_num_threads(res.threads);
@@ -75,6 +79,9 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& opts, const launch::Worl
   res.amp = opts.amp;
   res.amp_skipped_steps = result.amp_skipped_steps;
   res.amp_final_scale = result.amp_final_scale;
+  res.device = device::describe(device::select(opts.device, opts.device_index));
+  res.channels_last = opts.channels_last;
+  res.device_times = result.device_times;
 
   // Replicas must be bitwise identical before anything is recorded.
   const uint64_t hash = comm != nullptr ? train::verify_replicas(*comm, *model->module())
@@ -124,6 +131,19 @@ nlohmann::ordered_json run_extras_json(const DdpBenchResult& r) {
                            {"param_elements", r.param_elements},
                            {"malloc", alloc::current().mode},
                            {"minor_faults_per_iter", r.minor_faults_per_iter}};
+  j["device"] = r.device;
+  if (r.channels_last) j["channels_last"] = true;
+  if (!r.device_times.total.empty()) {
+    // This rank's (rank 0's) phases by CUDA events, medians in seconds.
+    const auto& d = r.device_times;
+    nlohmann::ordered_json p;
+    p["forward"] = stats::percentile(d.forward, 50);
+    p["backward"] = stats::percentile(d.backward, 50);
+    p["comm_wait"] = stats::percentile(d.comm_wait, 50);
+    p["optimizer"] = stats::percentile(d.optimizer, 50);
+    p["total"] = stats::percentile(d.total, 50);
+    j["device_phase_p50_s"] = p;
+  }
   if (r.compression.dtype != "none") j["compression"] = compression_json(r.compression);
   if (r.amp == "fp16")
     j["amp"] = {{"dtype", r.amp}, {"skipped_steps", r.amp_skipped_steps}, {"final_scale", r.amp_final_scale}};

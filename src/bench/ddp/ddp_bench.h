@@ -9,6 +9,7 @@
 #include "report/ddp_record.h"
 #include "train/compression.h"
 #include "train/train_options.h"
+#include "train/phase_times.h"
 
 namespace dtbench::comm {
 class Communicator;
@@ -27,6 +28,9 @@ struct DdpBenchResult {
   std::string amp = "none";
   long long amp_skipped_steps = 0;      // --amp fp16
   double amp_final_scale = 0;
+  std::string device = "CPU";           // device::describe of this rank's device
+  bool channels_last = false;
+  train::PhaseTimes device_times;       // --device cuda: by CUDA events (this rank)
 };
 
 // Runs opts on this rank. `comm` may be null only for reducer none on one

@@ -1,0 +1,294 @@
+#include "comm/c10d/c10d_communicator.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "comm/error_text.h"
+#include "comm/store.h"
+#include "core/error.h"
+
+namespace dtbench::comm {
+namespace {
+
+c10d::ReduceOp to_c10d(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return c10d::ReduceOp::SUM;
+    case ReduceOp::kProd:
+      return c10d::ReduceOp::PRODUCT;
+    case ReduceOp::kMin:
+      return c10d::ReduceOp::MIN;
+    case ReduceOp::kMax:
+      return c10d::ReduceOp::MAX;
+    case ReduceOp::kAvg:
+      return c10d::ReduceOp::AVG;
+  }
+  return c10d::ReduceOp::SUM;
+}
+
+// Wraps a c10d work handle; a post-step (copying a result into the caller's
+// output, waiting for the device) runs once the collective has completed.
+class C10dWorkHandle : public Work {
+ public:
+  // `explain`: asked once when the work fails, for what is known about why
+  // (a failure another node's launcher published); "" adds nothing.
+  C10dWorkHandle(c10::intrusive_ptr<compat::C10dWork> work, std::string what,
+                 std::function<std::string()> explain, std::function<void()> post)
+      : work_(std::move(work)),
+        what_(std::move(what)),
+        explain_(std::move(explain)),
+        post_(std::move(post)) {}
+
+  void wait(std::chrono::milliseconds timeout) override {
+    if (finished_) {
+      if (error_) std::rethrow_exception(error_);
+      return;
+    }
+    try {
+      work_->wait(timeout);
+      if (post_) post_();
+    } catch (...) {
+      error_ = with_cause(translate(std::current_exception(), what_));
+    }
+    finished_ = true;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+  bool done() override { return finished_ || work_->isCompleted(); }
+
+  std::exception_ptr error() override {
+    if (!finished_ && work_->isCompleted() && !work_->isSuccess())
+      return translate(work_->exception(), what_);
+    return error_;
+  }
+
+ private:
+  std::exception_ptr with_cause(std::exception_ptr error) const {
+    const std::string cause = explain_ ? explain_() : "";
+    if (cause.empty()) return error;
+    try {
+      std::rethrow_exception(error);
+    } catch (const TimeoutError& e) {
+      return std::make_exception_ptr(TimeoutError(std::string(e.what()) + "; cause: " + cause));
+    } catch (const CommError& e) {
+      return std::make_exception_ptr(CommError(std::string(e.what()) + "; cause: " + cause));
+    } catch (...) {
+      return error;
+    }
+  }
+
+  c10::intrusive_ptr<compat::C10dWork> work_;
+  std::string what_;
+  std::function<std::string()> explain_;
+  std::function<void()> post_;
+  bool finished_ = false;
+  std::exception_ptr error_;
+};
+
+// Both halves of a sendrecv.
+class PairWork : public Work {
+ public:
+  PairWork(WorkPtr a, WorkPtr b) : a_(std::move(a)), b_(std::move(b)) {}
+  void wait(std::chrono::milliseconds timeout) override {
+    const auto start = std::chrono::steady_clock::now();
+    a_->wait(timeout);
+    const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    b_->wait(std::max(std::chrono::milliseconds(1), timeout - spent));
+  }
+  bool done() override { return a_->done() && b_->done(); }
+  std::exception_ptr error() override { return a_->error() ? a_->error() : b_->error(); }
+
+ private:
+  WorkPtr a_, b_;
+};
+
+constexpr int kSendrecvTag = 7001;
+
+class C10dCommunicator : public Communicator {
+ public:
+  explicit C10dCommunicator(C10dBackendSpec spec) : s_(std::move(spec)) {}
+
+  std::string backend() const override { return s_.name; }
+  int rank() const override { return s_.rank; }
+  int size() const override { return s_.size; }
+  std::chrono::milliseconds timeout() const override { return s_.timeout; }
+
+  std::string unsupported_reason(Collective c, DType dtype, ReduceOp op) const override {
+    if (c == Collective::kSendrecv && s_.size < 2) return s_.name + ": sendrecv needs at least 2 ranks";
+    return s_.unsupported ? s_.unsupported(c, dtype, op) : "";
+  }
+
+  // Zero-element collectives complete at once on every rank: gloo's
+  // allgather divides by the element count and dies with SIGFPE on 0.
+  WorkPtr allreduce(const at::Tensor& in, at::Tensor& out, ReduceOp op) override {
+    if (in.numel() == 0) return std::make_unique<CompletedWork>();
+    copy_if_needed(in, out);
+    Staging st;
+    std::vector<at::Tensor> ts{st.inout(*this, out)};
+    c10d::AllreduceOptions o;
+    o.reduceOp = to_c10d(op);
+    o.timeout = s_.timeout;
+    return wrap([&] { return s_.backend->allreduce(ts, o); }, "allreduce", st);
+  }
+
+  WorkPtr broadcast(const at::Tensor& in, at::Tensor& out, int root) override {
+    if (in.numel() == 0) return std::make_unique<CompletedWork>();
+    if (s_.rank == root) copy_if_needed(in, out);
+    Staging st;
+    std::vector<at::Tensor> ts{st.inout(*this, out)};
+    c10d::BroadcastOptions o;
+    o.rootRank = root;
+    o.timeout = s_.timeout;
+    return wrap([&] { return s_.backend->broadcast(ts, o); }, "broadcast", st);
+  }
+
+  WorkPtr reduce(const at::Tensor& in, at::Tensor& out, int root, ReduceOp op) override {
+    if (in.numel() == 0) return std::make_unique<CompletedWork>();
+    copy_if_needed(in, out);
+    Staging st;
+    std::vector<at::Tensor> ts{st.inout(*this, out)};
+    c10d::ReduceOptions o;
+    o.reduceOp = to_c10d(op);
+    o.rootRank = root;
+    o.timeout = s_.timeout;
+    return wrap([&] { return s_.backend->reduce(ts, o); }, "reduce", st);
+  }
+
+  WorkPtr allgather(const at::Tensor& in, at::Tensor& out) override {
+    if (in.numel() == 0) return std::make_unique<CompletedWork>();
+    // c10d gathers into a list of tensors; views of `out` receive the
+    // chunks without an extra copy on our side.
+    Staging st;
+    std::vector<std::vector<at::Tensor>> outs(1);
+    const int64_t n = in.numel();
+    auto flat = st.output(*this, out).view({-1});
+    for (int r = 0; r < s_.size; ++r) outs[0].push_back(flat.narrow(0, r * n, n));
+    std::vector<at::Tensor> ins{st.input(*this, in)};
+    c10d::AllgatherOptions o;
+    o.timeout = s_.timeout;
+    return wrap([&] { return s_.backend->allgather(outs, ins, o); }, "allgather", st);
+  }
+
+  WorkPtr reduce_scatter(const at::Tensor& in, at::Tensor& out, ReduceOp op) override {
+    const std::string why =
+        unsupported_reason(Collective::kReduceScatter, from_scalar_type(in.scalar_type()), op);
+    if (!why.empty()) throw UnsupportedError(why);
+    if (in.numel() == 0) return std::make_unique<CompletedWork>();
+    Staging st;
+    std::vector<at::Tensor> outs{st.output(*this, out)};
+    std::vector<std::vector<at::Tensor>> ins(1);
+    const int64_t n = out.numel();
+    auto flat = st.input(*this, in).view({-1});
+    for (int r = 0; r < s_.size; ++r) ins[0].push_back(flat.narrow(0, r * n, n));
+    c10d::ReduceScatterOptions o;
+    o.reduceOp = to_c10d(op);
+    o.timeout = s_.timeout;
+    return wrap([&] { return s_.backend->reduce_scatter(outs, ins, o); }, "reduce_scatter", st);
+  }
+
+  WorkPtr alltoall(const at::Tensor& in, at::Tensor& out) override {
+    if (in.numel() == 0) return std::make_unique<CompletedWork>();
+    std::vector<int64_t> splits;  // empty: equal splits
+    c10d::AllToAllOptions o;
+    o.timeout = s_.timeout;
+    Staging st;
+    at::Tensor input = st.input(*this, in);  // alltoall_base takes non-const references
+    at::Tensor output = st.output(*this, out);
+    return wrap([&] { return s_.backend->alltoall_base(output, input, splits, splits, o); }, "alltoall", st);
+  }
+
+  WorkPtr send(const at::Tensor& t, int dst, int tag) override {
+    if (t.numel() == 0) return std::make_unique<CompletedWork>();
+    Staging st;
+    std::vector<at::Tensor> ts{st.input(*this, t)};
+    return wrap([&] { return s_.backend->send(ts, dst, tag); }, "send", st);
+  }
+
+  WorkPtr recv(at::Tensor& t, int src, int tag) override {
+    if (t.numel() == 0) return std::make_unique<CompletedWork>();
+    Staging st;
+    std::vector<at::Tensor> ts{st.output(*this, t)};
+    return wrap([&] { return s_.backend->recv(ts, src, tag); }, "recv", st);
+  }
+
+  WorkPtr sendrecv(const at::Tensor& in, at::Tensor& out, int dst, int src) override {
+    auto sent = send(in, dst, kSendrecvTag);
+    auto received = recv(out, src, kSendrecvTag);
+    return std::make_unique<PairWork>(std::move(sent), std::move(received));
+  }
+
+  void barrier() override {
+    c10d::BarrierOptions o;
+    o.timeout = s_.timeout;
+    wrap([&] { return s_.backend->barrier(o); }, "barrier", Staging{})->wait(s_.timeout);
+  }
+
+  c10::intrusive_ptr<c10d::ProcessGroup> c10d_group() const override {
+    if (!group_ && s_.make_group) group_ = s_.make_group();
+    return group_;
+  }
+
+ private:
+  // Host tensors through the staging device (C10dBackendSpec::staging):
+  // inputs copied there, outputs received there and copied back once the
+  // collective has finished. Without staging, the tensors as given.
+  struct Staging {
+    std::vector<std::pair<at::Tensor, at::Tensor>> back;  // (caller's, staged)
+    bool needed(const C10dCommunicator& c, const at::Tensor& t) const {
+      return c.s_.staging && t.device() != *c.s_.staging;
+    }
+    at::Tensor input(const C10dCommunicator& c, const at::Tensor& t) {
+      return needed(c, t) ? t.to(*c.s_.staging) : t;
+    }
+    at::Tensor output(const C10dCommunicator& c, const at::Tensor& t) {
+      if (!needed(c, t)) return t;
+      auto staged = at::empty_like(t, t.options().device(*c.s_.staging));
+      back.emplace_back(t, staged);
+      return staged;
+    }
+    at::Tensor inout(const C10dCommunicator& c, const at::Tensor& t) {
+      if (!needed(c, t)) return t;
+      auto staged = t.to(*c.s_.staging);
+      back.emplace_back(t, staged);
+      return staged;
+    }
+  };
+
+  static void copy_if_needed(const at::Tensor& in, at::Tensor& out) {
+    if (!in.is_same(out)) out.copy_(in);
+  }
+
+  template <typename Fn>
+  WorkPtr wrap(Fn&& start, const std::string& what, const Staging& staging) {
+    const std::string context = s_.name + " " + what;
+    std::function<void()> post = s_.after_wait;
+    if (!staging.back.empty())
+      post = [after = s_.after_wait, back = staging.back]() mutable {
+        if (after) after();
+        for (auto& [mine, staged] : back) mine.copy_(staged);
+      };
+    try {
+      auto store = s_.store;
+      return std::make_unique<C10dWorkHandle>(
+          start(), context,
+          [store]() { return published_failure(store, std::chrono::milliseconds(2000)); },
+          std::move(post));
+    } catch (...) {
+      std::rethrow_exception(translate(std::current_exception(), context));
+    }
+  }
+
+  C10dBackendSpec s_;
+  mutable c10::intrusive_ptr<c10d::ProcessGroup> group_;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_c10d_communicator(C10dBackendSpec spec) {
+  return std::make_unique<C10dCommunicator>(std::move(spec));
+}
+
+}  // namespace dtbench::comm

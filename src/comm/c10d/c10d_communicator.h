@@ -1,0 +1,44 @@
+#pragma once
+// A Communicator over any c10d backend (ProcessGroupGloo, ProcessGroupNCCL):
+// the collective calls, work handles and error translation they share. Each
+// backend's folder (comm/gloo/, comm/nccl/) only rendezvouses and constructs
+// its c10d backend, then hands it here with what differs.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "comm/communicator.h"
+#include "compat/c10d_backend.h"
+
+namespace dtbench::comm {
+
+struct C10dBackendSpec {
+  // "gloo" or "nccl": prefixes every error line.
+  std::string name;
+  c10::intrusive_ptr<compat::C10dBackend> backend;
+  // The job's store: where a failed rank's launcher publishes why.
+  c10::intrusive_ptr<c10d::Store> store;
+  int rank = 0;
+  int size = 1;
+  std::chrono::milliseconds timeout{60000};
+  // "" when the backend runs the collective on dtype with op, else why not.
+  std::function<std::string(Collective, DType, ReduceOp)> unsupported;
+  // The c10d::ProcessGroup wrapping `backend`, for the Reducer; made on
+  // first use.
+  std::function<c10::intrusive_ptr<c10d::ProcessGroup>()> make_group;
+  // Runs after a collective's wait() returned: NCCL's wait only orders the
+  // current stream after the collective, so nccl blocks the host here until
+  // the device has finished. Empty for gloo.
+  std::function<void()> after_wait;
+  // Backends that take device tensors only (nccl): host tensors given to a
+  // collective are copied to this device and the results back, so that
+  // bookkeeping (timings, #wrong, replica hashes) runs on every backend.
+  // Unset for gloo.
+  std::optional<c10::Device> staging;
+};
+
+std::unique_ptr<Communicator> make_c10d_communicator(C10dBackendSpec spec);
+
+}  // namespace dtbench::comm

@@ -1,0 +1,85 @@
+#include "comm/nccl/nccl_communicator.h"
+
+#include <map>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+
+#include "comm/c10d/c10d_communicator.h"
+#include "comm/error_text.h"
+#include "comm/store.h"
+#include "compat/nccl_compat.h"
+#include "core/error.h"
+#include "device/device.h"
+
+namespace dtbench::comm {
+namespace {
+
+std::string host_name() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+// Every rank publishes "host PCI-bus-id" and reads everyone's: two ranks on
+// one GPU (CUDA_VISIBLE_DEVICES pointing both at it, or more ranks than
+// GPUs remapped by hand) is refused by all of them with the same line,
+// before NCCL would fail with "Duplicate GPU detected".
+void check_one_gpu_per_rank(c10d::Store& store, int rank, int size, const c10::Device& gpu) {
+  const std::string mine = host_name() + " " + device::pci_bus_id(gpu);
+  store.set(fmt::format("dtbench/nccl/gpu/{}", rank), std::vector<uint8_t>(mine.begin(), mine.end()));
+  std::map<std::string, int> owner;
+  for (int r = 0; r < size; ++r) {
+    const auto v = store.get(fmt::format("dtbench/nccl/gpu/{}", r));
+    const std::string id(v.begin(), v.end());
+    const auto [it, fresh] = owner.emplace(id, r);
+    if (!fresh)
+      throw UsageError(fmt::format(
+          "--backend nccl: ranks {} and {} both use GPU {} on host {}; NCCL needs one GPU per rank "
+          "(each rank takes the GPU of its LOCAL_RANK: run at most as many ranks per node as it has "
+          "GPUs, or use --backend gloo)",
+          it->second, r, id.substr(id.find(' ') + 1), id.substr(0, id.find(' '))));
+  }
+}
+
+}  // namespace
+
+std::string nccl_library_version() { return compat::nccl_version(); }
+
+std::unique_ptr<Communicator> make_nccl_communicator(const launch::World& world,
+                                                     const CommOptions& opts) {
+  // No GPU, or more ranks on this node than GPUs: one line, before anything
+  // touches NCCL.
+  device::check_available("cuda", world.local_world_size);
+  const c10::Device gpu = device::select("cuda", world.local_rank);
+  C10dBackendSpec spec;
+  spec.name = "nccl";
+  spec.rank = world.rank;
+  spec.size = world.world_size;
+  spec.timeout = opts.timeout;
+  spec.store = connect_store(world, opts.timeout);
+  check_one_gpu_per_rank(*spec.store, spec.rank, spec.size, gpu);
+  c10::intrusive_ptr<c10d::Store> prefix = c10::make_intrusive<c10d::PrefixStore>("dtbench/nccl", spec.store);
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> pg;
+  try {
+    pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefix, spec.rank, spec.size,
+                                                     compat::nccl_options(opts.timeout));
+  } catch (const std::exception& e) {
+    throw CommError(fmt::format("nccl: rank {} could not create its process group on {}: {}", spec.rank,
+                                device::describe(gpu), one_line(e)));
+  }
+  spec.backend = pg;
+  // NCCL takes every dtype and op dtbench names (avg since NCCL 2.10); the
+  // comm benchmark's exact check is the judge.
+  spec.unsupported = [](Collective, DType, ReduceOp) { return std::string(); };
+  spec.make_group = [pg, prefix, rank = spec.rank, size = spec.size] {
+    return compat::nccl_process_group(pg, prefix, rank, size);
+  };
+  spec.after_wait = [gpu] { device::synchronize(gpu); };
+  spec.staging = gpu;
+  return make_c10d_communicator(std::move(spec));
+}
+
+}  // namespace dtbench::comm

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# --device cpu|cuda, --backend nccl, --channels-last, env's GPU report.
+# Without a GPU (or without CUDA in the build) every GPU request is one clear
+# line naming the reason and exit 2; with a GPU the GPU paths run and check
+# their own results. Usage: device_cli.sh path/to/dtbench
+set -u
+D=$1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0; passes=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; passes=$((passes + 1)); }
+
+# expect_line PATTERN ARGS...: exit 2, one stderr line matching PATTERN, no stdout.
+expect_line() {
+  local pattern=$1; shift
+  timeout 60 "$D" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$? lines; lines=$(wc -l <"$tmp/err")
+  if [ "$rc" -ne 2 ] || [ "$lines" -ne 1 ] || [ -s "$tmp/out" ] || ! grep -Eq -- "$pattern" "$tmp/err"; then
+    fail "dtbench $* -> exit $rc, $lines line(s), want /$pattern/"; sed 's/^/    /' "$tmp/err" | head -5
+  else
+    ok "dtbench $* -> $(cat "$tmp/err")"
+  fi
+}
+# expect_ok ARGS...: exit 0.
+expect_ok() {
+  timeout 600 "$D" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -ne 0 ]; then fail "dtbench $* -> exit $rc"; tail -5 "$tmp/err" | sed 's/^/    /'; else ok "dtbench $*"; fi
+  return $rc
+}
+json() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+"$D" env --json "$tmp/env.json" >/dev/null || { echo "FAIL: dtbench env"; exit 1; }
+built=$(json "$tmp/env.json" '1 if j["cuda"]["built"] else 0')
+gpus=$(json "$tmp/env.json" 'j["cuda"].get("gpu", {}).get("count", 0)')
+has_mpi=$(json "$tmp/env.json" '1 if "mpi" in j["backends"] else 0')
+echo "# CUDA built: $built, GPUs visible: $gpus"
+
+# Flavour-independent refusals.
+expect_line "--device 'tpu' must be cpu or cuda" ddp -m mlp --device tpu
+expect_line "--device 'tpu' must be cpu or cuda" comm --device tpu
+expect_line "--channels-last applies to image models" ddp -m mlp --channels-last
+expect_line "--channels-last applies to image models" compare --models transformer --channels-last
+expect_line "--device applies to --probe only" env --device cuda
+[ "$has_mpi" = 1 ] && expect_line "--backend mpi moves host buffers only" comm --backend mpi --device cuda
+
+if [ "$built" = 0 ]; then
+  why="built without CUDA"
+  expect_line "$why" comm --device cuda
+  expect_line "$why" ddp -m mlp --device cuda
+  expect_line "$why" compare --models mlp --device cuda
+  expect_line "$why" env --probe --device cuda
+  expect_line "backend 'nccl' is not built into this dtbench: .*no CUDA" comm --backend nccl --device cuda
+  expect_line "backend 'nccl' is not built" ddp -m mlp --backend nccl --device cuda
+elif [ "$gpus" = 0 ]; then
+  why="no CUDA GPU is visible"
+  expect_line "$why" comm --device cuda
+  expect_line "$why" comm --backend nccl --device cuda
+  expect_line "$why" comm --backend nccl --device cuda --nproc 2
+  expect_line "--backend nccl moves GPU buffers: add --device cuda" comm --backend nccl
+  expect_line "--backend nccl reduces GPU tensors: add --device cuda" ddp -m mlp --backend nccl
+  expect_line "$why" ddp -m mlp --device cuda
+  expect_line "$why" ddp -m mlp --backend nccl --device cuda
+  expect_line "$why" compare --models mlp --device cuda
+  expect_line "$why" env --probe --device cuda
+  # A rank started by a launcher (LOCAL_RANK set) fails the same way, in
+  # the rank, before NCCL is touched.
+  timeout 60 "$D" launch --nproc-per-node 1 -- "$D" comm --backend nccl --device cuda -b 8 -e 8 -n 1 \
+    >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if [ "$rc" -ne 0 ] && grep -q "$why" "$tmp/err" && ! grep -qi "terminate\|core dumped\|Traceback" "$tmp/err"; then
+    ok "launched nccl rank without a GPU -> exit $rc: $(head -1 "$tmp/err")"
+  else
+    fail "launched nccl rank without a GPU -> exit $rc"; head -5 "$tmp/err"
+  fi
+  json "$tmp/env.json" 'j["cuda"]["gpu"]["why"]' | grep -q "no CUDA device visible" \
+    && ok "env: cuda.gpu.why says no device" || fail "env: cuda.gpu.why"
+fi
+
+# --channels-last trains on the CPU in every build (numerics: ddp_equivalence).
+if expect_ok ddp -m resnet18 --image-size 32 -b 2 -n 2 -w 1 --world-sizes 2 --channels-last --no-baseline \
+     --json "$tmp/nhwc.json"; then
+  [ "$(json "$tmp/nhwc.json" 'j["runs"][0]["extras"].get("channels_last")')" = True ] \
+    && ok "ddp --channels-last: extras.channels_last" || fail "ddp --channels-last: extras.channels_last missing"
+  [ "$(json "$tmp/nhwc.json" 'j["runs"][0]["extras"]["device"]')" = CPU ] \
+    && ok "ddp: extras.device CPU" || fail "ddp: extras.device"
+fi
+
+if [ "$built" = 1 ] && [ "$gpus" -gt 0 ]; then
+  echo "# GPU runs"
+  json "$tmp/env.json" 'j["cuda"]["gpu"]["devices"][0]["name"]'
+  expect_ok env --probe --device cuda --json "$tmp/probe.json" \
+    && python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['probe']; assert p['bfloat16_tflops']>1 and p['float32_tflops']>1, p; print(p)" "$tmp/probe.json" \
+    && ok "env --probe --device cuda" || fail "env --probe --device cuda: figures"
+  # Collectives on GPU buffers, data made and checked on the GPU (the
+  # command exits non-zero on any wrong element).
+  expect_ok comm --device cuda --collective all -b 8 -e 4M -n 5 -w 2
+  expect_ok comm --backend nccl --device cuda --collective all -b 8 -e 64M -n 5 -w 2 --json "$tmp/nccl1.json"
+  for dt in float16 bfloat16 int32 float64; do
+    expect_ok comm --backend nccl --device cuda --collective all -d "$dt" -b 8 -e 1M -n 3 -w 1
+  done
+  for op in prod min max avg; do
+    expect_ok comm --backend nccl --device cuda -o "$op" -b 8 -e 1M -n 3 -w 1
+  done
+  if [ "$gpus" -ge 2 ]; then
+    expect_ok comm --backend nccl --device cuda --nproc 2 --collective all -b 8 -e 64M -n 5 -w 2
+    expect_ok ddp -m resnet18 --image-size 64 -b 8 -n 5 -w 2 --device cuda --backend nccl --world-sizes 1,2
+  else
+    expect_line "2 ranks on this node but only 1 GPU" comm --backend nccl --device cuda --nproc 2
+  fi
+  # Two launches on one host, one rank each: both take GPU 0.
+  port=$((30000 + RANDOM % 20000))
+  for n in 0 1; do
+    timeout 120 "$D" launch --nnodes 2 --node-rank $n --nproc-per-node 1 --master-port $port -- \
+      "$D" comm --backend nccl --device cuda -b 8 -e 8 -n 1 >"$tmp/dup$n.out" 2>"$tmp/dup$n.err" &
+  done
+  wait
+  grep -q "both use GPU" "$tmp/dup0.err" "$tmp/dup1.err" && ok "two ranks on one GPU: refused" \
+    || { fail "two ranks on one GPU"; cat "$tmp/dup0.err" "$tmp/dup1.err" | head -10; }
+  # Training on the GPU: c10d::Reducer over NCCL and over gloo, own reducers,
+  # AMP both ways, channels-last; replicas verified by every run.
+  expect_ok ddp -m resnet18 --image-size 64 -b 16 -n 5 -w 2 --device cuda --backend nccl --json "$tmp/g.json" \
+    && python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))['runs']
+for run in r:
+  e=run['extras']; assert 'GPU' in e['device'], e['device']
+  d=e['device_phase_p50_s']; assert d['total']>0 and d['forward']>0, d
+print('device phases', r[-1]['extras']['device_phase_p50_s'])" "$tmp/g.json" && ok "ddp --device cuda: device phases" || fail "ddp --device cuda: device phases"
+  expect_ok ddp -m resnet18 --image-size 64 -b 16 -n 5 -w 2 --device cuda --backend gloo --no-baseline
+  expect_ok ddp -m resnet18 --image-size 64 -b 16 -n 5 -w 2 --device cuda --backend nccl --reducer overlap --no-baseline
+  expect_ok ddp -m resnet18 --image-size 64 -b 16 -n 5 -w 2 --device cuda --backend nccl --amp fp16 --no-baseline --json "$tmp/fp16.json" \
+    && [ "$(json "$tmp/fp16.json" 'j["runs"][0]["extras"]["amp"]["dtype"]')" = fp16 ] && ok "fp16 on GPU: amp extras" || fail "fp16 on GPU: amp extras"
+  expect_ok ddp -m resnet18 --image-size 64 -b 16 -n 5 -w 2 --device cuda --backend nccl --amp bf16 --channels-last --no-baseline
+  expect_ok compare --models mlp --reducers ddp,overlap --world-sizes 1 -n 3 -w 1 --device cuda --backend nccl
+  # The same model, seed and data on CPU and GPU end at nearly the same loss.
+  expect_ok ddp -m mlp -b 16 -n 3 -w 0 --world-sizes 1 --no-baseline --json "$tmp/cpu.json"
+  expect_ok ddp -m mlp -b 16 -n 3 -w 0 --world-sizes 1 --no-baseline --device cuda --backend nccl --json "$tmp/gpu.json"
+  python3 -c "
+import json,sys
+a=json.load(open(sys.argv[1]))['runs'][0]['extras']['last_loss']; b=json.load(open(sys.argv[2]))['runs'][0]['extras']['last_loss']
+assert abs(a-b)/abs(a) < 1e-3, (a,b); print('cpu', a, 'gpu', b)" "$tmp/cpu.json" "$tmp/gpu.json" \
+    && ok "CPU and GPU losses agree" || fail "CPU and GPU losses differ"
+elif [ "$built" = 1 ]; then
+  echo "# skipped: the GPU runs (no GPU visible here; they run where one is)"
+fi
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
