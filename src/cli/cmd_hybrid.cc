@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/run_options.h"
 #include "core/error.h"
+#include "device/device.h"
 #include "core/log.h"
 #include "launch/world.h"
 #include "report/env_reporter.h"
@@ -38,6 +39,7 @@ nlohmann::ordered_json config_json(const HybridFlags& f, const std::string& tran
           {"warmup", o.warmup},           {"lr", o.lr},
           {"seed", o.seed},               {"check", o.check},
           {"reducer", "ddp"},             {"backend", f.run.comm.backend},
+          {"device", o.device},
           {"transport", transport},       {"timeout_ms", f.run.comm.timeout.count()}};
 }
 
@@ -49,7 +51,9 @@ int run_hybrid(HybridFlags& f) {
   bench::hybrid::validate(o);
   rpc::validate(o.transport);
   if (f.run.comm.backend != "gloo")
-    throw UsageError("hybrid: the trainers' DDP group runs c10d::Reducer on a gloo group; use --backend gloo");
+    throw UsageError("hybrid: the trainers' DDP group runs c10d::Reducer on a gloo group (CPU or GPU "
+                     "tensors); use --backend gloo");
+  device::check_available(o.device, 1);
   f.run.nproc = bench::hybrid::world_size_for(o);
   if (auto code = self_launch(f.run, /*nproc_implicit=*/true)) return *code;
   const auto world = launch::world_from_env(launch::process_env());
@@ -150,6 +154,9 @@ Action register_hybrid(CLI::App& app) {
       "hybrid", "DDP + RPC: embedding tables on parameter servers, FC stack under DDP (PyTorch benchmark)");
   add_run_options(*cmd, f->run, /*with_nproc=*/false);
   auto& o = f->h;
+  cmd->add_option("--device", o.device,
+                  "Trainers' FC stack on: cpu, or cuda (trainer t on GPU t mod the GPUs visible)")
+      ->capture_default_str();
   cmd->add_option("--trainers", o.trainers, "Trainer ranks (ranks 1..T)")->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_option("--servers", o.servers, "Parameter-server ranks (ranks T+1..T+P)")->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_option("--tables", o.tables, "Embedding tables")->check(CLI::Range(1, 1024))->capture_default_str();

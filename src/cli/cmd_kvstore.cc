@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/run_options.h"
 #include "core/error.h"
+#include "device/device.h"
 #include "core/log.h"
 #include "core/units.h"
 #include "launch/world.h"
@@ -67,6 +68,12 @@ void finish(KvFlags& f) {
   o.transport.timeout = f.run.comm.timeout;
   bench::kv::validate(o);
   rpc::validate(o.transport);
+  if (f.run.comm.backend == "nccl" && o.device != "cuda")
+    throw UsageError("--backend nccl reduces GPU tensors: add --device cuda (with --mode device)");
+  if (f.run.comm.backend == "mpi" && o.device == "cuda")
+    throw UsageError("--backend mpi moves host buffers only; use --backend nccl or gloo with --device cuda");
+  // Workers run on this host when dtbench starts them: one GPU each.
+  device::check_available(o.device, o.workers);
 }
 
 nlohmann::ordered_json config_json(const KvFlags& f, const bench::kv::KvRunResult& r) {
@@ -86,6 +93,7 @@ nlohmann::ordered_json config_json(const KvFlags& f, const bench::kv::KvRunResul
           {"iters", o.iters},
           {"warmup", o.warmup},
           {"check", o.check},
+          {"device", o.device},
           {"bytes_per_worker_per_iter", bench::kv::bytes_per_worker(o, r.layout.total_numel)},
           {"transport", r.transport},
           {"backend", o.mode == bench::kv::KvMode::kDevice ? f.run.comm.backend : ""},
@@ -107,9 +115,10 @@ int run_kvstore(KvFlags& f) {
   const auto layout = bench::kv::plan_layout(o.arrays, std::max(o.servers, 1), o.bigarray_bound);
   if (leader) {
     report::print_env(std::cout, env);
-    std::cout << fmt::format("# dtbench kvstore: mode {}, {} worker(s), {} server(s), {} replica(s), optimizer {}\n",
-                             bench::kv::to_string(o.mode), o.workers, o.servers, o.replicas,
-                             o.sgd ? "sgd" : "none");
+    std::cout << fmt::format(
+        "# dtbench kvstore: mode {}, {} worker(s), {} server(s), {} replica(s){}, optimizer {}\n",
+        bench::kv::to_string(o.mode), o.workers, o.servers, o.replicas,
+        o.device == "cuda" ? " on each worker's GPU" : "", o.sgd ? "sgd" : "none");
     std::cout << report::kv_size_line(o.arrays.size(), layout.total_numel * 4) << "\n" << std::flush;
   }
   auto r = bench::kv::run_kvstore(world, o, f.run.comm, [](const report::KvIteration& it) {
@@ -185,6 +194,9 @@ Action register_kvstore(CLI::App& app) {
       "kvstore", "Parameter-server push/pull bandwidth (MXNet kvstore tool): GB/s per worker, error");
   add_run_options(*cmd, f->run, /*with_nproc=*/false);
   cmd->add_option("--mode", f->mode, "local, device, dist_sync, dist_async or dist_device_sync")
+      ->capture_default_str();
+  cmd->add_option("--device", f->kv.device,
+                  "Replicas on: cpu, or cuda (the GPU of each worker's LOCAL_RANK; modes local and device)")
       ->capture_default_str();
   cmd->add_option("--workers", f->kv.workers, "Worker ranks (ranks 0..W-1)")
       ->check(CLI::Range(1, 1024))

@@ -92,10 +92,13 @@ std::unique_ptr<Communicator> make_group_communicator(const launch::World& world
                                                       const Group& group) {
   require_backend(opts.backend);
   if (opts.backend == "gloo") return make_gloo_group_communicator(world, opts, group);
+#if DTBENCH_HAVE_NCCL
+  if (opts.backend == "nccl") return make_nccl_group_communicator(world, opts, group);
+#endif
   if (group.size == world.world_size && group.rank == world.rank)
     return make_communicator(world, opts);
   throw UsageError(fmt::format(
-      "the {} backend cannot form a group of {} of the job's {} ranks; use --backend gloo",
+      "the {} backend cannot form a group of {} of the job's {} ranks; use --backend gloo or nccl",
       opts.backend, group.size, world.world_size));
 }
 

@@ -29,7 +29,7 @@ struct Group {
   int size = 1;
 };
 
-// A communicator over `group`. gloo serves any group; mpi only the whole
+// A communicator over `group`. gloo and nccl serve any group; mpi only the whole
 // job (MPI_COMM_WORLD). Throws UsageError otherwise.
 std::unique_ptr<Communicator> make_group_communicator(const launch::World& world,
                                                       const CommOptions& opts,

@@ -43,6 +43,10 @@ expect_line "--channels-last applies to image models" ddp -m mlp --channels-last
 expect_line "--channels-last applies to image models" compare --models transformer --channels-last
 expect_line "--device applies to --probe only" env --device cuda
 [ "$has_mpi" = 1 ] && expect_line "--backend mpi moves host buffers only" comm --backend mpi --device cuda
+expect_line "--device 'tpu' must be cpu or cuda" kvstore --mode device --device tpu
+expect_line "--device 'tpu' must be cpu or cuda" hybrid --device tpu
+expect_line "--mode dist_sync pushes host buffers over TensorPipe" kvstore --mode dist_sync --device cuda
+expect_line "--backend nccl reduces GPU tensors: add --device cuda" kvstore --mode device --backend nccl
 
 if [ "$built" = 0 ]; then
   why="built without CUDA"
@@ -52,6 +56,9 @@ if [ "$built" = 0 ]; then
   expect_line "$why" env --probe --device cuda
   expect_line "backend 'nccl' is not built into this dtbench: .*no CUDA" comm --backend nccl --device cuda
   expect_line "backend 'nccl' is not built" ddp -m mlp --backend nccl --device cuda
+  expect_line "$why" kvstore --mode device --device cuda
+  expect_line "$why" kvstore --mode local --device cuda
+  expect_line "$why" hybrid --device cuda
 elif [ "$gpus" = 0 ]; then
   why="no CUDA GPU is visible"
   expect_line "$why" comm --device cuda
@@ -63,6 +70,10 @@ elif [ "$gpus" = 0 ]; then
   expect_line "$why" ddp -m mlp --backend nccl --device cuda
   expect_line "$why" compare --models mlp --device cuda
   expect_line "$why" env --probe --device cuda
+  expect_line "$why" kvstore --mode device --device cuda
+  expect_line "$why" kvstore --mode device --device cuda --backend nccl
+  expect_line "$why" kvstore --mode local --device cuda
+  expect_line "$why" hybrid --device cuda
   # A rank started by a launcher (LOCAL_RANK set) fails the same way, in
   # the rank, before NCCL is touched.
   timeout 60 "$D" launch --nproc-per-node 1 -- "$D" comm --backend nccl --device cuda -b 8 -e 8 -n 1 \
@@ -133,6 +144,13 @@ print('device phases', r[-1]['extras']['device_phase_p50_s'])" "$tmp/g.json" && 
     && [ "$(json "$tmp/fp16.json" 'j["runs"][0]["extras"]["amp"]["dtype"]')" = fp16 ] && ok "fp16 on GPU: amp extras" || fail "fp16 on GPU: amp extras"
   expect_ok ddp -m resnet18 --image-size 64 -b 16 -n 5 -w 2 --device cuda --backend nccl --amp bf16 --channels-last --no-baseline
   expect_ok compare --models mlp --reducers ddp,overlap --world-sizes 1 -n 3 -w 1 --device cuda --backend nccl
+  # kvstore on GPU replicas (exact check every iteration), hybrid's FC stack
+  # on a GPU (tables checked against the single-process reference).
+  expect_ok kvstore --mode device --device cuda --replicas 4 --arrays 4 --size 4M -n 5
+  expect_ok kvstore --mode device --device cuda --backend nccl --replicas 4 --arrays 4 --size 4M -n 5
+  expect_ok kvstore --mode local --device cuda --replicas 4 --arrays 4 --size 4M -n 5
+  [ "$gpus" -ge 2 ] && expect_ok kvstore --mode device --device cuda --backend nccl --workers 2 --replicas 2 --arrays 4 --size 4M -n 5
+  expect_ok hybrid --device cuda --trainers 2 --servers 1 -n 5
   # The same model, seed and data on CPU and GPU end at nearly the same loss.
   expect_ok ddp -m mlp -b 16 -n 3 -w 0 --world-sizes 1 --no-baseline --json "$tmp/cpu.json"
   expect_ok ddp -m mlp -b 16 -n 3 -w 0 --world-sizes 1 --no-baseline --device cuda --backend nccl --json "$tmp/gpu.json"

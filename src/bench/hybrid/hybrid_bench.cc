@@ -16,6 +16,7 @@
 #include "comm/store.h"
 #include "comm/topology.h"
 #include "core/error.h"
+#include "device/device.h"
 #include "rpc/raw_echo.h"
 #include "train/grad_reducer.h"
 
@@ -94,6 +95,12 @@ void train(const launch::World& world, const HybridOptions& o, const comm::CommO
   torch::nn::Sequential fc(torch::nn::Linear(o.tables * dim, o.hidden), torch::nn::ReLU(),
                            torch::nn::Linear(o.hidden, o.hidden), torch::nn::ReLU(),
                            torch::nn::Linear(o.hidden, 1));
+  // --device cuda: the FC stack on a GPU (trainers share GPUs round-robin);
+  // the host-side input is copied there, so its gradient comes back to host.
+  const c10::Device dev = o.device == "cuda"
+                              ? device::select("cuda", t % std::max(1, device::cuda_device_count()))
+                              : c10::Device(c10::DeviceType::CPU);
+  fc->to(dev);
   train::TrainOptions topts;
   topts.reducer = "ddp";
   topts.lr = o.lr;
@@ -162,7 +169,7 @@ void train(const launch::World& world, const HybridOptions& o, const comm::CommO
 
     opt.zero_grad();
     reducer->before_forward();
-    auto loss = torch::mse_loss(fc->forward(input), target);
+    auto loss = torch::mse_loss(fc->forward(input.to(dev)), target.to(dev));
     reducer->before_backward(loss);
     loss.backward();
     reducer->finish_backward();
@@ -219,7 +226,7 @@ void train(const launch::World& world, const HybridOptions& o, const comm::CommO
     ps::put_text(*store, fmt::format("hy/log/{}", t), log.bytes);
     std::vector<float> flat;
     for (const auto& p : fc->parameters()) {
-      auto c = p.detach().contiguous();
+      auto c = p.detach().to(at::kCPU).contiguous();
       flat.insert(flat.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
     }
     ps::put_text(*store, fmt::format("hy/fc/{}", t),

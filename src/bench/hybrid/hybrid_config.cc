@@ -10,6 +10,8 @@ void validate(const HybridOptions& o) {
   auto at_least = [](const char* flag, std::int64_t v, std::int64_t min) {
     if (v < min) throw UsageError(fmt::format("{} {} must be at least {}", flag, v, min));
   };
+  if (o.device != "cpu" && o.device != "cuda")
+    throw UsageError(fmt::format("--device '{}' must be cpu or cuda", o.device));
   at_least("--trainers", o.trainers, 1);
   at_least("--servers", o.servers, 1);
   at_least("--tables", o.tables, 1);

@@ -24,6 +24,9 @@ struct HybridOptions {
   std::uint64_t seed = 1;
   bool check = true;   // compare the final tables with a single-process reference
   int ceiling_iters = 50;  // raw TensorPipe round trips (0 = skip)
+  // Where the trainers' FC stack trains: "cpu", or "cuda" (trainer t on GPU
+  // t mod the GPUs visible; embedding rows still travel through host memory).
+  std::string device = "cpu";
   rpc::TransportOptions transport;
 };
 

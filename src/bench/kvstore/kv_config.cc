@@ -40,6 +40,13 @@ void validate(const KvOptions& o) {
   if (o.sgd && !is_dist(o.mode))
     throw UsageError("--optimizer sgd runs on the servers: it needs a dist_* mode");
   if (o.arrays.empty()) throw UsageError("kvstore: no arrays");
+  if (o.device != "cpu" && o.device != "cuda")
+    throw UsageError(fmt::format("--device '{}' must be cpu or cuda", o.device));
+  if (o.device == "cuda" && is_dist(o.mode))
+    throw UsageError(fmt::format(
+        "--device cuda: --mode {} pushes host buffers over TensorPipe; the GPU modes are local "
+        "(replicas reduced in host memory) and device (reduced on the GPU)",
+        to_string(o.mode)));
   // Sums stay exact integers in float32 only while below 2^24.
   const double per_round = 8.0 * o.workers * o.replicas;
   const double rounds = static_cast<double>(o.iters + o.warmup);

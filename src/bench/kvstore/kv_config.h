@@ -37,6 +37,9 @@ struct KvOptions {
   int warmup = 1;
   bool check = true;
   int ceiling_iters = 5;  // raw TensorPipe rounds (0 = skip)
+  // Where the replicas live: "cpu" (host vectors), or "cuda" (tensors on the
+  // GPU of the worker's LOCAL_RANK; local and device modes only).
+  std::string device = "cpu";
   rpc::TransportOptions transport;
 };
 

@@ -6,12 +6,14 @@
 #include <ATen/ATen.h>
 
 #include "bench/kvstore/kv_worker.h"
+#include "bench/kvstore/kv_tensor_worker.h"
 #include "bench/ps/directory.h"
 #include "comm/communicator.h"
 #include "comm/store.h"
 #include "comm/topology.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "device/device.h"
 #include "rpc/raw_echo.h"
 
 namespace dtbench::bench::kv {
@@ -74,7 +76,14 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
   }
 
   const int w = world.rank;
-  KvWorker worker(o, result.layout, w);
+  // --device cuda: replicas as tensors on this rank's GPU (local/device
+  // modes); otherwise host vectors.
+  std::unique_ptr<KvTensorWorker> gpu_worker;
+  if (o.device == "cuda")
+    gpu_worker = std::make_unique<KvTensorWorker>(o, result.layout, w, device::select("cuda", world.local_rank));
+  KvOptions host_opts = o;
+  if (gpu_worker) host_opts.replicas = 0;  // the host worker then holds no buffers
+  KvWorker worker(host_opts, result.layout, w);
   std::unique_ptr<rpc::Node> node;
   std::vector<std::unique_ptr<rpc::Client>> clients;
   std::unique_ptr<comm::Communicator> comm;
@@ -99,6 +108,7 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
     }
   } else if (o.mode == KvMode::kDevice) {
     comm = comm::make_group_communicator(world, comm_opts, {store, "dtbench/kv", w, o.workers});
+    if (gpu_worker) gpu_worker->set_communicator(comm.get());
     worker.set_allreduce([&](const std::vector<std::pair<float*, std::size_t>>& regions) {
       std::vector<comm::WorkPtr> works;
       for (const auto& [ptr, n] : regions) {
@@ -112,7 +122,7 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
   comm::store_barrier(*store, "kv/start", o.workers, comm_opts.timeout);
   std::vector<report::KvIteration> mine;
   for (int i = 0; i < o.warmup + o.iters; ++i) {
-    auto it = worker.run(i);
+    auto it = gpu_worker ? gpu_worker->run(i) : worker.run(i);
     if (i < o.warmup) continue;
     it.iter = i - o.warmup;
     if (!std::isnan(it.error) && it.error != 0)

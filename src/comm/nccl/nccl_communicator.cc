@@ -29,10 +29,10 @@ std::string host_name() {
 // before NCCL would fail with "Duplicate GPU detected".
 void check_one_gpu_per_rank(c10d::Store& store, int rank, int size, const c10::Device& gpu) {
   const std::string mine = host_name() + " " + device::pci_bus_id(gpu);
-  store.set(fmt::format("dtbench/nccl/gpu/{}", rank), std::vector<uint8_t>(mine.begin(), mine.end()));
+  store.set(fmt::format("gpu/{}", rank), std::vector<uint8_t>(mine.begin(), mine.end()));
   std::map<std::string, int> owner;
   for (int r = 0; r < size; ++r) {
-    const auto v = store.get(fmt::format("dtbench/nccl/gpu/{}", r));
+    const auto v = store.get(fmt::format("gpu/{}", r));
     const std::string id(v.begin(), v.end());
     const auto [it, fresh] = owner.emplace(id, r);
     if (!fresh)
@@ -48,20 +48,23 @@ void check_one_gpu_per_rank(c10d::Store& store, int rank, int size, const c10::D
 
 std::string nccl_library_version() { return compat::nccl_version(); }
 
-std::unique_ptr<Communicator> make_nccl_communicator(const launch::World& world,
-                                                     const CommOptions& opts) {
+namespace {
+
+// group.store null: the whole job, through a store of its own.
+std::unique_ptr<Communicator> make(const launch::World& world, const CommOptions& opts, const Group& group) {
   // No GPU, or more ranks on this node than GPUs: one line, before anything
   // touches NCCL.
   device::check_available("cuda", world.local_world_size);
   const c10::Device gpu = device::select("cuda", world.local_rank);
   C10dBackendSpec spec;
   spec.name = "nccl";
-  spec.rank = world.rank;
-  spec.size = world.world_size;
+  spec.rank = group.store ? group.rank : world.rank;
+  spec.size = group.store ? group.size : world.world_size;
   spec.timeout = opts.timeout;
-  spec.store = connect_store(world, opts.timeout);
-  check_one_gpu_per_rank(*spec.store, spec.rank, spec.size, gpu);
-  c10::intrusive_ptr<c10d::Store> prefix = c10::make_intrusive<c10d::PrefixStore>("dtbench/nccl", spec.store);
+  spec.store = group.store ? group.store : connect_store(world, opts.timeout);
+  const std::string prefix_name = group.store ? group.prefix + "/nccl" : std::string("dtbench/nccl");
+  c10::intrusive_ptr<c10d::Store> prefix = c10::make_intrusive<c10d::PrefixStore>(prefix_name, spec.store);
+  check_one_gpu_per_rank(*prefix, spec.rank, spec.size, gpu);
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> pg;
   try {
     pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefix, spec.rank, spec.size,
@@ -80,6 +83,20 @@ std::unique_ptr<Communicator> make_nccl_communicator(const launch::World& world,
   spec.after_wait = [gpu] { device::synchronize(gpu); };
   spec.staging = gpu;
   return make_c10d_communicator(std::move(spec));
+}
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_nccl_communicator(const launch::World& world,
+                                                     const CommOptions& opts) {
+  return make(world, opts, Group{});
+}
+
+std::unique_ptr<Communicator> make_nccl_group_communicator(const launch::World& world,
+                                                           const CommOptions& opts,
+                                                           const Group& group) {
+  DTBENCH_CHECK(group.store && group.rank >= 0 && group.rank < group.size, "nccl: bad group");
+  return make(world, opts, group);
 }
 
 }  // namespace dtbench::comm

@@ -1,0 +1,81 @@
+#include "bench/kvstore/kv_tensor_worker.h"
+
+#include <chrono>
+
+#include <ATen/ATen.h>
+
+#include "comm/communicator.h"
+#include "core/error.h"
+#include "device/device.h"
+
+namespace dtbench::bench::kv {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// `period` tiled to n elements, on `device`.
+at::Tensor tiled(const std::vector<float>& period, std::int64_t n, const c10::Device& device) {
+  const auto p = static_cast<std::int64_t>(period.size());
+  auto t = at::tensor(period, at::TensorOptions().dtype(at::kFloat)).to(device);
+  return t.repeat({(n + p - 1) / p}).narrow(0, 0, n).contiguous();
+}
+
+}  // namespace
+
+KvTensorWorker::KvTensorWorker(const KvOptions& opts, const KvLayout& layout, int worker,
+                               const c10::Device& device)
+    : opts_(opts), layout_(layout), worker_(worker), device_(device) {
+  DTBENCH_CHECK(!is_dist(opts_.mode), "KvTensorWorker runs local and device modes only");
+  const auto n = static_cast<std::int64_t>(layout_.total_numel);
+  for (int r = 0; r < opts_.replicas; ++r)
+    replicas_.push_back(at::empty({n}, at::TensorOptions().dtype(at::kFloat).device(device_)));
+}
+
+void KvTensorWorker::fill(std::int64_t round) {
+  const auto n = static_cast<std::int64_t>(layout_.total_numel);
+  for (int r = 0; r < opts_.replicas; ++r) {
+    std::vector<float> table(8);
+    for (std::size_t j = 0; j < 8; ++j) table[j] = push_value(worker_, r, round, j);
+    replicas_[r].copy_(tiled(table, n, device_));
+  }
+  device::synchronize(device_);
+}
+
+double KvTensorWorker::check(const std::vector<float>& table) const {
+  const auto n = static_cast<std::int64_t>(layout_.total_numel);
+  double err = (replicas_[0] - tiled(table, n, device_)).abs().max().item<double>();
+  for (int r = 1; r < opts_.replicas; ++r)
+    if (!at::equal(replicas_[r], replicas_[0])) err = std::max(err, 1.0);  // replicas must agree
+  return err;
+}
+
+report::KvIteration KvTensorWorker::run(std::int64_t round) {
+  fill(round);
+  report::KvIteration it;
+  const auto t0 = Clock::now();
+  if (opts_.mode == KvMode::kLocal) {
+    // MXNet's `local` kvstore: the reduction happens in host memory.
+    auto host = replicas_[0].to(at::kCPU);
+    for (int r = 1; r < opts_.replicas; ++r) host.add_(replicas_[r].to(at::kCPU));
+    for (auto& rep : replicas_) rep.copy_(host);
+  } else {
+    for (int r = 1; r < opts_.replicas; ++r) replicas_[0].add_(replicas_[r]);
+    if (comm_ != nullptr) {
+      std::vector<comm::WorkPtr> works;
+      for (std::size_t a = 0; a < layout_.arrays.size(); ++a) {
+        auto view = replicas_[0].narrow(0, static_cast<std::int64_t>(layout_.array_offset[a]),
+                                        static_cast<std::int64_t>(layout_.arrays[a].numel));
+        works.push_back(comm_->allreduce(view, view, comm::ReduceOp::kSum));
+      }
+      for (auto& w : works) w->wait(comm_->timeout());
+    }
+    for (int r = 1; r < opts_.replicas; ++r) replicas_[r].copy_(replicas_[0]);
+  }
+  device::synchronize(device_);
+  it.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  it.gbps = bytes_per_worker(opts_, layout_.total_numel) / it.seconds / 1e9;
+  if (opts_.check) it.error = check(expected_local(opts_, worker_, round));
+  return it;
+}
+
+}  // namespace dtbench::bench::kv
