@@ -30,6 +30,14 @@ inline c10::intrusive_ptr<c10d::ProcessGroup> nccl_process_group(
   return pg;
 }
 
+// Binds the backend to the rank's GPU and creates its NCCL communicator now,
+// as init_process_group(device_id=...) does: barriers use that GPU instead of
+// guessing one from the rank, and a failure shows at start-up.
+inline void nccl_bind_and_connect(c10d::ProcessGroupNCCL& pg, const c10::Device& gpu) {
+  pg.setBoundDeviceId(gpu);
+  pg.eagerConnectSingleDevice(gpu);
+}
+
 inline std::string nccl_version() { return c10d::getNcclVersion(); }
 
 }  // namespace dtbench::compat

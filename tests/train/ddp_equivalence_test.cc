@@ -85,21 +85,27 @@ INSTANTIATE_TEST_SUITE_P(Reducers, Equivalence,
                                                                            : info.param;
                          });
 
+// A small ResNet-18 run on one thread.
+train::TrainOptions small_resnet(const std::string& reducer, int64_t image, int64_t batch, int iters) {
+  train::TrainOptions o;
+  o.model = "resnet18";
+  o.image_size = image;
+  o.num_classes = 10;
+  o.batch_size = batch;
+  o.iters = iters;
+  o.warmup = 0;
+  o.threads = 1;
+  o.reducer = reducer;
+  return o;
+}
+
 class BatchNormReplicas : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(BatchNormReplicas, ResNetReplicasStayIdentical) {
   const std::string reducer = GetParam();
   if (reducer == "ddp" && !backend_has_c10d_group())
     GTEST_SKIP() << "backend " << g_comm->backend() << " has no c10d process group";
-  train::TrainOptions o;
-  o.model = "resnet18";
-  o.image_size = 32;
-  o.num_classes = 10;
-  o.batch_size = 2;
-  o.iters = 2;
-  o.warmup = 0;
-  o.threads = 1;
-  o.reducer = reducer;
+  auto o = small_resnet(reducer, 32, 2, 2);
   o.seed = 11 + g_comm->rank();  // different initial weights: the broadcast must fix that
   auto model = train::make_seeded_model(o);
   train::train(o, *model, g_comm.get(), g_comm->size(), g_comm->rank());
@@ -118,17 +124,9 @@ TEST_P(ChannelsLast, TrainsLikeContiguousAndStaysNhwc) {
   const std::string reducer = GetParam();
   if (reducer == "ddp" && !backend_has_c10d_group())
     GTEST_SKIP() << "backend " << g_comm->backend() << " has no c10d process group";
-  // 64x64 and 4 examples per rank: at 32x32 x 2 the last batch norms see
-  // 2 values each and amplify a rounding difference into a different model.
-  train::TrainOptions o;
-  o.model = "resnet18";
-  o.image_size = 64;
-  o.num_classes = 10;
-  o.batch_size = 4;
-  o.iters = 1;  // the loss is the first forward's: before any step
-  o.warmup = 0;
-  o.threads = 1;
-  o.reducer = reducer;
+  // 64x64 and 4 examples per rank, one iteration: the loss is the first
+  // forward's (before any step), then one step is compared.
+  auto o = small_resnet(reducer, 64, 4, 1);
   auto plain = train::make_seeded_model(o);
   const auto initial = params_of(*plain);
   const double loss_plain = train::train(o, *plain, g_comm.get(), g_comm->size(), g_comm->rank()).last_loss;

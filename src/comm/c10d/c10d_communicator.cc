@@ -126,8 +126,8 @@ class C10dCommunicator : public Communicator {
   WorkPtr allreduce(const at::Tensor& in, at::Tensor& out, ReduceOp op) override {
     if (in.numel() == 0) return std::make_unique<CompletedWork>();
     copy_if_needed(in, out);
-    Staging st;
-    std::vector<at::Tensor> ts{st.inout(*this, out)};
+    Staging st(staging_for(Collective::kAllreduce, out));
+    std::vector<at::Tensor> ts{st.inout(out)};
     c10d::AllreduceOptions o;
     o.reduceOp = to_c10d(op);
     o.timeout = s_.timeout;
@@ -137,8 +137,8 @@ class C10dCommunicator : public Communicator {
   WorkPtr broadcast(const at::Tensor& in, at::Tensor& out, int root) override {
     if (in.numel() == 0) return std::make_unique<CompletedWork>();
     if (s_.rank == root) copy_if_needed(in, out);
-    Staging st;
-    std::vector<at::Tensor> ts{st.inout(*this, out)};
+    Staging st(staging_for(Collective::kBroadcast, out));
+    std::vector<at::Tensor> ts{st.inout(out)};
     c10d::BroadcastOptions o;
     o.rootRank = root;
     o.timeout = s_.timeout;
@@ -148,8 +148,8 @@ class C10dCommunicator : public Communicator {
   WorkPtr reduce(const at::Tensor& in, at::Tensor& out, int root, ReduceOp op) override {
     if (in.numel() == 0) return std::make_unique<CompletedWork>();
     copy_if_needed(in, out);
-    Staging st;
-    std::vector<at::Tensor> ts{st.inout(*this, out)};
+    Staging st(staging_for(Collective::kReduce, out));
+    std::vector<at::Tensor> ts{st.inout(out)};
     c10d::ReduceOptions o;
     o.reduceOp = to_c10d(op);
     o.rootRank = root;
@@ -161,12 +161,12 @@ class C10dCommunicator : public Communicator {
     if (in.numel() == 0) return std::make_unique<CompletedWork>();
     // c10d gathers into a list of tensors; views of `out` receive the
     // chunks without an extra copy on our side.
-    Staging st;
+    Staging st(staging_for(Collective::kAllgather, in));
     std::vector<std::vector<at::Tensor>> outs(1);
     const int64_t n = in.numel();
-    auto flat = st.output(*this, out).view({-1});
+    auto flat = st.output(out).view({-1});
     for (int r = 0; r < s_.size; ++r) outs[0].push_back(flat.narrow(0, r * n, n));
-    std::vector<at::Tensor> ins{st.input(*this, in)};
+    std::vector<at::Tensor> ins{st.input(in)};
     c10d::AllgatherOptions o;
     o.timeout = s_.timeout;
     return wrap([&] { return s_.backend->allgather(outs, ins, o); }, "allgather", st);
@@ -177,11 +177,11 @@ class C10dCommunicator : public Communicator {
         unsupported_reason(Collective::kReduceScatter, from_scalar_type(in.scalar_type()), op);
     if (!why.empty()) throw UnsupportedError(why);
     if (in.numel() == 0) return std::make_unique<CompletedWork>();
-    Staging st;
-    std::vector<at::Tensor> outs{st.output(*this, out)};
+    Staging st(staging_for(Collective::kReduceScatter, in));
+    std::vector<at::Tensor> outs{st.output(out)};
     std::vector<std::vector<at::Tensor>> ins(1);
     const int64_t n = out.numel();
-    auto flat = st.input(*this, in).view({-1});
+    auto flat = st.input(in).view({-1});
     for (int r = 0; r < s_.size; ++r) ins[0].push_back(flat.narrow(0, r * n, n));
     c10d::ReduceScatterOptions o;
     o.reduceOp = to_c10d(op);
@@ -194,23 +194,23 @@ class C10dCommunicator : public Communicator {
     std::vector<int64_t> splits;  // empty: equal splits
     c10d::AllToAllOptions o;
     o.timeout = s_.timeout;
-    Staging st;
-    at::Tensor input = st.input(*this, in);  // alltoall_base takes non-const references
-    at::Tensor output = st.output(*this, out);
+    Staging st(staging_for(Collective::kAlltoall, in));
+    at::Tensor input = st.input(in);  // alltoall_base takes non-const references
+    at::Tensor output = st.output(out);
     return wrap([&] { return s_.backend->alltoall_base(output, input, splits, splits, o); }, "alltoall", st);
   }
 
   WorkPtr send(const at::Tensor& t, int dst, int tag) override {
     if (t.numel() == 0) return std::make_unique<CompletedWork>();
-    Staging st;
-    std::vector<at::Tensor> ts{st.input(*this, t)};
+    Staging st(staging_for(Collective::kSendrecv, t));
+    std::vector<at::Tensor> ts{st.input(t)};
     return wrap([&] { return s_.backend->send(ts, dst, tag); }, "send", st);
   }
 
   WorkPtr recv(at::Tensor& t, int src, int tag) override {
     if (t.numel() == 0) return std::make_unique<CompletedWork>();
-    Staging st;
-    std::vector<at::Tensor> ts{st.output(*this, t)};
+    Staging st(staging_for(Collective::kSendrecv, t));
+    std::vector<at::Tensor> ts{st.output(t)};
     return wrap([&] { return s_.backend->recv(ts, src, tag); }, "recv", st);
   }
 
@@ -223,7 +223,7 @@ class C10dCommunicator : public Communicator {
   void barrier() override {
     c10d::BarrierOptions o;
     o.timeout = s_.timeout;
-    wrap([&] { return s_.backend->barrier(o); }, "barrier", Staging{})->wait(s_.timeout);
+    wrap([&] { return s_.backend->barrier(o); }, "barrier", Staging(std::nullopt))->wait(s_.timeout);
   }
 
   c10::intrusive_ptr<c10d::ProcessGroup> c10d_group() const override {
@@ -232,30 +232,35 @@ class C10dCommunicator : public Communicator {
   }
 
  private:
-  // Host tensors through the staging device (C10dBackendSpec::staging):
-  // inputs copied there, outputs received there and copied back once the
-  // collective has finished. Without staging, the tensors as given.
+  // Tensors a backend cannot take are copied to a device it can (see
+  // C10dBackendSpec::staging and host_only): inputs copied there, outputs
+  // received there and copied back once the collective has finished.
+  // Without a target, the tensors as given.
   struct Staging {
+    explicit Staging(std::optional<c10::Device> target) : to(std::move(target)) {}
+    std::optional<c10::Device> to;
     std::vector<std::pair<at::Tensor, at::Tensor>> back;  // (caller's, staged)
-    bool needed(const C10dCommunicator& c, const at::Tensor& t) const {
-      return c.s_.staging && t.device() != *c.s_.staging;
-    }
-    at::Tensor input(const C10dCommunicator& c, const at::Tensor& t) {
-      return needed(c, t) ? t.to(*c.s_.staging) : t;
-    }
-    at::Tensor output(const C10dCommunicator& c, const at::Tensor& t) {
-      if (!needed(c, t)) return t;
-      auto staged = at::empty_like(t, t.options().device(*c.s_.staging));
+    bool needed(const at::Tensor& t) const { return to && t.device() != *to; }
+    at::Tensor input(const at::Tensor& t) const { return needed(t) ? t.to(*to) : t; }
+    at::Tensor output(const at::Tensor& t) {
+      if (!needed(t)) return t;
+      auto staged = at::empty_like(t, t.options().device(*to));
       back.emplace_back(t, staged);
       return staged;
     }
-    at::Tensor inout(const C10dCommunicator& c, const at::Tensor& t) {
-      if (!needed(c, t)) return t;
-      auto staged = t.to(*c.s_.staging);
+    at::Tensor inout(const at::Tensor& t) {
+      if (!needed(t)) return t;
+      auto staged = t.to(*to);
       back.emplace_back(t, staged);
       return staged;
     }
   };
+
+  std::optional<c10::Device> staging_for(Collective c, const at::Tensor& t) const {
+    if (s_.staging) return s_.staging;
+    if (!t.is_cpu() && s_.host_only.count(c) != 0) return c10::Device(c10::DeviceType::CPU);
+    return std::nullopt;
+  }
 
   static void copy_if_needed(const at::Tensor& in, at::Tensor& out) {
     if (!in.is_same(out)) out.copy_(in);

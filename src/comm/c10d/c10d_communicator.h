@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "comm/communicator.h"
@@ -37,6 +38,10 @@ struct C10dBackendSpec {
   // bookkeeping (timings, #wrong, replica hashes) runs on every backend.
   // Unset for gloo.
   std::optional<c10::Device> staging;
+  // Collectives whose device tensors the backend cannot take (gloo: send,
+  // recv, reduce_scatter, alltoall of CUDA tensors): such tensors go through
+  // host memory the same way.
+  std::set<Collective> host_only;
 };
 
 std::unique_ptr<Communicator> make_c10d_communicator(C10dBackendSpec spec);

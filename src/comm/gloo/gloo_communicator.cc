@@ -68,6 +68,9 @@ std::unique_ptr<Communicator> make(const launch::World& world, const CommOptions
   }
   spec.backend = pg;
   spec.unsupported = gloo_unsupported;
+  // ProcessGroupGloo reduces, broadcasts and gathers CUDA tensors itself
+  // (through pinned host copies); the rest dtbench stages through the host.
+  spec.host_only = {Collective::kSendrecv, Collective::kReduceScatter, Collective::kAlltoall};
   spec.make_group = [pg, prefix, rank = spec.rank, size = spec.size] {
     return compat::gloo_process_group(pg, prefix, rank, size);
   };

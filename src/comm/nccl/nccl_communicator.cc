@@ -69,8 +69,9 @@ std::unique_ptr<Communicator> make(const launch::World& world, const CommOptions
   try {
     pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefix, spec.rank, spec.size,
                                                      compat::nccl_options(opts.timeout));
+    compat::nccl_bind_and_connect(*pg, gpu);
   } catch (const std::exception& e) {
-    throw CommError(fmt::format("nccl: rank {} could not create its process group on {}: {}", spec.rank,
+    throw CommError(fmt::format("nccl: rank {} could not create its communicator on {} (is a rank missing?): {}", spec.rank,
                                 device::describe(gpu), one_line(e)));
   }
   spec.backend = pg;
