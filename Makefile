@@ -49,6 +49,9 @@ bench: build
 
 test: SETUP_EXTRA = $(TEST_PACKAGES)
 test: build
+ifeq ($(TORCH),wheel)
+	@bash scripts/peers_wheel.sh || echo "make: torch's Python packages are not installed; the torchrun test will skip"
+endif
 	@cd $(BUILD) && ctest --output-on-failure --timeout 600 -j 2
 
 # libFuzzer on the report readers for FUZZ_SECONDS (clang from Debian);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -60,7 +61,8 @@ c10::intrusive_ptr<c10d::Store> connect_store(const launch::World& world,
                                               std::chrono::milliseconds timeout) {
   auto opts = compat::tcp_store_options();
   opts.port = static_cast<std::uint16_t>(world.master_port);
-  opts.isServer = world.rank == 0;
+  // Under torchrun the agent's store is already there: join it.
+  opts.isServer = world.rank == 0 && !world.agent_store;
   opts.numWorkers = static_cast<std::size_t>(world.world_size);
   opts.waitWorkers = true;
   opts.timeout = timeout;
@@ -79,6 +81,11 @@ c10::intrusive_ptr<c10d::Store> connect_store(const launch::World& world,
                                 "{} ms: {}",
                                 world.rank, world.master_addr, world.master_port, timeout.count(),
                                 why));
+  }
+  if (world.agent_store) {
+    // torchrun's store outlives a restart of the workers: keys of an earlier
+    // attempt must not be seen by this one.
+    store = c10::make_intrusive<c10d::PrefixStore>(fmt::format("dtbench/attempt{}", world.restart_count), store);
   }
   check_job(*store, world, timeout);
   return store;

@@ -91,6 +91,9 @@ World world_from_env(const EnvLookup& env) {
     w.local_rank = parse_int(env, "LOCAL_RANK", w.rank, 0);
     w.local_world_size = parse_int(env, "LOCAL_WORLD_SIZE", w.world_size, 1);
     w.node_rank = parse_int(env, "GROUP_RANK", w.rank / w.local_world_size, 0);
+    const auto agent = env("TORCHELASTIC_USE_AGENT_STORE");
+    w.agent_store = agent && (*agent == "True" || *agent == "true" || *agent == "1");
+    w.restart_count = parse_int(env, "TORCHELASTIC_RESTART_COUNT", 0, 0);
   } else if (env("OMPI_COMM_WORLD_RANK")) {
     w.source = "openmpi";
     rank_var = "OMPI_COMM_WORLD_RANK";

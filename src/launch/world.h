@@ -20,6 +20,11 @@ struct World {
   std::string master_addr = "127.0.0.1";  // host of rank 0's TCPStore
   int master_port = 29500;                // port of rank 0's TCPStore
   std::string source = "single";  // "torchrun", "openmpi", "slurm", "pmi" or "single"
+  // torchrun's agent hosts a TCPStore at MASTER_ADDR:MASTER_PORT
+  // (TORCHELASTIC_USE_AGENT_STORE=True): every rank, 0 included, joins it as
+  // a client, under a key prefix per restart (TORCHELASTIC_RESTART_COUNT).
+  bool agent_store = false;
+  int restart_count = 0;
 
   // "2N/4R": the label used in every report row.
   std::string label() const;

@@ -38,6 +38,21 @@ TEST(World, Torchrun) {
   EXPECT_EQ(w.label(), "2N/8R");
   EXPECT_EQ(w.master_addr, "10.1.2.3");
   EXPECT_EQ(w.master_port, 1234);
+  EXPECT_FALSE(w.agent_store);  // dtbench's launcher: rank 0 hosts the store
+}
+
+TEST(World, TorchrunAgentStore) {
+  const auto w = world_from_env(env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"},
+                                        {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+                                        {"TORCHELASTIC_RESTART_COUNT", "3"}}));
+  EXPECT_TRUE(w.agent_store);
+  EXPECT_EQ(w.restart_count, 3);
+  const auto off = world_from_env(env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"},
+                                          {"TORCHELASTIC_USE_AGENT_STORE", "False"}}));
+  EXPECT_FALSE(off.agent_store);
+  EXPECT_THROW(world_from_env(env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"},
+                                      {"TORCHELASTIC_RESTART_COUNT", "-1"}})),
+               UsageError);
 }
 
 TEST(World, OpenMpi) {
