@@ -21,8 +21,9 @@ DTBENCH := $(BUILD)/dtbench
 all: build
 
 # Extra packages only the tests need (headless Chromium renders the report;
-# iproute2 makes the network namespaces of the multi-node test).
-TEST_PACKAGES := chromium iproute2
+# iproute2 makes the network namespaces of the multi-node test; Slurm's
+# daemons and munge run the Slurm test).
+TEST_PACKAGES := chromium iproute2 slurmd slurmctld slurm-client munge
 
 setup:
 	@bash scripts/setup.sh $(SETUP_EXTRA)

@@ -59,10 +59,16 @@ void check_job(c10d::Store& store, const launch::World& world, std::chrono::mill
 
 c10::intrusive_ptr<c10d::Store> connect_store(const launch::World& world,
                                               std::chrono::milliseconds timeout) {
+  // Under torchrun the agent's store is already at MASTER_PORT: join it, or,
+  // where this LibTorch cannot talk to it, host one at MASTER_PORT + 1.
+  const bool join_agent = world.agent_store && compat::can_join_torchrun_store();
+  const int port = world.master_port + (world.agent_store && !join_agent ? 1 : 0);
+  if (port > 65535)
+    throw UsageError(fmt::format("rendezvous: MASTER_PORT {} leaves no port for the store beside torchrun's",
+                                 world.master_port));
   auto opts = compat::tcp_store_options();
-  opts.port = static_cast<std::uint16_t>(world.master_port);
-  // Under torchrun the agent's store is already there: join it.
-  opts.isServer = world.rank == 0 && !world.agent_store;
+  opts.port = static_cast<std::uint16_t>(port);
+  opts.isServer = world.rank == 0 && !join_agent;
   opts.numWorkers = static_cast<std::size_t>(world.world_size);
   opts.waitWorkers = true;
   opts.timeout = timeout;
@@ -75,14 +81,13 @@ c10::intrusive_ptr<c10d::Store> connect_store(const launch::World& world,
       throw CommError(fmt::format(
           "rendezvous: rank 0 could not host the store on {}:{} with {} rank(s) joining within "
           "{} ms: {}",
-          world.master_addr, world.master_port, world.world_size, timeout.count(), why));
+          world.master_addr, port, world.world_size, timeout.count(), why));
     }
     throw CommError(fmt::format("rendezvous: rank {} could not reach the store at {}:{} within "
                                 "{} ms: {}",
-                                world.rank, world.master_addr, world.master_port, timeout.count(),
-                                why));
+                                world.rank, world.master_addr, port, timeout.count(), why));
   }
-  if (world.agent_store) {
+  if (join_agent) {
     // torchrun's store outlives a restart of the workers: keys of an earlier
     // attempt must not be seen by this one.
     store = c10::make_intrusive<c10d::PrefixStore>(fmt::format("dtbench/attempt{}", world.restart_count), store);

@@ -37,6 +37,12 @@ inline c10d::TCPStoreOptions tcp_store_options() {
   return opts;
 }
 
+// Whether this LibTorch's TCPStore client may join the store torchrun's agent
+// hosts (TORCHELASTIC_USE_AGENT_STORE). 1.13's client against a 2.x agent
+// (the only torchrun that runs on Debian 12) gets no answer to its first
+// request and waits forever; a 1.13 build hosts its own store instead.
+inline constexpr bool can_join_torchrun_store() { return DTBENCH_TORCH_AT_LEAST(2, 0); }
+
 // What ProcessGroupGloo of this LibTorch can do beyond the common set; each
 // "false" was checked against the library (its error quoted in `why_*`).
 struct GlooLimits {
