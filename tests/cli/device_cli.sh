@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # --device cpu|cuda, --backend nccl, --channels-last, env's GPU report.
-# Without a GPU (or without CUDA in the build) every GPU request is one clear
-# line naming the reason and exit 2; with a GPU the GPU paths run and check
-# their own results. Usage: device_cli.sh path/to/dtbench
+# device_cli.sh DTBENCH: without a GPU (or without CUDA in the build) every
+# GPU request is one clear line naming the reason and exit 2.
+# device_cli.sh DTBENCH --gpu: the GPU runs, each checking its own results;
+# exit 77 (skipped) with the reason where no GPU is visible.
 set -u
 D=$1
+mode=${2:-refusals}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fails=0; passes=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -35,6 +37,10 @@ built=$(json "$tmp/env.json" '1 if j["cuda"]["built"] else 0')
 gpus=$(json "$tmp/env.json" 'j["cuda"].get("gpu", {}).get("count", 0)')
 has_mpi=$(json "$tmp/env.json" '1 if "mpi" in j["backends"] else 0')
 echo "# CUDA built: $built, GPUs visible: $gpus"
+if [ "$mode" = --gpu ]; then
+  [ "$built" = 1 ] || { echo "skipped: this dtbench is built without CUDA (the Debian flavour)"; exit 77; }
+  [ "$gpus" -gt 0 ] || { echo "skipped: no CUDA GPU visible here; these runs need one"; exit 77; }
+else
 
 # Flavour-independent refusals.
 expect_line "--device 'tpu' must be cpu or cuda" ddp -m mlp --device tpu
@@ -101,7 +107,9 @@ if expect_ok ddp -m resnet18 --image-size 32 -b 2 -n 2 -w 1 --world-sizes 2 --ch
     && ok "ddp: extras.device CPU" || fail "ddp: extras.device"
 fi
 
-if [ "$built" = 1 ] && [ "$gpus" -gt 0 ]; then
+fi  # refusals
+
+if [ "$mode" = --gpu ]; then
   echo "# GPU runs"
   json "$tmp/env.json" 'j["cuda"]["gpu"]["devices"][0]["name"]'
   expect_ok env --probe --device cuda --json "$tmp/probe.json" \
@@ -163,8 +171,6 @@ import json,sys
 a=json.load(open(sys.argv[1]))['runs'][0]['extras']['last_loss']; b=json.load(open(sys.argv[2]))['runs'][0]['extras']['last_loss']
 assert abs(a-b)/abs(a) < 1e-3, (a,b); print('cpu', a, 'gpu', b)" "$tmp/cpu.json" "$tmp/gpu.json" \
     && ok "CPU and GPU losses agree" || fail "CPU and GPU losses differ"
-elif [ "$built" = 1 ]; then
-  echo "# skipped: the GPU runs (no GPU visible here; they run where one is)"
 fi
 
 echo "$passes passed, $fails failed"
