@@ -136,6 +136,7 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
                               torch::optim::SGDOptions(opts.lr).momentum(opts.momentum));
 
   TrainResult result;
+  result.device = device::describe(device);
   result.buckets = reducer->buckets();
   auto& t = result.times;
   const int total_iters = opts.warmup + opts.iters;

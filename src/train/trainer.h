@@ -28,6 +28,8 @@ struct TrainResult {
   // --device cuda: the same phases by CUDA events on the compute stream
   // (total = their sum); empty on the CPU.
   PhaseTimes device_times;
+  // Where it trained: device::describe ("CPU", "GPU 0 <name> (PCI ...)").
+  std::string device;
   double last_loss = 0;
   // With opts.compression: what the compression did and the error it made,
   // measured on one extra untimed iteration after the timed ones.

@@ -8,9 +8,7 @@ set -u
 D=$1
 mode=${2:-refusals}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-fails=0; passes=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; passes=$((passes + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 
 # expect_line PATTERN ARGS...: exit 2, one stderr line matching PATTERN, no stdout.
 expect_line() {
@@ -30,7 +28,6 @@ expect_ok() {
   if [ "$rc" -ne 0 ]; then fail "dtbench $* -> exit $rc"; tail -5 "$tmp/err" | sed 's/^/    /'; else ok "dtbench $*"; fi
   return $rc
 }
-json() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 "$D" env --json "$tmp/env.json" >/dev/null || { echo "FAIL: dtbench env"; exit 1; }
 built=$(json "$tmp/env.json" '1 if j["cuda"]["built"] else 0')
@@ -45,6 +42,8 @@ else
 # Flavour-independent refusals.
 expect_line "--device 'tpu' must be cpu or cuda" ddp -m mlp --device tpu
 expect_line "--device 'tpu' must be cpu or cuda" comm --device tpu
+expect_line "--device 'tpu' must be cpu or cuda" compare --models mlp --device tpu
+expect_line "--device 'tpu' must be cpu or cuda" env --probe --device tpu
 expect_line "--channels-last applies to image models" ddp -m mlp --channels-last
 expect_line "--channels-last applies to image models" compare --models transformer --channels-last
 expect_line "--device applies to --probe only" env --device cuda
@@ -110,15 +109,16 @@ fi
 fi  # refusals
 
 if [ "$mode" = --gpu ]; then
-  echo "# GPU runs"
+  echo "# GPU runs (the README's \"On a GPU\" commands as written, in $tmp)"
+  cd "$tmp"
   json "$tmp/env.json" 'j["cuda"]["gpu"]["devices"][0]["name"]'
-  expect_ok env --probe --device cuda --json "$tmp/probe.json" \
-    && python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['probe']; assert p['bfloat16_tflops']>1 and p['float32_tflops']>1, p; print(p)" "$tmp/probe.json" \
+  expect_ok env --probe --device cuda --json probe.json \
+    && python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['probe']; assert p['bfloat16_tflops']>1 and p['float32_tflops']>1, p; print(p)" probe.json \
     && ok "env --probe --device cuda" || fail "env --probe --device cuda: figures"
   # Collectives on GPU buffers, data made and checked on the GPU (the
   # command exits non-zero on any wrong element).
   expect_ok comm --device cuda --collective all -b 8 -e 4M -n 5 -w 2
-  expect_ok comm --backend nccl --device cuda --collective all -b 8 -e 64M -n 5 -w 2 --json "$tmp/nccl1.json"
+  expect_ok comm --backend nccl --device cuda --collective all -b 8 -e 64M -n 5 -w 2
   for dt in float16 bfloat16 int32 float64; do
     expect_ok comm --backend nccl --device cuda --collective all -d "$dt" -b 8 -e 1M -n 3 -w 1
   done
@@ -142,18 +142,18 @@ if [ "$mode" = --gpu ]; then
     || { fail "two ranks on one GPU"; cat "$tmp/dup0.err" "$tmp/dup1.err" | head -10; }
   # Training on the GPU: c10d::Reducer over NCCL and over gloo, own reducers,
   # AMP both ways, channels-last; replicas verified by every run.
-  expect_ok ddp -m resnet18 --image-size 64 -b 16 -n 5 -w 2 --device cuda --backend nccl --json "$tmp/g.json" \
+  expect_ok ddp -m resnet18 --image-size 64 -b 16 -n 5 -w 2 --device cuda --backend nccl --json ddp-gpu.json \
     && python3 -c "
 import json,sys
 r=json.load(open(sys.argv[1]))['runs']
 for run in r:
   e=run['extras']; assert 'GPU' in e['device'], e['device']
   d=e['device_phase_p50_s']; assert d['total']>0 and d['forward']>0, d
-print('device phases', r[-1]['extras']['device_phase_p50_s'])" "$tmp/g.json" && ok "ddp --device cuda: device phases" || fail "ddp --device cuda: device phases"
+print('device phases', r[-1]['extras']['device_phase_p50_s'])" ddp-gpu.json && ok "ddp --device cuda: device phases" || fail "ddp --device cuda: device phases"
   expect_ok ddp -m resnet18 --image-size 64 -b 16 -n 5 -w 2 --device cuda --backend gloo --no-baseline
   expect_ok ddp -m resnet18 --image-size 64 -b 16 -n 5 -w 2 --device cuda --backend nccl --reducer overlap --no-baseline
-  expect_ok ddp -m resnet18 --image-size 64 -b 16 -n 5 -w 2 --device cuda --backend nccl --amp fp16 --no-baseline --json "$tmp/fp16.json" \
-    && [ "$(json "$tmp/fp16.json" 'j["runs"][0]["extras"]["amp"]["dtype"]')" = fp16 ] && ok "fp16 on GPU: amp extras" || fail "fp16 on GPU: amp extras"
+  expect_ok ddp -m resnet18 --image-size 64 -b 16 -n 5 -w 2 --device cuda --backend nccl --amp fp16 --no-baseline --json fp16.json \
+    && [ "$(json fp16.json 'j["runs"][0]["extras"]["amp"]["dtype"]')" = fp16 ] && ok "fp16 on GPU: amp extras" || fail "fp16 on GPU: amp extras"
   expect_ok ddp -m resnet18 --image-size 64 -b 16 -n 5 -w 2 --device cuda --backend nccl --amp bf16 --channels-last --no-baseline
   expect_ok compare --models mlp --reducers ddp,overlap --world-sizes 1 -n 3 -w 1 --device cuda --backend nccl
   # kvstore on GPU replicas (exact check every iteration), hybrid's FC stack
@@ -173,5 +173,4 @@ assert abs(a-b)/abs(a) < 1e-3, (a,b); print('cpu', a, 'gpu', b)" "$tmp/cpu.json"
     && ok "CPU and GPU losses agree" || fail "CPU and GPU losses differ"
 fi
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish

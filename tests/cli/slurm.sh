@@ -72,10 +72,7 @@ echo "# slurmctld + slurmd up on $H (ports $base, $((base + 1)))"
 ln -s "$D" "$tmp/bin/dtbench"
 export PATH="$tmp/bin:$PATH"
 cd "$tmp/work"
-fails=0; passes=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; passes=$((passes + 1)); }
-json() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+. "$ROOT/tests/cli/check_lib.sh"
 
 # The README's line, as written.
 if timeout 300 srun -n 4 dtbench comm >readme.out 2>&1 && grep -q "# Out of bounds values : 0 OK" readme.out \
@@ -131,5 +128,4 @@ if pgrep -f "dtbench comm -b 8 -e 8 -n 1000000" >/dev/null; then
 else
   ok "no process left"
 fi
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish

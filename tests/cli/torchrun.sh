@@ -21,10 +21,7 @@ ln -s "$D" "$tmp/bin/dtbench"
 chmod +x "$tmp/bin/torchrun"
 export PATH="$tmp/bin:$PATH"
 cd "$tmp"
-fails=0; passes=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; passes=$((passes + 1)); }
-json() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+. "$ROOT/tests/cli/check_lib.sh"
 port() { echo $((20000 + RANDOM % 20000)); }
 
 # The README's line, as written (default sweep 1K..32M); then with --json.
@@ -67,5 +64,4 @@ if pgrep -f "dtbench comm -b 8 -e 8 -n 1000000" >/dev/null; then
 else
   ok "no process left"
 fi
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish

@@ -10,7 +10,6 @@
 #include "core/allocator.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "device/device.h"
 #include "stats/stats.h"
 #include "train/flops.h"
 #include "train/replicas.h"
@@ -79,7 +78,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   res.amp = opts.amp;
   res.amp_skipped_steps = result.amp_skipped_steps;
   res.amp_final_scale = result.amp_final_scale;
-  res.device = device::describe(device::select(opts.device, opts.device_index));
+  res.device = result.device;
   res.channels_last = opts.channels_last;
   res.device_times = result.device_times;
 

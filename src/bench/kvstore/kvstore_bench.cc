@@ -1,5 +1,7 @@
 #include "bench/kvstore/kvstore_bench.h"
 
+#include <optional>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -81,9 +83,8 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
   std::unique_ptr<KvTensorWorker> gpu_worker;
   if (o.device == "cuda")
     gpu_worker = std::make_unique<KvTensorWorker>(o, result.layout, w, device::select("cuda", world.local_rank));
-  KvOptions host_opts = o;
-  if (gpu_worker) host_opts.replicas = 0;  // the host worker then holds no buffers
-  KvWorker worker(host_opts, result.layout, w);
+  std::optional<KvWorker> worker;  // host replicas (every dist mode is host-only)
+  if (!gpu_worker) worker.emplace(o, result.layout, w);
   std::unique_ptr<rpc::Node> node;
   std::vector<std::unique_ptr<rpc::Client>> clients;
   std::unique_ptr<comm::Communicator> comm;
@@ -97,7 +98,7 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
           *node, url, fmt::format("kvstore server {} (rank {}, {})", s, o.workers + s, url), w));
       raw_clients.push_back(clients.back().get());
     }
-    worker.set_servers(raw_clients);
+    worker->set_servers(raw_clients);
     if (w == 0 && o.ceiling_iters > 0) {
       const auto ep = ps::lookup(*store, "kv/raw", comm_opts.timeout);
       std::vector<std::size_t> sizes;
@@ -109,7 +110,7 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
   } else if (o.mode == KvMode::kDevice) {
     comm = comm::make_group_communicator(world, comm_opts, {store, "dtbench/kv", w, o.workers});
     if (gpu_worker) gpu_worker->set_communicator(comm.get());
-    worker.set_allreduce([&](const std::vector<std::pair<float*, std::size_t>>& regions) {
+    if (worker) worker->set_allreduce([&](const std::vector<std::pair<float*, std::size_t>>& regions) {
       std::vector<comm::WorkPtr> works;
       for (const auto& [ptr, n] : regions) {
         auto t = at::from_blob(ptr, {static_cast<std::int64_t>(n)}, at::kFloat);
@@ -122,7 +123,7 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
   comm::store_barrier(*store, "kv/start", o.workers, comm_opts.timeout);
   std::vector<report::KvIteration> mine;
   for (int i = 0; i < o.warmup + o.iters; ++i) {
-    auto it = gpu_worker ? gpu_worker->run(i) : worker.run(i);
+    auto it = gpu_worker ? gpu_worker->run(i) : worker->run(i);
     if (i < o.warmup) continue;
     it.iter = i - o.warmup;
     if (!std::isnan(it.error) && it.error != 0)
@@ -135,7 +136,7 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
   if (o.mode == KvMode::kDistAsync) {
     comm::store_barrier(*store, "kv/pushed", o.workers, comm_opts.timeout);
     if (w == 0) {
-      result.final_error = worker.final_error(o.warmup + o.iters);
+      result.final_error = worker->final_error(o.warmup + o.iters);
       if (result.final_error != 0)
         throw VerificationError(fmt::format(
             "kvstore dist_async: the servers' final values differ from the exact total by up to {:g}",
@@ -144,7 +145,7 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
     comm::store_barrier(*store, "kv/checked", o.workers, comm_opts.timeout);
   }
   if (is_dist(o.mode)) {
-    worker.bye();
+    worker->bye();
     for (auto& c : clients) c->close();
     node->close();
   }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
 #include "comm/error_text.h"
 #include "comm/store.h"
@@ -291,6 +292,19 @@ class C10dCommunicator : public Communicator {
 };
 
 }  // namespace
+
+C10dRendezvous c10d_rendezvous(const std::string& name, const launch::World& world,
+                               const CommOptions& opts, const Group& group) {
+  C10dRendezvous r;
+  r.spec.name = name;
+  r.spec.rank = group.store ? group.rank : world.rank;
+  r.spec.size = group.store ? group.size : world.world_size;
+  r.spec.timeout = opts.timeout;
+  r.spec.store = group.store ? group.store : connect_store(world, opts.timeout);
+  r.prefix = c10::make_intrusive<c10d::PrefixStore>(
+      group.store ? group.prefix + "/" + name : "dtbench/" + name, r.spec.store);
+  return r;
+}
 
 std::unique_ptr<Communicator> make_c10d_communicator(C10dBackendSpec spec) {
   return std::make_unique<C10dCommunicator>(std::move(spec));

@@ -11,6 +11,8 @@
 #include <string>
 
 #include "comm/communicator.h"
+#include "comm/factory.h"
+#include "comm/store.h"
 #include "compat/c10d_backend.h"
 
 namespace dtbench::comm {
@@ -45,5 +47,16 @@ struct C10dBackendSpec {
 };
 
 std::unique_ptr<Communicator> make_c10d_communicator(C10dBackendSpec spec);
+
+// What every c10d backend starts from: a spec with `name`, rank, size,
+// timeout and store filled in for `group` (group.store null: the whole job,
+// through a store of its own, connected here), and the prefix store the
+// backend rendezvouses on ("<group prefix>/<name>", or "dtbench/<name>").
+struct C10dRendezvous {
+  C10dBackendSpec spec;
+  c10::intrusive_ptr<c10d::Store> prefix;
+};
+C10dRendezvous c10d_rendezvous(const std::string& name, const launch::World& world,
+                               const CommOptions& opts, const Group& group);
 
 }  // namespace dtbench::comm

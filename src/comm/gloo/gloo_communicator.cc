@@ -46,17 +46,12 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const launch::World& worl
 // group.store null: the whole job, through a store of its own.
 std::unique_ptr<Communicator> make(const launch::World& world, const CommOptions& opts,
                                    const Group& group) {
-  C10dBackendSpec spec;
-  spec.name = "gloo";
-  spec.rank = group.store ? group.rank : world.rank;
-  spec.size = group.store ? group.size : world.world_size;
-  spec.timeout = opts.timeout;
-  spec.store = group.store ? group.store : connect_store(world, opts.timeout);
-  const std::string prefix_name = group.store ? group.prefix : std::string("dtbench/gloo");
+  auto rdv = c10d_rendezvous("gloo", world, opts, group);
+  C10dBackendSpec& spec = rdv.spec;
+  const c10::intrusive_ptr<c10d::Store> prefix = rdv.prefix;
   auto pg_opts = c10d::ProcessGroupGloo::Options::create(opts.timeout);
   pg_opts->devices.push_back(gloo_device(world, opts));
   pg_opts->threads = opts.gloo_threads;
-  c10::intrusive_ptr<c10d::Store> prefix = c10::make_intrusive<c10d::PrefixStore>(prefix_name, spec.store);
   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
   try {
     pg = c10::make_intrusive<c10d::ProcessGroupGloo>(prefix, spec.rank, spec.size, pg_opts);

@@ -56,14 +56,9 @@ std::unique_ptr<Communicator> make(const launch::World& world, const CommOptions
   // touches NCCL.
   device::check_available("cuda", world.local_world_size);
   const c10::Device gpu = device::select("cuda", world.local_rank);
-  C10dBackendSpec spec;
-  spec.name = "nccl";
-  spec.rank = group.store ? group.rank : world.rank;
-  spec.size = group.store ? group.size : world.world_size;
-  spec.timeout = opts.timeout;
-  spec.store = group.store ? group.store : connect_store(world, opts.timeout);
-  const std::string prefix_name = group.store ? group.prefix + "/nccl" : std::string("dtbench/nccl");
-  c10::intrusive_ptr<c10d::Store> prefix = c10::make_intrusive<c10d::PrefixStore>(prefix_name, spec.store);
+  auto rdv = c10d_rendezvous("nccl", world, opts, group);
+  C10dBackendSpec& spec = rdv.spec;
+  const c10::intrusive_ptr<c10d::Store> prefix = rdv.prefix;
   check_one_gpu_per_rank(*prefix, spec.rank, spec.size, gpu);
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> pg;
   try {
