@@ -31,6 +31,7 @@
 #include "report/env_reporter.h"
 #include "report/json_io.h"
 #include "report/progress.h"
+#include "report/trace_reporter.h"
 
 namespace dtbench::cli {
 namespace {
@@ -78,6 +79,7 @@ train::TrainOptions point_options(const train::TrainOptions& base, const report:
   t.reducer = k.reducer;
   t.bucket_cap_mb = k.bucket_cap_mb;
   t.compression = k.compression;
+  if (!t.trace_path.empty()) t.trace_path = trace_path_for(base.trace_path, k.id());
   return t;
 }
 
@@ -134,6 +136,9 @@ int run_compare(CompareFlags& f) {
     throw UsageError(fmt::format("--baseline '{}' is not one of --reducers {}", f.baseline,
                                  f.reducers));
   for (const auto& k : grid.points) check_trainable(point_options(f.train, k), f.run.comm.backend);
+  if (f.train.inject_delay_rank >= *std::max_element(spec.world_sizes.begin(), spec.world_sizes.end()))
+    throw UsageError(fmt::format("--inject-delay: there is no rank {} in --world-sizes {}",
+                                 f.train.inject_delay_rank, f.world_sizes));
   device::check_available(f.train.device,
                           *std::max_element(spec.world_sizes.begin(), spec.world_sizes.end()));
   const auto world = launch::world_from_env(launch::process_env());
@@ -185,6 +190,11 @@ int run_compare(CompareFlags& f) {
     log.append(p);
     points.push_back(std::move(p));
     bar.step_done();
+    if (points.back().extras.contains("trace")) {
+      std::cout << k.id() << ":\n";
+      report::print_trace_summary(std::cout, points.back().extras["trace"]);
+      std::cout << std::flush;
+    }
     if (!f.run.json_path.empty())
       report::write_json_atomic(f.run.json_path,
                                 final_report(f, env, spec, grid, in_grid_order(grid, points), false));

@@ -33,6 +33,7 @@
 #include "report/ddp_reporter.h"
 #include "report/env_reporter.h"
 #include "report/json_io.h"
+#include "report/trace_reporter.h"
 
 namespace dtbench::cli {
 namespace {
@@ -105,7 +106,7 @@ RunOutcome run_here(const DdpFlags& f, const std::string& label_override) {
   out.topology = comm ? comm::gather_topology(*comm) : launch::topology_from_hosts({net::host_identity()});
   out.world.num_nodes = out.topology.nodes();
   const std::string label = label_override.empty() ? out.world.label() : label_override;
-  out.result = bench::run_ddp_bench(f.train, out.world, comm.get(), label);
+  out.result = bench::run_ddp_bench(f.train, out.world, out.topology, comm.get(), label);
   for (auto& r : out.result.run.ranks)
     if (r.rank < out.topology.ranks()) r.node = out.topology.node_of_rank[r.rank];
   if (comm) comm->barrier();
@@ -131,6 +132,7 @@ int run_external(const DdpFlags& f, const std::vector<double>& pcts) {
   report::DdpConsoleReporter console(std::cout, pcts);
   console.header(f.train.model, f.train.batch_size, details(f));
   console.row(outcome.result.run);
+  report::print_trace_summary(std::cout, outcome.result.trace);
   console.phases({outcome.result.run});
   if (!f.run.json_path.empty()) {
     auto doc = new_report(f, env);
@@ -167,6 +169,7 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
   std::vector<report::DdpRun> runs;
   auto record = [&](const report::DdpRun& run, const Json& extras, std::size_t i) {
     console.row(run);
+    if (extras.contains("trace")) report::print_trace_summary(std::cout, extras["trace"]);
     auto j = report::to_json(run);
     j["extras"] = extras;
     if (doc["config"].find("param_elements") == doc["config"].end()) {
@@ -197,6 +200,7 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
     auto job = f.train;
     job.reducer = row.reducer;
     if (row.reducer == "none") job.compression = "none";
+    if (!job.trace_path.empty()) job.trace_path = trace_path_for(f.train.trace_path, label);
     const auto outcome = run_ddp_job(job, f.run, row.world, label);
     const int code = outcome.status;
     if (code != 0) {
@@ -229,6 +233,9 @@ int run_ddp(DdpFlags& f) {
       if (w > 1)
         throw UsageError("--reducer none trains without synchronisation: use --world-sizes 1");
   if (!f.run_json.empty()) return run_worker(f);
+  if (f.train.inject_delay_rank >= *std::max_element(sizes.begin(), sizes.end()))
+    throw UsageError(fmt::format("--inject-delay: there is no rank {} in --world-sizes {}",
+                                 f.train.inject_delay_rank, f.world_sizes));
 
   const auto world = launch::world_from_env(launch::process_env());
   // Enough GPUs for the widest row (--device cuda), before anything starts.

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -122,6 +124,11 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
   a.push_back("--device");
   a.push_back(t.device);
   if (t.channels_last) a.push_back("--channels-last");
+  if (!t.trace_path.empty()) {
+    a.insert(a.end(), {"--trace", t.trace_path, "--trace-iters", std::to_string(t.trace_iters)});
+  }
+  if (t.inject_delay_rank >= 0)
+    a.insert(a.end(), {"--inject-delay", fmt::format("{}:{}", t.inject_delay_rank, t.inject_delay_ms)});
   if (!t.broadcast_buffers) a.push_back("--no-broadcast-buffers");
   if (!run.comm.iface.empty()) {
     a.push_back("--iface");
@@ -145,8 +152,32 @@ DdpJobOutcome run_ddp_job(const train::TrainOptions& t, const RunOptions& run, i
   return out;
 }
 
+std::string trace_path_for(const std::string& base, const std::string& run) {
+  std::string slug;
+  for (char c : run) slug += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ? c : '-';
+  const auto slash = base.rfind('/');
+  const auto dot = base.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) || dot == slash + 1)
+    return base + "." + slug + ".json";
+  return base.substr(0, dot) + "." + slug + base.substr(dot);
+}
+
+void parse_inject_delay(const std::string& text, train::TrainOptions& t) {
+  const auto colon = text.find(':');
+  const auto rank = parse_number(text.substr(0, colon));
+  const auto ms = colon == std::string::npos ? std::nullopt : parse_number(text.substr(colon + 1));
+  if (!rank || *rank < 0 || *rank != std::floor(*rank) || !ms || !(*ms >= 0) || *ms > 600000)
+    throw UsageError(fmt::format(
+        "--inject-delay '{}': expected RANK:MS, a rank from 0 and a delay in milliseconds up to "
+        "600000 (e.g. 1:50)",
+        text));
+  t.inject_delay_rank = static_cast<int>(*rank);
+  t.inject_delay_ms = *ms;
+}
+
 void check_trainable(const train::TrainOptions& t, const std::string& backend) {
   train::validate(t);
+  if (!t.trace_path.empty()) report::require_writable_path(t.trace_path, "--trace");
   train::check_amp_supported(t.amp, t.device);
   if (t.reducer == "ddp") comm::require_c10d_group(backend);
   if (backend == "nccl" && t.device != "cuda")
@@ -221,6 +252,16 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
                  "datasheet): adds MFU = achieved / peak to every row (0 = no MFU)")
       ->capture_default_str();
   cmd.add_option("--momentum", t.momentum, "SGD momentum")->capture_default_str();
+  cmd.add_option("--trace", t.trace_path,
+                 "Write a Chrome trace (Perfetto, chrome://tracing) of every rank's iterations: "
+                 "phases, each bucket's collective, clock-aligned; ddp/compare sweeps write one "
+                 "file per row/point, FILE's name + the row (e.g. trace.1N-2R.json)");
+  cmd.add_option("--trace-iters", t.trace_iters, "Timed iterations the trace records (the first ones)")
+      ->capture_default_str();
+  cmd.add_option_function<std::string>(
+         "--inject-delay", [&t](const std::string& v) { parse_inject_delay(v, t); },
+         "RANK:MS - rank RANK sleeps MS milliseconds before every backward (a made straggler)")
+      ->type_name("RANK:MS");
   cmd.add_flag_callback(
       "--no-broadcast-buffers", [&t] { t.broadcast_buffers = false; },
       "Do not broadcast buffers (batch-norm statistics) before each forward");

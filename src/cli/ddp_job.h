@@ -51,6 +51,10 @@ struct DdpJobOutcome {
 DdpJobOutcome run_ddp_job(const train::TrainOptions& t, const RunOptions& run, int world,
                           const std::string& label);
 
+// --trace FILE for one row / grid point of a sweep: FILE with the run's name
+// before its extension ("t.json", "1N/2R" -> "t.1N-2R.json").
+std::string trace_path_for(const std::string& base, const std::string& run);
+
 // Throws UsageError when the options cannot run at all (bad values, a
 // reducer the backend cannot serve, an unknown model or too small image).
 void check_trainable(const train::TrainOptions& t, const std::string& backend);

@@ -8,6 +8,11 @@ namespace dtbench::comm {
 
 c10::intrusive_ptr<c10d::ProcessGroup> Communicator::c10d_group() const { return {}; }
 
+void Work::on_done(std::function<void()> fn) {
+  DTBENCH_CHECK(done(), "this work type cannot report its completion before it is done");
+  fn();
+}
+
 at::ScalarType to_scalar_type(DType t) {
   switch (t) {
     case DType::kFloat32:

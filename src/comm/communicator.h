@@ -14,6 +14,7 @@
 // every rank must issue the same collectives in the same order.
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -39,6 +40,11 @@ class Work {
   virtual bool done() = 0;
   // The failure, once done() and failed; nullptr otherwise.
   virtual std::exception_ptr error() = 0;
+  // Runs `fn` once the operation has completed (successfully or not): on the
+  // thread that completes it, or at once when it already has. For timelines
+  // (--trace) that must see when a collective finished, not when someone
+  // waited for it. This default serves works that are complete when returned.
+  virtual void on_done(std::function<void()> fn);
 };
 using WorkPtr = std::unique_ptr<Work>;
 

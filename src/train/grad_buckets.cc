@@ -40,9 +40,9 @@ double CompressionStats::rel_l2_error() const {
 
 GradBuckets::GradBuckets(std::vector<torch::Tensor> params,
                          std::vector<std::vector<size_t>> assignment, comm::Communicator& comm,
-                         Compression compression)
+                         Compression compression, trace::TrainObserver& observer)
     : params_(std::move(params)), assignment_(std::move(assignment)), comm_(comm),
-      compression_(compression) {
+      compression_(compression), observer_(observer) {
   stats_.dtype = compression == Compression::kFp16   ? "fp16"
                  : compression == Compression::kBf16 ? "bf16"
                                                      : "none";
@@ -94,7 +94,9 @@ void GradBuckets::fill(std::size_t b) {
 void GradBuckets::launch(std::size_t b) {
   DTBENCH_CHECK(b == next_launch_, "buckets must be launched in order");
   auto& bucket = buckets_[b];
+  const int index = static_cast<int>(b);
   if (compression_ == Compression::kNone) {
+    observer_.collective_launch(index, bucket.flat.numel() * 4, trace::WireDType::kFloat32, bucket.params);
     bucket.work = comm_.allreduce(bucket.flat, bucket.flat, comm::ReduceOp::kSum);
   } else {
     // Pre-divided by the world size (as PyTorch's fp16 hook does), so the sum
@@ -102,7 +104,13 @@ void GradBuckets::launch(std::size_t b) {
     // scaled so that average sits high in its range.
     torch::NoGradGuard no_grad;
     const double factor = bucket.scale / comm_.size();
+    observer_.cast_begin(index);
     at::mul_out(bucket.wire, bucket.flat, torch::scalar_tensor(factor, bucket.flat.options()));
+    observer_.cast_end(index);
+    observer_.collective_launch(
+        index, bucket.wire.numel() * 2,
+        compression_ == Compression::kFp16 ? trace::WireDType::kFloat16 : trace::WireDType::kBFloat16,
+        bucket.params);
     if (bf16_gather_) {
       // A pure byte transport: the 16-bit words travel as float16 (which the
       // backend can move) and are never computed on in that type.
@@ -116,6 +124,8 @@ void GradBuckets::launch(std::size_t b) {
       bucket.exact_work = comm_.allreduce(bucket.exact, bucket.exact, comm::ReduceOp::kSum);
     }
   }
+  if (observer_.active())
+    bucket.work->on_done([o = &observer_, index] { o->collective_done(index); });
   ++next_launch_;
 }
 
@@ -184,7 +194,10 @@ void GradBuckets::finish() {
     if (compression_ == Compression::kNone) {
       bucket.flat.div_(world);
     } else {
+      const int index = static_cast<int>(&bucket - buckets_.data());
+      observer_.cast_begin(index);
       finish_compressed(bucket);
+      observer_.cast_end(index);
       if (bucket.exact_work) record_probe(bucket);
     }
     for (std::size_t k = 0; k < bucket.params.size(); ++k) {

@@ -12,6 +12,7 @@
 #include <torch/types.h>
 
 #include "comm/communicator.h"
+#include "trace/observer.h"
 #include "train/compression.h"
 
 namespace dtbench::train {
@@ -23,7 +24,8 @@ Compression parse_compression(const std::string& name);
 class GradBuckets {
  public:
   GradBuckets(std::vector<torch::Tensor> params, std::vector<std::vector<size_t>> assignment,
-              comm::Communicator& comm, Compression compression = Compression::kNone);
+              comm::Communicator& comm, Compression compression = Compression::kNone,
+              trace::TrainObserver& observer = trace::null_observer());
 
   std::size_t size() const { return buckets_.size(); }
   const std::vector<std::vector<size_t>>& assignment() const { return assignment_; }
@@ -75,6 +77,7 @@ class GradBuckets {
   std::size_t next_launch_ = 0;
   comm::Communicator& comm_;
   Compression compression_;
+  trace::TrainObserver& observer_;
   bool probe_ = false;
   // bfloat16 on a backend that cannot reduce it (Gloo in LibTorch 1.13): the
   // bf16 buckets are allgathered (as raw 16-bit words) and summed in float32.

@@ -20,6 +20,7 @@
 
 #include "train/compression.h"
 #include "train/train_options.h"
+#include "trace/observer.h"
 
 namespace dtbench::comm {
 class Communicator;
@@ -45,8 +46,11 @@ class GradReducer {
 // Creates the reducer named by opts.reducer for `module`. Broadcasts the
 // initial parameters and buffers from rank 0 first (all but `none`).
 // `comm` may be null only for `none`. Throws UsageError when the backend
-// cannot serve the reducer (ddp needs a c10d process group).
+// cannot serve the reducer (ddp needs a c10d process group). The reducer
+// reports its buffer broadcasts, bucket launches, completions and casts to
+// `observer` (--trace; it must outlive the reducer).
 std::unique_ptr<GradReducer> make_reducer(const TrainOptions& opts, torch::nn::Module& module,
-                                          comm::Communicator* comm);
+                                          comm::Communicator* comm,
+                                          trace::TrainObserver& observer = trace::null_observer());
 
 }  // namespace dtbench::train

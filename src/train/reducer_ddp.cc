@@ -5,7 +5,11 @@
 // forward, buffers broadcast before each forward, prepare_for_backward after
 // it. The Reducer's autograd hooks launch bucket allreduces during backward
 // and its final callback waits for them, so its communication wait is part
-// of the backward time.
+// of the backward time. With --trace a C++ communication hook runs the very
+// allreduce the Reducer would run (the same 1/world scaling of the bucket,
+// the same process group) and stamps its launch and completion.
+#include <unordered_map>
+
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/comm.hpp>
 #include <torch/torch.h>
@@ -17,11 +21,61 @@
 namespace dtbench::train {
 namespace {
 
+// The Reducer's own allreduce, observed. Without a hook the Reducer
+// multiplies each gradient by 1/world while copying it into the bucket and
+// sums; with a hook it copies, so the hook multiplies the bucket by the
+// same float scalar (bitwise the same result: ddp_equivalence checks it).
+class ObservedAllreduceHook : public c10d::CommHookInterface {
+ public:
+  ObservedAllreduceHook(c10::intrusive_ptr<c10d::ProcessGroup> group, trace::TrainObserver& observer,
+                        const std::vector<torch::Tensor>& params)
+      : group_(std::move(group)), observer_(observer) {
+    for (std::size_t i = 0; i < params.size(); ++i) index_[params[i].unsafeGetTensorImpl()] = i;
+  }
+
+  c10::intrusive_ptr<c10::ivalue::Future> runHook(c10d::GradBucket& bucket) override {
+    auto& buffer = bucket.getBufferRef();
+    buffer.mul_(1.0 / group_->getSize());
+    std::vector<std::size_t> params;
+    for (const auto& p : bucket.getParameters()) {
+      const auto it = index_.find(p.unsafeGetTensorImpl());
+      if (it != index_.end()) params.push_back(it->second);
+    }
+    const int index = static_cast<int>(bucket.getIndex());
+    observer_.collective_launch(index, buffer.numel() * static_cast<int64_t>(buffer.element_size()),
+                                buffer.scalar_type() == at::kHalf       ? trace::WireDType::kFloat16
+                                : buffer.scalar_type() == at::kBFloat16 ? trace::WireDType::kBFloat16
+                                                                        : trace::WireDType::kFloat32,
+                                params);
+    std::vector<torch::Tensor> tensors{buffer};
+    auto future = group_->allreduce(tensors)->getFuture();
+    // The Reducer waits for the future returned here: a continuation, so
+    // the completion is stamped before the Reducer sees the bucket done (a
+    // future wakes its waiters before it runs its callbacks).
+    return future->then(
+        [o = &observer_, index](c10::ivalue::Future& done) {
+          o->collective_done(index);
+          return done.value();
+        },
+        future->elementType());
+  }
+
+  torch::Tensor parseHookResult(const c10::IValue& result) override {
+    return result.isTensor() ? result.toTensor() : result.toTensorVector()[0];
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  trace::TrainObserver& observer_;
+  std::unordered_map<const void*, std::size_t> index_;
+};
+
 class DdpReducer : public GradReducer {
  public:
-  DdpReducer(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm)
+  DdpReducer(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm,
+             trace::TrainObserver& observer)
       : group_(comm.c10d_group()), buffers_(module.buffers()),
-        broadcast_buffers_(opts.broadcast_buffers) {
+        broadcast_buffers_(opts.broadcast_buffers), observer_(observer) {
     if (!group_)
       throw UsageError(fmt::format(
           "--reducer ddp needs a c10d process group, which the {} backend does not provide in "
@@ -38,6 +92,8 @@ class DdpReducer : public GradReducer {
     const auto first = static_cast<int64_t>(mib_to_bytes(opts.first_bucket_cap_mb));
     assignment_ = compat::ddp_bucket_assignment(params, first, cap);
     reducer_ = compat::make_reducer(params, assignment_, group_, cap, first);
+    if (observer_.active())
+      reducer_->register_comm_hook(std::make_unique<ObservedAllreduceHook>(group_, observer_, params));
   }
 
   std::string name() const override { return "ddp"; }
@@ -47,6 +103,7 @@ class DdpReducer : public GradReducer {
     reducer_->prepare_for_forward();
     reducer_->rebuild_buckets();
     if (broadcast_buffers_ && !buffers_.empty()) {
+      trace::PhaseScope scope(observer_, trace::Phase::kBroadcast);
       torch::NoGradGuard no_grad;
       c10d::broadcast_coalesced(group_, buffers_, kBroadcastBytes, 0);
     }
@@ -57,6 +114,7 @@ class DdpReducer : public GradReducer {
   c10::intrusive_ptr<c10d::ProcessGroup> group_;
   std::vector<torch::Tensor> buffers_;
   bool broadcast_buffers_;
+  trace::TrainObserver& observer_;
   compat::BucketAssignment assignment_;
   std::unique_ptr<c10d::Reducer> reducer_;
 };
@@ -64,8 +122,9 @@ class DdpReducer : public GradReducer {
 }  // namespace
 
 std::unique_ptr<GradReducer> make_ddp_reducer(const TrainOptions& opts, torch::nn::Module& module,
-                                              comm::Communicator& comm) {
-  return std::make_unique<DdpReducer>(opts, module, comm);
+                                              comm::Communicator& comm,
+                                              trace::TrainObserver& observer) {
+  return std::make_unique<DdpReducer>(opts, module, comm, observer);
 }
 
 }  // namespace dtbench::train

@@ -45,14 +45,15 @@ std::vector<std::vector<size_t>> per_tensor_assignment(std::size_t num_params) {
 }
 
 BucketedReducer::BucketedReducer(const TrainOptions& opts, torch::nn::Module& module,
-                                 comm::Communicator& comm, bool per_tensor)
-    : comm_(comm), params_(module.parameters()), buffers_(module.buffers()),
+                                 comm::Communicator& comm, trace::TrainObserver& observer,
+                                 bool per_tensor)
+    : comm_(comm), observer_(observer), params_(module.parameters()), buffers_(module.buffers()),
       broadcast_buffers_(opts.broadcast_buffers) {
   sync_initial_state(comm_, params_, buffers_);
   buckets_ = std::make_unique<GradBuckets>(
       params_,
       per_tensor ? per_tensor_assignment(params_.size()) : bucket_assignment(params_, opts), comm_,
-      parse_compression(opts.compression));
+      parse_compression(opts.compression), observer_);
 }
 
 void BucketedReducer::set_compression_probe(bool on) { buckets_->set_probe(on); }
@@ -64,19 +65,21 @@ BucketedReducer::~BucketedReducer() = default;
 std::vector<std::vector<size_t>> BucketedReducer::buckets() const { return buckets_->assignment(); }
 
 void BucketedReducer::before_forward() {
-  if (broadcast_buffers_) broadcast_buffers(comm_, buffers_);
+  if (!broadcast_buffers_ || buffers_.empty()) return;
+  trace::PhaseScope scope(observer_, trace::Phase::kBroadcast);
+  broadcast_buffers(comm_, buffers_);
 }
 
 std::unique_ptr<GradReducer> make_reducer(const TrainOptions& opts, torch::nn::Module& module,
-                                          comm::Communicator* comm) {
+                                          comm::Communicator* comm, trace::TrainObserver& observer) {
   if (opts.reducer == "none") return std::make_unique<NoReducer>();
   if (comm == nullptr)
     throw UsageError(fmt::format("--reducer {} needs a communicator", opts.reducer));
-  if (opts.reducer == "ddp") return make_ddp_reducer(opts, module, *comm);
-  if (opts.reducer == "overlap") return make_overlap_reducer(opts, module, *comm);
-  if (opts.reducer == "sync") return make_sync_reducer(opts, module, *comm, false);
+  if (opts.reducer == "ddp") return make_ddp_reducer(opts, module, *comm, observer);
+  if (opts.reducer == "overlap") return make_overlap_reducer(opts, module, *comm, observer);
+  if (opts.reducer == "sync") return make_sync_reducer(opts, module, *comm, false, observer);
   if (opts.reducer == "allreduce-after-backward")
-    return make_sync_reducer(opts, module, *comm, true);
+    return make_sync_reducer(opts, module, *comm, true, observer);
   throw UsageError(fmt::format(
       "--reducer '{}' is not one of none, ddp, overlap, sync, allreduce-after-backward", opts.reducer));
 }

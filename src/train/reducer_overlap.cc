@@ -30,8 +30,9 @@ class ReadyHook : public torch::autograd::FunctionPostHook {
 
 class OverlapReducer : public BucketedReducer {
  public:
-  OverlapReducer(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm)
-      : BucketedReducer(opts, module, comm) {
+  OverlapReducer(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm,
+                 trace::TrainObserver& observer)
+      : BucketedReducer(opts, module, comm, observer) {
     // The tensor holds its accumulator only weakly: keep it alive, or the
     // hook disappears and gradients silently stop being reduced.
     for (std::size_t i = 0; i < params_.size(); ++i) {
@@ -77,8 +78,9 @@ torch::autograd::variable_list ReadyHook::operator()(const torch::autograd::vari
 
 std::unique_ptr<GradReducer> make_overlap_reducer(const TrainOptions& opts,
                                                   torch::nn::Module& module,
-                                                  comm::Communicator& comm) {
-  return std::make_unique<OverlapReducer>(opts, module, comm);
+                                                  comm::Communicator& comm,
+                                                  trace::TrainObserver& observer) {
+  return std::make_unique<OverlapReducer>(opts, module, comm, observer);
 }
 
 }  // namespace dtbench::train

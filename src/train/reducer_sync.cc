@@ -14,8 +14,8 @@ namespace {
 class SyncReducer : public BucketedReducer {
  public:
   SyncReducer(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm,
-              bool per_tensor)
-      : BucketedReducer(opts, module, comm, per_tensor), per_tensor_(per_tensor) {}
+              bool per_tensor, trace::TrainObserver& observer)
+      : BucketedReducer(opts, module, comm, observer, per_tensor), per_tensor_(per_tensor) {}
 
   std::string name() const override { return per_tensor_ ? "allreduce-after-backward" : "sync"; }
   void finish_backward() override {
@@ -34,8 +34,9 @@ class SyncReducer : public BucketedReducer {
 }  // namespace
 
 std::unique_ptr<GradReducer> make_sync_reducer(const TrainOptions& opts, torch::nn::Module& module,
-                                               comm::Communicator& comm, bool per_tensor) {
-  return std::make_unique<SyncReducer>(opts, module, comm, per_tensor);
+                                               comm::Communicator& comm, bool per_tensor,
+                                               trace::TrainObserver& observer) {
+  return std::make_unique<SyncReducer>(opts, module, comm, per_tensor, observer);
 }
 
 }  // namespace dtbench::train

@@ -12,14 +12,15 @@ namespace dtbench::train {
 constexpr std::size_t kBroadcastBytes = 250u << 20;
 
 std::unique_ptr<GradReducer> make_ddp_reducer(const TrainOptions& opts, torch::nn::Module& module,
-                                              comm::Communicator& comm);
+                                              comm::Communicator& comm, trace::TrainObserver& observer);
 std::unique_ptr<GradReducer> make_overlap_reducer(const TrainOptions& opts,
                                                   torch::nn::Module& module,
-                                                  comm::Communicator& comm);
+                                                  comm::Communicator& comm, trace::TrainObserver& observer);
 // sync with DDP's buckets; allreduce-after-backward (per_tensor) with one
 // bucket per parameter, i.e. one allreduce per gradient tensor.
 std::unique_ptr<GradReducer> make_sync_reducer(const TrainOptions& opts, torch::nn::Module& module,
-                                               comm::Communicator& comm, bool per_tensor);
+                                               comm::Communicator& comm, bool per_tensor,
+                                               trace::TrainObserver& observer);
 
 // --bucket-cap-mb style MiB (fractions allowed) to bytes.
 std::size_t mib_to_bytes(double mib);
@@ -46,7 +47,7 @@ std::vector<std::vector<size_t>> per_tensor_assignment(std::size_t num_params);
 class BucketedReducer : public GradReducer {
  public:
   BucketedReducer(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm,
-                  bool per_tensor = false);
+                  trace::TrainObserver& observer, bool per_tensor = false);
   ~BucketedReducer() override;
   std::vector<std::vector<size_t>> buckets() const override;
   void before_forward() override;
@@ -55,6 +56,7 @@ class BucketedReducer : public GradReducer {
 
  protected:
   comm::Communicator& comm_;
+  trace::TrainObserver& observer_;
   std::vector<torch::Tensor> params_;
   std::vector<torch::Tensor> buffers_;
   bool broadcast_buffers_;

@@ -40,6 +40,10 @@ void validate(const TrainOptions& o) {
   if (!(o.lr > 0)) throw UsageError(fmt::format("--lr {} must be positive", o.lr));
   if (o.momentum < 0 || o.momentum >= 1)
     throw UsageError(fmt::format("--momentum {} must be in [0, 1)", o.momentum));
+  if (o.trace_iters < 1 || o.trace_iters > 1000)
+    throw UsageError(fmt::format("--trace-iters {} must be between 1 and 1000", o.trace_iters));
+  if (o.inject_delay_rank >= 0 && !(o.inject_delay_ms >= 0 && o.inject_delay_ms <= 600000))
+    throw UsageError(fmt::format("--inject-delay: {} ms must be between 0 and 600000", o.inject_delay_ms));
   bool known = false;
   for (const char* r : kReducerNames) known = known || o.reducer == r;
   if (!known)

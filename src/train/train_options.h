@@ -53,6 +53,14 @@ struct TrainOptions {
   bool channels_last = false;
   // Peak TFLOP/s of one rank's device, for MFU (0 = not given: no MFU).
   double peak_tflops = 0;
+  // --trace: the Chrome trace file of this run ("" = no trace) and how many
+  // timed iterations it records (the first ones). Default 3.
+  std::string trace_path;
+  int trace_iters = 3;
+  // --inject-delay RANK:MS: rank `inject_delay_rank` sleeps inject_delay_ms
+  // before every backward (-1 = nobody), to see what a straggler does.
+  int inject_delay_rank = -1;
+  double inject_delay_ms = 0;
   // SGD hyper-parameters. Defaults 0.01 / 0.9.
   double lr = 0.01;
   double momentum = 0.9;

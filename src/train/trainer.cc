@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
@@ -13,6 +14,7 @@
 #include "core/host_probe.h"
 #include "device/device.h"
 #include "train/grad_reducer.h"
+#include "train/grad_ready_probe.h"
 #include "train/loss_scaler.h"
 
 namespace dtbench::train {
@@ -117,7 +119,8 @@ int resolve_threads(int requested, int local_world_size) {
 }
 
 TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communicator* comm,
-                  int world_size, int rank, const Progress& progress) {
+                  int world_size, int rank, const Progress& progress,
+                  trace::TrainObserver& observer) {
   check_amp_supported(opts.amp, opts.device);
   if (opts.channels_last && model.input_kind() != models::InputKind::kImage)
     throw UsageError(fmt::format("--channels-last applies to image models (4-D inputs); {} is not one",
@@ -126,7 +129,10 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
   auto& module = *model.module();
   module.train();
   place_model(module, device, opts.channels_last);
-  auto reducer = make_reducer(opts, module, comm);
+  // Before the reducer, so its stamps come before the reducer's hooks.
+  std::unique_ptr<GradReadyProbe> ready_probe;
+  if (observer.active()) ready_probe = std::make_unique<GradReadyProbe>(module.parameters(), observer);
+  auto reducer = make_reducer(opts, module, comm, observer);
   auto batch = make_batch(opts, model.input_kind(), world_size, rank);
   batch.input = batch.input.to(device);
   batch.target = batch.target.to(device);
@@ -145,34 +151,53 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
   std::unique_ptr<LossScaler> scaler;
   if (opts.amp == "fp16") scaler = std::make_unique<LossScaler>(LossScalerOptions{}, params.front().device());
   std::int64_t faults_at_start = 0;
+  const bool delayed = opts.inject_delay_rank == rank && opts.inject_delay_ms > 0;
+  const auto delay = std::chrono::duration<double, std::milli>(opts.inject_delay_ms);
   for (int it = 0; it < total_iters + (probe ? 1 : 0); ++it) {
     const bool probing = it == total_iters;
     if (probing) reducer->set_compression_probe(true);
     if (it == opts.warmup) faults_at_start = alloc::minor_faults();
     const auto t0 = Clock::now();
+    observer.iteration_begin(it);
     timer->start();
     reducer->before_forward();
     torch::Tensor loss;
     {
+      trace::PhaseScope phase(observer, trace::Phase::kForward);
       AutocastScope autocast(opts.amp, device);
       loss = model.training_loss(batch.input, batch.target).to(torch::kFloat);
     }
     const auto scaled = scaler ? scaler->scale(loss) : loss;
+    if (delayed) {
+      // --inject-delay: timed as part of this rank's forward phase.
+      trace::PhaseScope phase(observer, trace::Phase::kDelay);
+      std::this_thread::sleep_for(delay);
+    }
     reducer->before_backward(scaled);
     timer->mark();
-    scaled.backward();
+    {
+      trace::PhaseScope phase(observer, trace::Phase::kBackward);
+      scaled.backward();
+    }
     timer->mark();
-    reducer->finish_backward();
+    {
+      trace::PhaseScope phase(observer, trace::Phase::kCommWait);
+      reducer->finish_backward();
+    }
     timer->mark();
-    // Every rank unscales the same averaged gradients, so all skip together.
-    const bool skip = scaler && scaler->unscale(params);
-    if (!skip) optimizer.step();
-    if (scaler) scaler->update();
-    compat::zero_grad(optimizer);
+    {
+      trace::PhaseScope phase(observer, trace::Phase::kOptimizer);
+      // Every rank unscales the same averaged gradients, so all skip together.
+      const bool skip = scaler && scaler->unscale(params);
+      if (!skip) optimizer.step();
+      if (scaler) scaler->update();
+      compat::zero_grad(optimizer);
+    }
     timer->mark();
     // On a GPU this waits for the device to finish the iteration.
     const auto phases = timer->finish();
     const auto t4 = Clock::now();
+    observer.iteration_end(it);
     result.last_loss = loss.item<double>();
     if (!std::isfinite(result.last_loss))
       throw VerificationError(

@@ -12,6 +12,7 @@
 #include "models/model.h"
 #include "train/compression.h"
 #include "train/phase_times.h"
+#include "trace/observer.h"
 #include "train/train_options.h"
 
 namespace dtbench::comm {
@@ -73,8 +74,12 @@ using Progress = std::function<void(int iteration, int total, double seconds)>;
 // opts.channels_last). With opts.amp the forward and loss run under autocast
 // (bfloat16 or float16; float16 with a dynamic loss scaler whose skipped steps
 // are counted); gradients and the optimizer stay float32. `comm` may be null for reducer none. Collectives time
-// out after comm->timeout().
+// out after comm->timeout(). Every iteration, phase, bucket launch and
+// completion is reported to `observer` (--trace); with
+// opts.inject_delay_rank == rank the rank sleeps opts.inject_delay_ms before
+// each backward.
 TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communicator* comm,
-                  int world_size, int rank, const Progress& progress = {});
+                  int world_size, int rank, const Progress& progress = {},
+                  trace::TrainObserver& observer = trace::null_observer());
 
 }  // namespace dtbench::train

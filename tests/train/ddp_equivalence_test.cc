@@ -4,6 +4,9 @@
 // caught. Runs inside every rank of a job started by `dtbench launch` (gloo)
 // or mpirun (mpi); see tests/CMakeLists.txt.
 //   ddp_equivalence_test --backend gloo|mpi
+#include <map>
+#include <set>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -16,6 +19,7 @@
 #include "launch/world.h"
 #include "support/comm_test_main.h"
 #include "support/train_fixtures.h"
+#include "trace/timeline.h"
 #include "train/replicas.h"
 #include "train/trainer.h"
 
@@ -79,6 +83,64 @@ TEST_P(Equivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Reducers, Equivalence,
+                         ::testing::Values("ddp", "overlap", "sync", "allreduce-after-backward"),
+                         [](const auto& info) {
+                           return info.param == "allreduce-after-backward" ? std::string("aab")
+                                                                           : info.param;
+                         });
+
+// --trace changes nothing it observes: with the timeline recorder (for ddp a
+// communication hook that runs the Reducer's allreduce itself) the
+// parameters are bitwise those of the run without it; and the timeline holds
+// every bucket's collective, launched and completed, in every iteration.
+class Observed : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Observed, TimelineChangesNothingAndSeesEveryBucket) {
+  const std::string reducer = GetParam();
+  if (reducer == "ddp" && !backend_has_c10d_group())
+    GTEST_SKIP() << "backend " << g_comm->backend() << " has no c10d process group";
+  comm::Communicator& c = *g_comm;
+  auto opts = testing::small_mlp_options(reducer);
+  opts.bucket_cap_mb = 0.01;  // several buckets
+  opts.first_bucket_cap_mb = 0.01;
+  auto plain = train::make_seeded_model(opts);
+  train::train(opts, *plain, &c, c.size(), c.rank());
+  trace::Timeline timeline(0, opts.warmup + opts.iters);
+  auto observed = train::make_seeded_model(opts);
+  const auto result = train::train(opts, *observed, &c, c.size(), c.rank(), {}, timeline);
+  const auto a = params_of(*plain), b = params_of(*observed);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    ASSERT_TRUE(torch::equal(a[i], b[i])) << reducer << ": parameter " << i << " differs with --trace";
+
+  const int iterations = opts.warmup + opts.iters;
+  const auto buckets = static_cast<int>(result.buckets.size());
+  ASSERT_GT(buckets, 1);
+  std::map<int, std::set<int>> seen;
+  int ready = 0, phases = 0;
+  for (const auto& e : timeline.events()) {
+    if (e.kind == trace::EventKind::kCollective) {
+      EXPECT_TRUE(seen[e.iteration].insert(e.bucket).second) << "bucket twice in one iteration";
+      EXPECT_GE(e.end_us, e.begin_us);
+    }
+    ready += e.kind == trace::EventKind::kBucketReady;
+    phases += e.kind == trace::EventKind::kPhase;
+  }
+  EXPECT_EQ(timeline.incomplete(), 0);
+  ASSERT_EQ(static_cast<int>(seen.size()), iterations);
+  int launched = 0;
+  for (const auto& [it, set] : seen) {
+    // c10d's Reducer rebuilds its buckets after the first iteration (in the
+    // order gradients became ready): their number can change once.
+    if (reducer != "ddp" || it == 0) EXPECT_EQ(static_cast<int>(set.size()), buckets) << "iteration " << it;
+    if (it > 1) EXPECT_EQ(set.size(), seen[1].size()) << "iteration " << it;
+    EXPECT_EQ(*set.rbegin() + 1, static_cast<int>(set.size())) << "buckets 0..n-1 in iteration " << it;
+    launched += static_cast<int>(set.size());
+  }
+  EXPECT_EQ(ready, launched);  // every bucket got its ready time
+  EXPECT_GE(phases, iterations * 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Reducers, Observed,
                          ::testing::Values("ddp", "overlap", "sync", "allreduce-after-backward"),
                          [](const auto& info) {
                            return info.param == "allreduce-after-backward" ? std::string("aab")

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "bench/ddp/ddp_trace.h"
 #include "comm/communicator.h"
 #include "core/allocator.h"
 #include "core/error.h"
@@ -45,7 +46,8 @@ report::RankSamples unpack(const double* p, int64_t n, int rank) {
 }  // namespace
 
 DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::World& world,
-                             comm::Communicator* comm, const std::string& label) {
+                             const launch::Topology& topology, comm::Communicator* comm,
+                             const std::string& label) {
   train::TrainOptions opts = options;
   opts.device_index = world.local_rank;  // --device cuda: the GPU of LOCAL_RANK
   DdpBenchResult res;
@@ -70,7 +72,10 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
     std::cerr << fmt::format("  {} {}: iteration {}/{} ({:.3f} s/iter)\n", label, opts.reducer,
                              it + 1, total, sec);
   };
-  const auto result = train::train(opts, *model, comm, world.world_size, world.rank, progress);
+  const auto timeline = make_timeline(opts);
+  const auto result =
+      train::train(opts, *model, comm, world.world_size, world.rank, progress,
+                   timeline ? static_cast<trace::TrainObserver&>(*timeline) : trace::null_observer());
   res.buckets = static_cast<int>(result.buckets.size());
   res.last_loss = result.last_loss;
   res.compression = result.compression;
@@ -85,6 +90,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   // Replicas must be bitwise identical before anything is recorded.
   const uint64_t hash = comm != nullptr ? train::verify_replicas(*comm, *model->module())
                                         : train::parameter_hash(*model->module());
+  if (timeline) res.trace = finish_trace(opts, comm, world, topology, *timeline, label);
 
   auto& run = res.run;
   run.label = label;
@@ -143,6 +149,7 @@ nlohmann::ordered_json run_extras_json(const DdpBenchResult& r) {
     p["total"] = stats::percentile(d.total, 50);
     j["device_phase_p50_s"] = p;
   }
+  if (!r.trace.is_null()) j["trace"] = r.trace;
   if (r.compression.dtype != "none") j["compression"] = compression_json(r.compression);
   if (r.amp == "fp16")
     j["amp"] = {{"dtype", r.amp}, {"skipped_steps", r.amp_skipped_steps}, {"final_scale", r.amp_final_scale}};

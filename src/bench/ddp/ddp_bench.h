@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "launch/topology.h"
 #include "launch/world.h"
 #include "report/ddp_record.h"
 #include "train/compression.h"
@@ -31,12 +32,16 @@ struct DdpBenchResult {
   std::string device = "CPU";           // device::describe of this rank's device
   bool channels_last = false;
   train::PhaseTimes device_times;       // --device cuda: by CUDA events (this rank)
+  nlohmann::ordered_json trace;         // --trace: the analysis (rank 0), else null
 };
 
 // Runs opts on this rank. `comm` may be null only for reducer none on one
-// rank. Throws VerificationError when the replicas differ afterwards.
+// rank. Throws VerificationError when the replicas differ afterwards. With
+// opts.trace_path, rank 0 writes the run's timeline there (nodes and hosts
+// from `topology`).
 DdpBenchResult run_ddp_bench(const train::TrainOptions& opts, const launch::World& world,
-                             comm::Communicator* comm, const std::string& label);
+                             const launch::Topology& topology, comm::Communicator* comm,
+                             const std::string& label);
 
 // The per-run extras written beside the run record.
 nlohmann::ordered_json run_extras_json(const DdpBenchResult& r);

@@ -54,10 +54,26 @@ class C10dWorkHandle : public Work {
       error_ = with_cause(translate(std::current_exception(), what_));
     }
     finished_ = true;
+    for (auto& fn : after_wait_) fn();
+    after_wait_.clear();
     if (error_) std::rethrow_exception(error_);
   }
 
   bool done() override { return finished_ || work_->isCompleted(); }
+
+  void on_done(std::function<void()> fn) override {
+    if (finished_) return fn();
+    c10::intrusive_ptr<c10::ivalue::Future> future;
+    try {
+      future = work_->getFuture();
+    } catch (const c10::Error&) {
+      // This work type has no future (e.g. some point-to-point works): the
+      // completion is then stamped when wait() returns, an upper bound.
+      after_wait_.push_back(std::move(fn));
+      return;
+    }
+    future->addCallback([fn = std::move(fn)](c10::ivalue::Future&) { fn(); });
+  }
 
   std::exception_ptr error() override {
     if (!finished_ && work_->isCompleted() && !work_->isSuccess())
@@ -84,6 +100,7 @@ class C10dWorkHandle : public Work {
   std::string what_;
   std::function<std::string()> explain_;
   std::function<void()> post_;
+  std::vector<std::function<void()>> after_wait_;
   bool finished_ = false;
   std::exception_ptr error_;
 };
@@ -100,6 +117,10 @@ class PairWork : public Work {
     b_->wait(std::max(std::chrono::milliseconds(1), timeout - spent));
   }
   bool done() override { return a_->done() && b_->done(); }
+  void on_done(std::function<void()> fn) override {
+    Work* b = b_.get();
+    a_->on_done([b, fn = std::move(fn)]() mutable { b->on_done(std::move(fn)); });
+  }
   std::exception_ptr error() override { return a_->error() ? a_->error() : b_->error(); }
 
  private:

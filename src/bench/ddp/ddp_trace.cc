@@ -1,0 +1,114 @@
+#include "bench/ddp/ddp_trace.h"
+
+#include <fmt/format.h>
+
+#include "comm/communicator.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "report/json_io.h"
+#include "trace/analysis.h"
+#include "trace/chrome_trace.h"
+#include "trace/collect.h"
+
+namespace dtbench::bench {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+double ms(double us) { return us / 1000; }
+
+Json analysis_json(const std::vector<trace::RankTimeline>& ranks) {
+  std::vector<trace::IterationBreakdown> all;
+  Json per_rank = Json::array();
+  const auto late = trace::stragglers(ranks);
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const auto b = trace::breakdown(ranks[r]);
+    all.insert(all.end(), b.begin(), b.end());
+    const auto s = trace::summarize(b);
+    Json j{{"rank", ranks[r].rank},
+           {"node", ranks[r].node},
+           {"wall_ms_p50", ms(s.wall_p50)},
+           {"compute_ms_p50", ms(s.compute_p50)},
+           {"comm_ms_p50", ms(s.comm_p50)},
+           {"overlap", s.overlap},
+           {"exposed_comm_ms_p50", ms(s.exposed_p50)},
+           {"idle_ms_p50", ms(s.idle_p50)}};
+    if (r < late.ranks.size()) {
+      j["launched_last_share"] = late.ranks[r].last_share;
+      j["mean_lateness_ms"] = ms(late.ranks[r].mean_late_us);
+      j["latest_iterations"] = late.ranks[r].latest_iterations;
+    }
+    per_rank.push_back(j);
+  }
+  const auto s = trace::summarize(all);
+  Json buckets = Json::array();
+  for (const auto& b : trace::bucket_stats(ranks))
+    buckets.push_back({{"bucket", b.bucket},
+                       {"bytes", b.bytes},
+                       {"samples", b.samples},
+                       {"ready_to_launch_ms_p50", ms(b.ready_to_launch_p50)},
+                       {"duration_ms_p50", ms(b.duration_p50)},
+                       {"hidden", b.hidden}});
+  Json nodes = Json::array();
+  for (const auto& n : late.nodes)
+    nodes.push_back({{"node", n.node}, {"launched_last_share", n.last_share}, {"mean_lateness_ms", ms(n.mean_late_us)}});
+  Json j{{"rank_iterations", s.rank_iterations},
+         {"wall_ms_p50", ms(s.wall_p50)},
+         {"compute_ms_p50", ms(s.compute_p50)},
+         {"comm_ms_p50", ms(s.comm_p50)},
+         {"overlap", s.overlap},
+         {"exposed_comm_ms_p50", ms(s.exposed_p50)},
+         {"idle_ms_p50", ms(s.idle_p50)},
+         {"collectives", late.collectives},
+         {"straggler", late.worst ? Json(*late.worst) : Json(nullptr)},
+         {"verdict", late.verdict},
+         {"per_rank", per_rank},
+         {"per_node", nodes},
+         {"buckets", buckets}};
+  return j;
+}
+
+}  // namespace
+
+std::unique_ptr<trace::Timeline> make_timeline(const train::TrainOptions& opts) {
+  if (opts.trace_path.empty()) return nullptr;
+  return std::make_unique<trace::Timeline>(opts.warmup, std::min(opts.trace_iters, opts.iters));
+}
+
+Json finish_trace(const train::TrainOptions& opts, comm::Communicator* comm, const launch::World& world,
+                  const launch::Topology& topology, const trace::Timeline& timeline,
+                  const std::string& label) {
+  const int node = world.rank < topology.ranks() ? topology.node_of_rank[world.rank] : 0;
+  trace::Gathered g;
+  if (comm != nullptr && comm->size() > 1) {
+    const auto clock = trace::estimate_clock(*comm);
+    g = trace::gather_timelines(*comm, timeline.events(), node, clock);
+  } else {
+    g.ranks.push_back({world.rank, node, timeline.events()});
+    g.clocks.push_back({});
+  }
+  const int incomplete = timeline.incomplete();
+  if (world.rank != 0) return nullptr;
+  Json summary = analysis_json(g.ranks);
+  double bound = 0;
+  for (const auto& c : g.clocks) bound = std::max(bound, c.bound_us);
+  summary["clock_max_bound_ms"] = ms(bound);
+  summary["iterations"] = {{"first", timeline.first_iteration()}, {"count", timeline.count()}};
+  if (incomplete > 0) summary["incomplete_collectives_rank0"] = incomplete;
+  trace::TraceMeta meta;
+  meta.label = label;
+  meta.node_hosts = topology.node_hosts;
+  meta.clocks = g.clocks;
+  meta.other["reducer"] = opts.reducer;
+  meta.other["analysis"] = summary;
+  const auto doc = trace::chrome_trace(g.ranks, meta);
+  const std::string text = doc.dump();
+  report::write_text_atomic(opts.trace_path, text);
+  std::size_t events = 0;
+  for (const auto& r : g.ranks) events += r.events.size();
+  Json out{{"file", opts.trace_path}, {"bytes", text.size()}, {"events", events}};
+  for (const auto& [k, v] : summary.items()) out[k] = v;
+  return out;
+}
+
+}  // namespace dtbench::bench

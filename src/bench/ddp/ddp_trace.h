@@ -1,0 +1,32 @@
+#pragma once
+// --trace for one ddp/compare run: the recorder the trainer reports to,
+// then (after training) the clock offsets, the gather to rank 0, the
+// analysis and the Chrome trace file rank 0 writes atomically.
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "launch/topology.h"
+#include "launch/world.h"
+#include "trace/timeline.h"
+#include "train/train_options.h"
+
+namespace dtbench::comm {
+class Communicator;
+}
+
+namespace dtbench::bench {
+
+// The recorder for opts (the first opts.trace_iters timed iterations), or
+// null without opts.trace_path.
+std::unique_ptr<trace::Timeline> make_timeline(const train::TrainOptions& opts);
+
+// Collective over `comm` (may be null on one rank). On rank 0: writes
+// opts.trace_path and returns the analysis as the report's "trace" object
+// (docs/metrics.md); null elsewhere.
+nlohmann::ordered_json finish_trace(const train::TrainOptions& opts, comm::Communicator* comm,
+                                    const launch::World& world, const launch::Topology& topology,
+                                    const trace::Timeline& timeline, const std::string& label);
+
+}  // namespace dtbench::bench

@@ -1,0 +1,27 @@
+#include "report/trace_reporter.h"
+
+#include <fmt/format.h>
+
+#include "report/json_io.h"
+
+namespace dtbench::report {
+
+void print_trace_summary(std::ostream& os, const nlohmann::ordered_json& t) {
+  if (t.is_null() || !t.is_object()) return;
+  const std::string where = "trace summary";
+  os << fmt::format("  trace: {} ({:.1f} KiB, {} events, clocks aligned within ±{:.3f} ms)\n",
+                    json_value_or<std::string>(t, "file", "?", where),
+                    json_value_or<double>(t, "bytes", 0, where) / 1024,
+                    json_value_or<long long>(t, "events", 0, where),
+                    json_value_or<double>(t, "clock_max_bound_ms", 0, where));
+  os << fmt::format(
+      "    per rank-iteration (p50): compute {:.1f} ms, communication {:.1f} ms, overlap {:.0f}%, "
+      "exposed communication {:.1f} ms, idle {:.1f} ms\n",
+      json_value_or<double>(t, "compute_ms_p50", 0, where), json_value_or<double>(t, "comm_ms_p50", 0, where),
+      100 * json_value_or<double>(t, "overlap", 0, where),
+      json_value_or<double>(t, "exposed_comm_ms_p50", 0, where), json_value_or<double>(t, "idle_ms_p50", 0, where));
+  const auto verdict = json_value_or<std::string>(t, "verdict", "", where);
+  if (!verdict.empty()) os << "    " << verdict << "\n";
+}
+
+}  // namespace dtbench::report

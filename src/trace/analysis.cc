@@ -1,0 +1,248 @@
+#include "trace/analysis.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "stats/stats.h"
+#include "trace/observer.h"
+
+namespace dtbench::trace {
+namespace {
+
+bool is_phase(const Event& e, Phase p) {
+  return e.kind == EventKind::kPhase && e.sub == static_cast<int>(p);
+}
+
+struct IterationSets {
+  Interval window;
+  std::vector<Interval> compute, comm;
+};
+
+// Compute and communication intervals of each iteration of one rank.
+std::map<int, IterationSets> iteration_sets(const RankTimeline& t) {
+  std::map<int, IterationSets> out;
+  std::map<int, bool> has_backward_compute;
+  for (const auto& e : t.events) {
+    if (e.kind == EventKind::kIteration) out[e.iteration].window = {e.begin_us, e.end_us};
+    if (e.kind == EventKind::kBackwardCompute) has_backward_compute[e.iteration] = true;
+  }
+  for (const auto& e : t.events) {
+    auto it = out.find(e.iteration);
+    if (it == out.end()) continue;
+    auto& s = it->second;
+    const Interval iv{std::max(e.begin_us, s.window.begin), std::min(e.end_us, s.window.end)};
+    if (is_phase(e, Phase::kForward) || is_phase(e, Phase::kOptimizer) || e.kind == EventKind::kCast ||
+        e.kind == EventKind::kBackwardCompute ||
+        (is_phase(e, Phase::kBackward) && !has_backward_compute[e.iteration]))
+      s.compute.push_back(iv);
+    else if (e.kind == EventKind::kCollective || is_phase(e, Phase::kBroadcast))
+      s.comm.push_back(iv);
+  }
+  for (auto& [_, s] : out) {
+    s.compute = merge(std::move(s.compute));
+    s.comm = merge(std::move(s.comm));
+  }
+  return out;
+}
+
+double median(std::vector<double> v) { return v.empty() ? 0 : stats::percentile(v, 50); }
+
+}  // namespace
+
+std::vector<Interval> merge(std::vector<Interval> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](const Interval& i) { return !(i.end > i.begin); }),
+          v.end());
+  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  std::vector<Interval> out;
+  for (const auto& i : v) {
+    if (!out.empty() && i.begin <= out.back().end)
+      out.back().end = std::max(out.back().end, i.end);
+    else
+      out.push_back(i);
+  }
+  return out;
+}
+
+double length(const std::vector<Interval>& merged) {
+  double s = 0;
+  for (const auto& i : merged) s += i.end - i.begin;
+  return s;
+}
+
+double intersection(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  double s = 0;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const double lo = std::max(a[i].begin, b[j].begin), hi = std::min(a[i].end, b[j].end);
+    if (hi > lo) s += hi - lo;
+    if (a[i].end < b[j].end)
+      ++i;
+    else
+      ++j;
+  }
+  return s;
+}
+
+std::vector<IterationBreakdown> breakdown(const RankTimeline& t) {
+  std::vector<IterationBreakdown> out;
+  for (const auto& [it, s] : iteration_sets(t)) {
+    IterationBreakdown b;
+    b.rank = t.rank;
+    b.iteration = it;
+    b.wall = std::max(0.0, s.window.end - s.window.begin);
+    b.compute = length(s.compute);
+    b.comm = length(s.comm);
+    b.overlapped = intersection(s.comm, s.compute);
+    b.exposed = b.comm - b.overlapped;
+    b.idle = std::max(0.0, b.wall - (b.compute + b.comm - b.overlapped));
+    out.push_back(b);
+  }
+  return out;
+}
+
+std::vector<BucketStats> bucket_stats(const std::vector<RankTimeline>& ranks) {
+  struct Acc {
+    std::int64_t bytes = 0;
+    std::vector<double> delay, duration;
+    double hidden = 0, total = 0;
+  };
+  std::map<int, Acc> acc;
+  for (const auto& t : ranks) {
+    const auto sets = iteration_sets(t);
+    std::map<std::pair<int, int>, double> ready;
+    for (const auto& e : t.events)
+      if (e.kind == EventKind::kBucketReady) ready[{e.iteration, e.bucket}] = e.begin_us;
+    for (const auto& e : t.events) {
+      if (e.kind != EventKind::kCollective) continue;
+      auto& a = acc[e.bucket];
+      a.bytes = e.bytes;
+      a.duration.push_back(e.duration_us());
+      const auto r = ready.find({e.iteration, e.bucket});
+      if (r != ready.end()) a.delay.push_back(std::max(0.0, e.begin_us - r->second));
+      const auto s = sets.find(e.iteration);
+      if (s != sets.end() && e.duration_us() > 0) {
+        a.hidden += intersection({{e.begin_us, e.end_us}}, s->second.compute);
+        a.total += e.duration_us();
+      }
+    }
+  }
+  std::vector<BucketStats> out;
+  for (auto& [b, a] : acc) {
+    BucketStats s;
+    s.bucket = b;
+    s.bytes = a.bytes;
+    s.samples = static_cast<int>(a.duration.size());
+    s.ready_to_launch_p50 = median(a.delay);
+    s.duration_p50 = median(a.duration);
+    s.hidden = a.total > 0 ? a.hidden / a.total : 0;
+    out.push_back(s);
+  }
+  return out;
+}
+
+Stragglers stragglers(const std::vector<RankTimeline>& ranks) {
+  Stragglers out;
+  // Launch time of every (iteration, bucket) per rank index.
+  std::map<std::pair<int, int>, std::vector<double>> launches;
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    for (const auto& e : ranks[r].events)
+      if (e.kind == EventKind::kCollective) {
+        auto& v = launches[{e.iteration, e.bucket}];
+        v.resize(ranks.size(), -1);
+        v[r] = e.begin_us;
+      }
+  std::vector<int> last(ranks.size(), 0);
+  std::vector<double> late(ranks.size(), 0);
+  // Per iteration, each rank's summed lateness: the collectives of one
+  // iteration are not independent samples, the iterations are.
+  std::map<int, std::vector<double>> late_in_iteration;
+  for (const auto& [key, v] : launches) {
+    if (v.size() != ranks.size() || std::any_of(v.begin(), v.end(), [](double x) { return x < 0; }))
+      continue;
+    ++out.collectives;
+    const double first = *std::min_element(v.begin(), v.end());
+    const auto latest = std::max_element(v.begin(), v.end()) - v.begin();
+    ++last[latest];
+    auto& it = late_in_iteration[key.first];
+    it.resize(ranks.size(), 0);
+    for (std::size_t r = 0; r < v.size(); ++r) {
+      late[r] += v[r] - first;
+      it[r] += v[r] - first;
+    }
+  }
+  out.iterations = static_cast<int>(late_in_iteration.size());
+  std::vector<int> latest_iterations(ranks.size(), 0);
+  for (const auto& [_, v] : late_in_iteration)
+    ++latest_iterations[std::max_element(v.begin(), v.end()) - v.begin()];
+  std::map<int, std::vector<std::size_t>> by_node;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    RankLateness l;
+    l.rank = ranks[r].rank;
+    l.node = ranks[r].node;
+    l.collectives = out.collectives;
+    l.latest_iterations = latest_iterations[r];
+    if (out.collectives > 0) {
+      l.last_share = static_cast<double>(last[r]) / out.collectives;
+      l.mean_late_us = late[r] / out.collectives;
+    }
+    out.ranks.push_back(l);
+    by_node[l.node].push_back(r);
+  }
+  for (const auto& [node, members] : by_node) {
+    NodeLateness n;
+    n.node = node;
+    for (std::size_t r : members) {
+      n.last_share += out.ranks[r].last_share;
+      n.mean_late_us += out.ranks[r].mean_late_us / members.size();
+    }
+    out.nodes.push_back(n);
+  }
+  if (ranks.size() < 2 || out.collectives == 0) return out;
+  auto order = out.ranks;
+  std::sort(order.begin(), order.end(),
+            [](const RankLateness& a, const RankLateness& b) { return a.mean_late_us > b.mean_late_us; });
+  const auto& w = order[0];
+  if (out.iterations >= 2 && 3 * w.latest_iterations >= 2 * out.iterations && w.last_share >= 0.5 &&
+      w.mean_late_us >= 1000 && w.mean_late_us >= 2 * order[1].mean_late_us) {
+    out.worst = w.rank;
+    out.verdict = fmt::format(
+        "straggler: rank {} (node {}) launched {:.0f}% of {} collectives last (latest in {} of {} "
+        "iterations), {:.1f} ms after the earliest rank on average (next: rank {}, {:.1f} ms)",
+        w.rank, w.node, 100 * w.last_share, out.collectives, w.latest_iterations, out.iterations,
+        w.mean_late_us / 1000, order[1].rank, order[1].mean_late_us / 1000);
+  } else {
+    out.verdict = fmt::format(
+        "no straggler: the latest rank on average (rank {}) launched collectives {:.2f} ms after the "
+        "earliest",
+        w.rank, w.mean_late_us / 1000);
+  }
+  return out;
+}
+
+TraceSummary summarize(const std::vector<IterationBreakdown>& b) {
+  TraceSummary s;
+  s.rank_iterations = static_cast<int>(b.size());
+  std::vector<double> wall, compute, comm, exposed, idle;
+  double overlapped = 0, total_comm = 0;
+  for (const auto& x : b) {
+    wall.push_back(x.wall);
+    compute.push_back(x.compute);
+    comm.push_back(x.comm);
+    exposed.push_back(x.exposed);
+    idle.push_back(x.idle);
+    overlapped += x.overlapped;
+    total_comm += x.comm;
+  }
+  s.wall_p50 = median(wall);
+  s.compute_p50 = median(compute);
+  s.comm_p50 = median(comm);
+  s.exposed_p50 = median(exposed);
+  s.idle_p50 = median(idle);
+  s.overlap = total_comm > 0 ? overlapped / total_comm : 0;
+  return s;
+}
+
+}  // namespace dtbench::trace

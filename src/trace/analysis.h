@@ -1,0 +1,81 @@
+#pragma once
+// What a timeline says (docs/metrics.md "Trace analysis"): per rank and
+// iteration the compute, communication, overlap, exposed communication and
+// idle time on merged intervals; per bucket the ready -> launch delay, the
+// collective's duration and how much of it computation hid; per collective
+// how late each rank launched it (stragglers). Pure functions of the events.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trace/event.h"
+
+namespace dtbench::trace {
+
+struct Interval {
+  double begin = 0, end = 0;
+};
+// Sorted, with overlapping and touching intervals joined; empty ones dropped.
+std::vector<Interval> merge(std::vector<Interval> v);
+// Total length of merged intervals.
+double length(const std::vector<Interval>& merged);
+// Length of the intersection of two merged interval lists.
+double intersection(const std::vector<Interval>& a, const std::vector<Interval>& b);
+
+// One rank's iteration. Times in microseconds.
+struct IterationBreakdown {
+  int rank = 0, iteration = 0;
+  double wall = 0;       // the iteration's span
+  double compute = 0;    // |forward ∪ backward's compute ∪ optimizer ∪ casts|
+  double comm = 0;       // |collectives ∪ buffer broadcast|
+  double overlapped = 0; // |comm ∩ compute|
+  double exposed = 0;    // comm - overlapped
+  double idle = 0;       // wall - |compute ∪ comm|
+  double overlap() const { return comm > 0 ? overlapped / comm : 0; }
+};
+// `events` of one rank; one breakdown per kIteration event.
+std::vector<IterationBreakdown> breakdown(const RankTimeline& t);
+
+struct BucketStats {
+  int bucket = 0;
+  std::int64_t bytes = 0;
+  int samples = 0;                 // rank-iterations seen
+  double ready_to_launch_p50 = 0;  // µs (no ready mark: not counted)
+  double duration_p50 = 0;         // launch -> done, µs
+  double hidden = 0;               // Σ |collective ∩ compute| / Σ duration
+};
+std::vector<BucketStats> bucket_stats(const std::vector<RankTimeline>& ranks);
+
+struct RankLateness {
+  int rank = 0, node = 0;
+  int collectives = 0;
+  double last_share = 0;       // share of collectives this rank launched last
+  double mean_late_us = 0;     // mean of launch - earliest launch
+  int latest_iterations = 0;   // iterations in which its summed lateness was the largest
+};
+struct NodeLateness {
+  int node = 0;
+  double last_share = 0, mean_late_us = 0;
+};
+struct Stragglers {
+  int collectives = 0;  // collectives seen on every rank
+  int iterations = 0;   // iterations they belong to
+  std::vector<RankLateness> ranks;
+  std::vector<NodeLateness> nodes;
+  // The rank that stands out: the latest in at least 2/3 of the iterations
+  // (two at least), launched last in at least half the collectives, a mean
+  // lateness of at least 1 ms and at least twice any other rank's.
+  std::optional<int> worst;
+  std::string verdict;  // one line, e.g. "rank 1 (node 0) launched 100% of ..."
+};
+Stragglers stragglers(const std::vector<RankTimeline>& ranks);
+
+// Medians over every rank-iteration, and the time-weighted overlap.
+struct TraceSummary {
+  int rank_iterations = 0;
+  double wall_p50 = 0, compute_p50 = 0, comm_p50 = 0, exposed_p50 = 0, idle_p50 = 0;  // µs
+  double overlap = 0;  // Σ overlapped / Σ comm over all rank-iterations
+};
+TraceSummary summarize(const std::vector<IterationBreakdown>& b);
+
+}  // namespace dtbench::trace

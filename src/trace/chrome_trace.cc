@@ -1,0 +1,113 @@
+#include "trace/chrome_trace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "trace/observer.h"
+
+namespace dtbench::trace {
+namespace {
+
+using Json = nlohmann::ordered_json;
+constexpr int kTrainingTid = 1;
+constexpr int kCommTid = 2;
+
+std::string bucket_name(const Event& e) {
+  return fmt::format("bucket {} ({:.2f} MiB {})", e.bucket, e.bytes / 1048576.0,
+                     wire_dtype_name(static_cast<WireDType>(e.dtype)));
+}
+
+Json meta_event(const char* name, int pid, int tid, const std::string& value) {
+  return {{"name", name}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", value}}}};
+}
+
+}  // namespace
+
+Json chrome_trace(const std::vector<RankTimeline>& ranks, const TraceMeta& meta) {
+  double t0 = std::numeric_limits<double>::infinity();
+  for (const auto& r : ranks)
+    for (const auto& e : r.events) t0 = std::min(t0, e.begin_us);
+  if (!std::isfinite(t0)) t0 = 0;
+  Json events = Json::array();
+  for (const auto& r : ranks) {
+    const int pid = r.rank;
+    const std::string host =
+        r.node >= 0 && r.node < static_cast<int>(meta.node_hosts.size()) ? meta.node_hosts[r.node] : "?";
+    events.push_back(meta_event("process_name", pid, 0, fmt::format("rank {} (node {}, {})", r.rank, r.node, host)));
+    events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"tid", 0},
+                      {"args", {{"sort_index", r.rank}}}});
+    events.push_back(meta_event("thread_name", pid, kTrainingTid, "training thread"));
+    events.push_back(meta_event("thread_name", pid, kCommTid, "communication"));
+    // Bytes in flight: +bytes at each launch, -bytes at each completion.
+    std::vector<std::pair<double, double>> flight;
+    for (const auto& e : r.events) {
+      const double ts = e.begin_us - t0;
+      switch (e.kind) {
+        case EventKind::kPhase:
+          events.push_back({{"name", phase_name(static_cast<Phase>(e.sub))}, {"cat", "phase"}, {"ph", "X"},
+                            {"pid", pid}, {"tid", kTrainingTid}, {"ts", ts}, {"dur", e.duration_us()},
+                            {"args", {{"iteration", e.iteration}}}});
+          break;
+        case EventKind::kIteration:
+          events.push_back({{"name", fmt::format("iteration {}", e.iteration)}, {"cat", "iteration"},
+                            {"ph", "X"}, {"pid", pid}, {"tid", 0}, {"ts", ts}, {"dur", e.duration_us()}});
+          break;
+        case EventKind::kBackwardCompute:
+          break;  // analysis input; the backward phase shows it
+        case EventKind::kCast:
+          events.push_back({{"name", fmt::format("cast bucket {}", e.bucket)}, {"cat", "compression"},
+                            {"ph", "X"}, {"pid", pid}, {"tid", kTrainingTid}, {"ts", ts},
+                            {"dur", e.duration_us()}, {"args", {{"iteration", e.iteration}}}});
+          break;
+        case EventKind::kBucketReady:
+          events.push_back({{"name", fmt::format("bucket {} ready", e.bucket)}, {"cat", "ready"}, {"ph", "i"},
+                            {"s", "t"}, {"pid", pid}, {"tid", kTrainingTid}, {"ts", ts},
+                            {"args", {{"iteration", e.iteration}}}});
+          break;
+        case EventKind::kCollective: {
+          const auto id = fmt::format("r{}i{}b{}", r.rank, e.iteration, e.bucket);
+          const Json args{{"iteration", e.iteration}, {"bucket", e.bucket}, {"bytes", e.bytes},
+                          {"dtype", wire_dtype_name(static_cast<WireDType>(e.dtype))}};
+          events.push_back({{"name", bucket_name(e)}, {"cat", "collective"}, {"ph", "b"}, {"id", id},
+                            {"pid", pid}, {"tid", kCommTid}, {"ts", ts}, {"args", args}});
+          events.push_back({{"name", bucket_name(e)}, {"cat", "collective"}, {"ph", "e"}, {"id", id},
+                            {"pid", pid}, {"tid", kCommTid}, {"ts", e.end_us - t0}});
+          flight.push_back({ts, static_cast<double>(e.bytes)});
+          flight.push_back({e.end_us - t0, -static_cast<double>(e.bytes)});
+          break;
+        }
+      }
+    }
+    std::stable_sort(flight.begin(), flight.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    double in_flight = 0;
+    for (const auto& [ts, delta] : flight) {
+      in_flight += delta;
+      events.push_back({{"name", "bytes in flight"}, {"ph", "C"}, {"pid", pid}, {"ts", ts},
+                        {"args", {{"bytes", std::max(0.0, in_flight)}}}});
+    }
+  }
+  Json clocks = Json::array();
+  double max_bound = 0;
+  for (std::size_t r = 0; r < meta.clocks.size(); ++r) {
+    clocks.push_back({{"rank", r}, {"offset_us", meta.clocks[r].offset_us}, {"bound_us", meta.clocks[r].bound_us}});
+    max_bound = std::max(max_bound, meta.clocks[r].bound_us);
+  }
+  Json other{{"generator", "dtbench"},
+             {"run", meta.label},
+             {"time_origin_us", t0},
+             {"clock_sync",
+              {{"method",
+                "per rank, the round trip to rank 0 with the smallest duration over the communicator; "
+                "offset = rank 0's time - the round trip's midpoint, |error| <= half the round trip"},
+               {"max_bound_us", max_bound},
+               {"ranks", clocks}}}};
+  for (const auto& [k, v] : meta.other.items()) other[k] = v;
+  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}, {"otherData", other}};
+}
+
+}  // namespace dtbench::trace

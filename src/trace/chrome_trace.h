@@ -1,0 +1,33 @@
+#pragma once
+// Writes gathered timelines as a Chrome trace event file
+// ({"traceEvents": [...]}, times in µs) that Perfetto (ui.perfetto.dev) and
+// chrome://tracing open: one process per rank, named "rank R (node N, host)";
+// thread 1 = the training thread (phases, casts, bucket-ready marks), the
+// collectives as async slices "bucket B (N MiB float32)" from launch to
+// completion, a "bytes in flight" counter per rank. Torch-free.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "trace/event.h"
+
+namespace dtbench::trace {
+
+struct ClockEstimate {
+  double offset_us = 0;  // add to this rank's clock to get rank 0's
+  double bound_us = 0;   // |error| of offset_us is at most this (half the best round trip)
+};
+
+struct TraceMeta {
+  std::string label;                   // the run, e.g. "1N/2R" or a grid point
+  std::vector<std::string> node_hosts;  // host of each node
+  std::vector<ClockEstimate> clocks;    // per rank
+  nlohmann::ordered_json other;         // analysis etc. ("otherData")
+};
+
+// Rank timelines on rank 0's clock (shifted so the first event is at 0).
+nlohmann::ordered_json chrome_trace(const std::vector<RankTimeline>& ranks, const TraceMeta& meta);
+
+}  // namespace dtbench::trace

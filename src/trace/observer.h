@@ -1,0 +1,69 @@
+#pragma once
+// The one timeline instrumentation seam (--trace): the trainer and the
+// reducers report what they do to a TrainObserver and keep no timing code of
+// their own. Torch-free. Without --trace they hold the null observer, whose
+// calls do nothing (and `active()` false keeps the trainer from installing
+// its gradient-ready hooks at all).
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace dtbench::trace {
+
+// Spans of the training thread.
+enum class Phase : int {
+  kForward = 0,    // forward and loss
+  kBackward = 1,   // loss.backward() (ddp: includes c10d::Reducer's final wait)
+  kCommWait = 2,   // finish_backward(): the wait after backward
+  kOptimizer = 3,  // unscale, optimizer step, zero_grad
+  kBroadcast = 4,  // buffers broadcast before the forward
+  kDelay = 5,      // --inject-delay's sleep before the backward
+};
+constexpr int kNumPhases = 6;
+const char* phase_name(Phase p);
+
+// Wire dtype of a bucket's collective.
+enum class WireDType : int { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
+const char* wire_dtype_name(WireDType d);
+
+class TrainObserver {
+ public:
+  virtual ~TrainObserver() = default;
+  // False for the null observer: nothing is recorded, no hooks are needed.
+  virtual bool active() const { return false; }
+  // Iteration `it` (warm-up included, from 0) starts / ends on this rank.
+  virtual void iteration_begin(int it) {}
+  virtual void iteration_end(int it) {}
+  virtual void phase_begin(Phase p) {}
+  virtual void phase_end(Phase p) {}
+  // Autograd produced parameter `param`'s gradient (training thread).
+  virtual void gradient_ready(std::size_t param) {}
+  // Bucket `bucket` (launch order) starts its collective of `bytes` bytes;
+  // `params` are the parameters whose gradients it holds.
+  virtual void collective_launch(int bucket, std::int64_t bytes, WireDType dtype,
+                                 const std::vector<std::size_t>& params) {}
+  // That collective completed (any thread: a backend's completion callback).
+  virtual void collective_done(int bucket) {}
+  // Compression casts of bucket `bucket` into (launch) and out of (finish)
+  // its wire format.
+  virtual void cast_begin(int bucket) {}
+  virtual void cast_end(int bucket) {}
+};
+
+// The observer that records nothing.
+TrainObserver& null_observer();
+
+// Calls phase_begin now and phase_end when it goes out of scope.
+class PhaseScope {
+ public:
+  PhaseScope(TrainObserver& o, Phase p) : o_(o), p_(p) { o_.phase_begin(p_); }
+  ~PhaseScope() { o_.phase_end(p_); }
+  PhaseScope(const PhaseScope&) = delete;
+  PhaseScope& operator=(const PhaseScope&) = delete;
+
+ private:
+  TrainObserver& o_;
+  Phase p_;
+};
+
+}  // namespace dtbench::trace

@@ -1,0 +1,54 @@
+#pragma once
+// The recording TrainObserver: keeps the events of iterations
+// [first, first + count) of this rank, nothing of the others. Thread-safe
+// where the observer contract needs it (collective_done comes from a
+// backend's thread). Torch-free.
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "trace/event.h"
+#include "trace/observer.h"
+
+namespace dtbench::trace {
+
+class Timeline : public TrainObserver {
+ public:
+  Timeline(int first_iteration, int count);
+
+  bool active() const override { return true; }
+  void iteration_begin(int it) override;
+  void iteration_end(int it) override;
+  void phase_begin(Phase p) override;
+  void phase_end(Phase p) override;
+  void gradient_ready(std::size_t param) override;
+  void collective_launch(int bucket, std::int64_t bytes, WireDType dtype,
+                         const std::vector<std::size_t>& params) override;
+  void collective_done(int bucket) override;
+  void cast_begin(int bucket) override;
+  void cast_end(int bucket) override;
+
+  // The recorded events. Collectives that never completed keep end == begin
+  // and are counted in incomplete().
+  std::vector<Event> events() const;
+  int incomplete() const;
+  int first_iteration() const { return first_; }
+  int count() const { return count_; }
+
+  // Microseconds of the steady clock (the clock every event uses).
+  static double now_us();
+
+ private:
+  const int first_, count_;
+  bool recording_ = false;
+  int iteration_ = -1;
+  double phase_start_[kNumPhases] = {};
+  double cast_start_ = 0;
+  double backward_start_ = 0;
+  std::vector<double> param_ready_;  // this iteration's, -1 = not yet
+  mutable std::mutex mu_;            // events_, open_
+  std::vector<Event> events_;
+  std::map<int, std::size_t> open_;  // bucket -> its collective in events_
+};
+
+}  // namespace dtbench::trace

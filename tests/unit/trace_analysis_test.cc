@@ -1,0 +1,218 @@
+// The --trace analysis on literal event lists: merged intervals, overlap,
+// exposed communication, idle, bucket delays and stragglers.
+#include <gtest/gtest.h>
+
+#include "trace/analysis.h"
+#include "trace/chrome_trace.h"
+#include "trace/observer.h"
+#include "trace/timeline.h"
+
+namespace dtbench::trace {
+namespace {
+
+Event phase(Phase p, double b, double e, int it = 0) {
+  Event x;
+  x.kind = EventKind::kPhase;
+  x.sub = static_cast<int>(p);
+  x.iteration = it;
+  x.begin_us = b;
+  x.end_us = e;
+  return x;
+}
+Event of(EventKind k, double b, double e, int bucket = -1, int it = 0) {
+  Event x;
+  x.kind = k;
+  x.iteration = it;
+  x.bucket = bucket;
+  x.begin_us = b;
+  x.end_us = e;
+  x.bytes = 1000;
+  return x;
+}
+
+TEST(TraceIntervals, MergeJoinsNestedTouchingAndOverlapping) {
+  const auto m = merge({{5, 6}, {0, 2}, {1, 3}, {3, 4}, {10, 12}, {10.5, 11}, {7, 7}});
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_DOUBLE_EQ(m[0].begin, 0);
+  EXPECT_DOUBLE_EQ(m[0].end, 4);  // [0,2] ∪ [1,3] ∪ touching [3,4]
+  EXPECT_DOUBLE_EQ(m[1].begin, 5);
+  EXPECT_DOUBLE_EQ(m[2].end, 12);  // nested [10.5,11] inside
+  EXPECT_DOUBLE_EQ(length(m), 4 + 1 + 2);  // the empty [7,7] is dropped
+}
+
+TEST(TraceIntervals, IntersectionOfDisjointNestedAndPartial) {
+  EXPECT_DOUBLE_EQ(intersection({{0, 1}}, {{2, 3}}), 0);
+  EXPECT_DOUBLE_EQ(intersection({{0, 10}}, {{2, 3}, {5, 6}}), 2);
+  EXPECT_DOUBLE_EQ(intersection({{0, 4}, {6, 10}}, {{3, 7}}), 2);
+  EXPECT_DOUBLE_EQ(intersection({}, {{0, 1}}), 0);
+}
+
+// Iteration 0..100: forward 0-20, backward 20-60 (last gradient at 50),
+// comm wait 60-80, optimizer 80-90; two collectives 30-55 and 50-75.
+RankTimeline one_rank() {
+  RankTimeline t;
+  t.events = {of(EventKind::kIteration, 0, 100),       phase(Phase::kForward, 0, 20),
+              phase(Phase::kBackward, 20, 60),          of(EventKind::kBackwardCompute, 20, 50),
+              phase(Phase::kCommWait, 60, 80),          phase(Phase::kOptimizer, 80, 90),
+              of(EventKind::kBucketReady, 28, 28, 0),   of(EventKind::kCollective, 30, 55, 0),
+              of(EventKind::kBucketReady, 50, 50, 1),   of(EventKind::kCollective, 50, 75, 1)};
+  return t;
+}
+
+TEST(TraceBreakdown, OverlapExposedAndIdle) {
+  const auto b = breakdown(one_rank());
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_DOUBLE_EQ(b[0].wall, 100);
+  EXPECT_DOUBLE_EQ(b[0].compute, 20 + 30 + 10);  // forward, backward's compute, optimizer
+  EXPECT_DOUBLE_EQ(b[0].comm, 45);               // [30, 75]
+  EXPECT_DOUBLE_EQ(b[0].overlapped, 20);         // [30, 50]
+  EXPECT_DOUBLE_EQ(b[0].exposed, 25);
+  EXPECT_DOUBLE_EQ(b[0].idle, 100 - (60 + 45 - 20));  // 75-80 and 90-100
+  EXPECT_NEAR(b[0].overlap(), 20.0 / 45, 1e-12);
+}
+
+TEST(TraceBreakdown, WithoutBackwardComputeTheWholeBackwardIsCompute) {
+  auto t = one_rank();
+  t.events.erase(t.events.begin() + 3);
+  const auto b = breakdown(t);
+  EXPECT_DOUBLE_EQ(b[0].compute, 20 + 40 + 10);
+  EXPECT_DOUBLE_EQ(b[0].overlapped, 30);  // [30, 60]
+}
+
+TEST(TraceBreakdown, SyncShapeHasNoOverlap) {
+  RankTimeline t;
+  t.events = {of(EventKind::kIteration, 0, 100), phase(Phase::kForward, 0, 30),
+              phase(Phase::kBackward, 30, 60), phase(Phase::kCommWait, 60, 90),
+              of(EventKind::kCollective, 61, 89, 0), phase(Phase::kOptimizer, 90, 100)};
+  const auto s = summarize(breakdown(t));
+  EXPECT_DOUBLE_EQ(s.overlap, 0);
+  EXPECT_DOUBLE_EQ(s.exposed_p50, 28);
+  EXPECT_DOUBLE_EQ(s.idle_p50, 2);
+}
+
+TEST(TraceBuckets, ReadyToLaunchDurationAndHidden) {
+  const auto s = bucket_stats({one_rank()});
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_DOUBLE_EQ(s[0].ready_to_launch_p50, 2);
+  EXPECT_DOUBLE_EQ(s[0].duration_p50, 25);
+  EXPECT_DOUBLE_EQ(s[0].hidden, 20.0 / 25);  // 30-50 of 30-55
+  EXPECT_DOUBLE_EQ(s[1].ready_to_launch_p50, 0);
+  EXPECT_DOUBLE_EQ(s[1].hidden, 0);
+}
+
+TEST(TraceStragglers, OneRankNamesNobody) {
+  const auto s = stragglers({one_rank()});
+  EXPECT_FALSE(s.worst.has_value());
+  EXPECT_EQ(s.collectives, 2);
+}
+
+TEST(TraceStragglers, TheLateRankIsNamedPerRankAndPerNode) {
+  std::vector<RankTimeline> ranks;
+  for (int r = 0; r < 4; ++r) {
+    RankTimeline t;
+    t.rank = r;
+    t.node = r / 2;
+    for (int it = 0; it < 3; ++it)
+      for (int b = 0; b < 2; ++b) {
+        // Rank 3 launches 50 ms late; rank 1 0.1 ms late.
+        const double late = r == 3 ? 50000 : r == 1 ? 100 : 0;
+        t.events.push_back(of(EventKind::kCollective, it * 1e6 + b * 1000 + late, it * 1e6 + b * 1000 + late + 10, b, it));
+      }
+    ranks.push_back(t);
+  }
+  const auto s = stragglers(ranks);
+  EXPECT_EQ(s.collectives, 6);
+  ASSERT_TRUE(s.worst.has_value());
+  EXPECT_EQ(*s.worst, 3);
+  EXPECT_DOUBLE_EQ(s.ranks[3].last_share, 1);
+  EXPECT_DOUBLE_EQ(s.ranks[3].mean_late_us, 50000);
+  EXPECT_DOUBLE_EQ(s.ranks[1].mean_late_us, 100);
+  ASSERT_EQ(s.nodes.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.nodes[1].mean_late_us, 25000);
+  EXPECT_DOUBLE_EQ(s.nodes[1].last_share, 1);
+  EXPECT_NE(s.verdict.find("rank 3"), std::string::npos);
+}
+
+TEST(TraceStragglers, EvenLatenessNamesNobody) {
+  std::vector<RankTimeline> ranks(2);
+  ranks[1].rank = 1;
+  for (int it = 0; it < 4; ++it) {
+    // Alternately late by 5 ms: nobody stands out.
+    ranks[0].events.push_back(of(EventKind::kCollective, it * 1e6 + (it % 2) * 5000, it * 1e6 + 6000, 0, it));
+    ranks[1].events.push_back(of(EventKind::kCollective, it * 1e6 + (1 - it % 2) * 5000, it * 1e6 + 6000, 0, it));
+  }
+  const auto s = stragglers(ranks);
+  EXPECT_FALSE(s.worst.has_value());
+  EXPECT_DOUBLE_EQ(s.ranks[0].last_share, 0.5);
+}
+
+TEST(TraceTimeline, RecordsOnlyTheChosenIterationsAndPairsCompletions) {
+  Timeline t(1, 1);
+  for (int it = 0; it < 3; ++it) {
+    t.iteration_begin(it);
+    t.phase_begin(Phase::kBackward);
+    t.gradient_ready(0);
+    t.gradient_ready(1);
+    t.collective_launch(0, 64, WireDType::kFloat32, {0, 1});
+    t.phase_end(Phase::kBackward);
+    t.collective_done(0);
+    t.iteration_end(it);
+  }
+  int iterations = 0, collectives = 0, ready = 0, backward_compute = 0;
+  for (const auto& e : t.events()) {
+    EXPECT_EQ(e.iteration, 1);
+    iterations += e.kind == EventKind::kIteration;
+    collectives += e.kind == EventKind::kCollective;
+    ready += e.kind == EventKind::kBucketReady;
+    backward_compute += e.kind == EventKind::kBackwardCompute;
+    EXPECT_GE(e.end_us, e.begin_us);
+  }
+  EXPECT_EQ(iterations, 1);
+  EXPECT_EQ(collectives, 1);
+  EXPECT_EQ(ready, 1);
+  EXPECT_EQ(backward_compute, 1);
+  EXPECT_EQ(t.incomplete(), 0);
+}
+
+TEST(TraceTimeline, PackRoundTrips) {
+  auto e = of(EventKind::kCollective, 12.5, 99.25, 7, 3);
+  e.dtype = 2;
+  std::vector<double> v;
+  pack(e, v);
+  ASSERT_EQ(v.size(), static_cast<std::size_t>(kPackedWidth));
+  const auto back = unpack(v.data());
+  EXPECT_EQ(back.kind, e.kind);
+  EXPECT_EQ(back.bucket, 7);
+  EXPECT_EQ(back.iteration, 3);
+  EXPECT_DOUBLE_EQ(back.end_us, 99.25);
+  EXPECT_EQ(back.dtype, 2);
+  EXPECT_EQ(back.bytes, 1000);
+}
+
+TEST(ChromeTrace, ProcessesNamedAndCollectivesPaired) {
+  auto r = one_rank();
+  r.node = 0;
+  TraceMeta meta;
+  meta.label = "t";
+  meta.node_hosts = {"hostA"};
+  meta.clocks = {{0, 0}};
+  const auto doc = chrome_trace({r}, meta);
+  int begins = 0, ends = 0, counters = 0;
+  bool named = false;
+  for (const auto& e : doc["traceEvents"]) {
+    const std::string ph = e["ph"];
+    begins += ph == "b";
+    ends += ph == "e";
+    counters += ph == "C";
+    if (ph == "M" && e["name"] == "process_name") named = e["args"]["name"] == "rank 0 (node 0, hostA)";
+    EXPECT_TRUE(e["pid"].is_number_integer());
+  }
+  EXPECT_TRUE(named);
+  EXPECT_EQ(begins, 2);
+  EXPECT_EQ(ends, 2);
+  EXPECT_EQ(counters, 4);
+  EXPECT_EQ(doc["otherData"]["run"], "t");
+}
+
+}  // namespace
+}  // namespace dtbench::trace
