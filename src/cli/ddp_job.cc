@@ -259,7 +259,14 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
   cmd.add_option("--trace-iters", t.trace_iters, "Timed iterations the trace records (the first ones)")
       ->capture_default_str();
   cmd.add_option_function<std::string>(
-         "--inject-delay", [&t](const std::string& v) { parse_inject_delay(v, t); },
+         "--inject-delay",
+         [&t](const std::string& v) {
+           try {
+             parse_inject_delay(v, t);
+           } catch (const UsageError& e) {
+             throw CLI::ValidationError(e.what());  // during parsing: CLI11's error path
+           }
+         },
          "RANK:MS - rank RANK sleeps MS milliseconds before every backward (a made straggler)")
       ->type_name("RANK:MS");
   cmd.add_flag_callback(

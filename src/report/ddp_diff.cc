@@ -69,6 +69,40 @@ void check_shape(const Json& doc, const std::string& name) {
     throw UsageError(fmt::format("{}: missing 'runs' array", name));
 }
 
+// The --trace analysis of rows traced in both reports: overlap and exposed
+// communication beside each other (the times above say how much they cost).
+void write_trace_diff(std::ostream& out, const Json& base, const Json& test) {
+  auto traces = [](const Json& doc) {
+    std::map<std::string, Json> m;
+    for (const auto& r : doc.at("runs")) {
+      if (!r.is_object() || !r.contains("extras") || !r.at("extras").is_object()) continue;
+      const auto& e = r.at("extras");
+      if (e.contains("trace") && e.at("trace").is_object())
+        m[json_value_or<std::string>(r, "label", "?", "run")] = e.at("trace");
+    }
+    return m;
+  };
+  const auto a = traces(base), b = traces(test);
+  bool header = false;
+  for (const auto& [label, ta] : a) {
+    const auto it = b.find(label);
+    if (it == b.end()) continue;
+    const auto& tb = it->second;
+    if (!header) {
+      out << "\nTraced rows (p50 per rank-iteration): overlap = share of communication hidden by "
+             "computation\n";
+      out << fmt::format("{:>10}  {:>12} {:>12}  {:>15} {:>15} {:>9}\n", "row", "base overlap",
+                         "test overlap", "base exposed ms", "test exposed ms", "delta ms");
+      header = true;
+    }
+    const double ea = json_value_or<double>(ta, "exposed_comm_ms_p50", 0.0, "base trace");
+    const double eb = json_value_or<double>(tb, "exposed_comm_ms_p50", 0.0, "test trace");
+    out << fmt::format("{:>10}  {:>11.0f}% {:>11.0f}%  {:>15.2f} {:>15.2f} {:>+9.2f}\n", label,
+                       100 * json_value_or<double>(ta, "overlap", 0.0, "base trace"),
+                       100 * json_value_or<double>(tb, "overlap", 0.0, "test trace"), ea, eb, eb - ea);
+  }
+}
+
 }  // namespace
 
 void check_ddp_report(const Json& doc, const std::string& name) {
@@ -151,6 +185,7 @@ void write_ddp_diff(std::ostream& out, const Json& base, const Json& test,
     if (!found) out << fmt::format("{:>10}  only in test\n", rb.label);
   }
   if (matched == 0) out << "(no row appears in both reports)\n";
+  write_trace_diff(out, base, test);
   out.flush();
 }
 

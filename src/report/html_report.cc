@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "report/gantt_chart.h"
 #include "report/json_io.h"
 #include "report/svg_chart.h"
 #include "stats/stats.h"
@@ -225,14 +226,49 @@ document.body.setAttribute('data-empty-charts',bad);
 if(bad){var w=document.getElementById('render-warning');w.style.display='block';w.textContent=bad+' chart(s) have nothing plotted';}})();
 </script>)";
 
+// --trace: overlap % per strategy and bucket size (points with a trace and
+// more than one rank), and a Gantt chart of one iteration per trace file.
+void add_trace_figures(std::vector<Figure>& figs, const std::vector<ReportSource>& sources) {
+  std::vector<std::string> buckets, strategies;
+  std::map<std::pair<std::string, std::string>, double> overlap;
+  for (const auto& s : sources)
+    for (const auto& p : s.points) {
+      if (p.key.world_size < 2 || !p.extras.contains("trace") || !p.extras.at("trace").is_object()) continue;
+      const auto b = fmt::format("{:g} MB", p.key.bucket_cap_mb);
+      const auto st = fmt::format("{} {}R", p.key.strategy(), p.key.world_size);
+      if (std::find(buckets.begin(), buckets.end(), b) == buckets.end()) buckets.push_back(b);
+      if (std::find(strategies.begin(), strategies.end(), st) == strategies.end()) strategies.push_back(st);
+      overlap[{st, b}] = 100 * json_value_or<double>(p.extras.at("trace"), "overlap", 0.0, s.path + " extras.trace");
+    }
+  if (!strategies.empty()) {
+    BarChart c{"Communication hidden behind computation (--trace)", "overlap (%)", buckets, {}, false};
+    for (const auto& st : strategies) {
+      BarSeries ser{st, {}};
+      for (const auto& b : buckets) ser.values.push_back(overlap.count({st, b}) ? overlap[{st, b}] : 0.0);
+      c.series.push_back(std::move(ser));
+    }
+    figs.push_back({"overlap", "Overlap = time(communication ∩ computation) / time(communication) on merged intervals, per strategy and bucket size (docs/metrics.md).",
+                    render_svg(c)});
+  }
+  for (const auto& s : sources) {
+    if (s.kind != "trace") continue;
+    figs.push_back({"gantt-" + slug(basename(s.path)),
+                    "One iteration of " + basename(s.path) + ": per rank the training thread's phases "
+                    "and each bucket's collective from launch to completion (clock-aligned to rank 0).",
+                    render_svg(gantt_from_trace(s.trace, basename(s.path)))});
+  }
+}
+
 }  // namespace
 
 std::vector<Figure> build_figures(const std::vector<ReportSource>& sources) {
   std::vector<Figure> figs;
   for (const auto& m : models_of(sources)) add_model_figures(figs, sources, m);
   add_comm_figures(figs, sources);
+  add_trace_figures(figs, sources);
   return figs;
 }
+
 
 void write_html(std::ostream& out, const std::vector<ReportSource>& sources,
                 const std::string& title) {
@@ -241,7 +277,11 @@ void write_html(std::ostream& out, const std::vector<ReportSource>& sources,
   out << "<h1>" << html_escape(title) << "</h1>\n<p id=\"render-warning\"></p>\n";
   out << "<p>Sources:</p><ul>\n";
   for (const auto& s : sources)
-    out << fmt::format("<li><code>{}</code> ({}, {} run(s), {} comm row(s)){}</li>\n",
+    if (s.kind == "trace")
+      out << fmt::format("<li><code>{}</code> (trace, {} events)</li>\n", html_escape(s.path),
+                         s.trace.at("traceEvents").size());
+    else
+      out << fmt::format("<li><code>{}</code> ({}, {} run(s), {} comm row(s)){}</li>\n",
                        html_escape(s.path), s.kind, s.points.size(), s.comm.size(),
                        s.env.contains("host") ? " on " + html_escape(host_name(s.env)) : "");
   out << "</ul>\n";
@@ -250,6 +290,7 @@ void write_html(std::ostream& out, const std::vector<ReportSource>& sources,
     out << "<figure id=\"" << f.id << "\">\n" << f.svg << "<figcaption>" << html_escape(f.caption)
         << "</figcaption></figure>\n";
   for (const auto& s : sources) {
+    if (s.kind == "trace") continue;
     out << "<h2>Environment and configuration: " << html_escape(basename(s.path)) << "</h2>\n";
     out << "<details open><summary>environment</summary>\n" << kv_table(s.env) << "</details>\n";
     out << "<details open><summary>configuration</summary>\n" << kv_table(s.config) << "</details>\n";
@@ -296,6 +337,15 @@ void write_csv(std::ostream& out, const std::vector<ReportSource>& sources) {
       row(s, &k, nullptr, "examples_per_s_per_rank", "ci196_half_width", thr[i].per_rank.half_width);
       row(s, &k, nullptr, "examples_per_s_total", "value", thr[i].total);
       if (thr[i].efficiency) row(s, &k, nullptr, "scaling_efficiency", "value", *thr[i].efficiency);
+      if (p.extras.contains("trace") && p.extras.at("trace").is_object()) {
+        const auto& t = p.extras.at("trace");
+        const std::string where = s.path + " extras.trace";
+        row(s, &k, nullptr, "trace_overlap", "value", json_value_or<double>(t, "overlap", 0.0, where));
+        row(s, &k, nullptr, "trace_exposed_comm_s", "p50",
+            json_value_or<double>(t, "exposed_comm_ms_p50", 0.0, where) / 1000);
+        row(s, &k, nullptr, "trace_compute_s", "p50", json_value_or<double>(t, "compute_ms_p50", 0.0, where) / 1000);
+        row(s, &k, nullptr, "trace_idle_s", "p50", json_value_or<double>(t, "idle_ms_p50", 0.0, where) / 1000);
+      }
       if (p.extras.contains("compression")) {
         const auto& c = p.extras.at("compression");
         const std::string where = s.path + " extras.compression";

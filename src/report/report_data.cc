@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "report/gantt_chart.h"
 #include "report/json_io.h"
 
 namespace dtbench::report {
@@ -84,6 +85,11 @@ ReportSource load(const std::string& path) {
     return src;
   }
   const Json doc = read_json_file(path);
+  if (is_dtbench_trace(doc)) {
+    src.kind = "trace";
+    src.trace = doc;
+    return src;
+  }
   if (!doc.is_object() || !doc.contains("schema"))
     throw UsageError(fmt::format("{}: not a dtbench report (no 'schema')", path));
   const auto schema = json_value_or<std::string>(doc, "schema", "", path);

@@ -22,15 +22,16 @@ struct CommRow {
 
 struct ReportSource {
   std::string path;
-  std::string kind;  // "comm", "ddp", "compare"
+  std::string kind;  // "comm", "ddp", "compare", "trace"
   Json env, config;
   // ddp rows and compare points, keyed alike (a ddp report's "no ddp" row
   // has reducer "none" and 1 rank).
   std::vector<ComparePoint> points;
   std::vector<CommRow> comm;
+  Json trace;  // kind "trace": a Chrome trace written by --trace
 };
 
-// Reads one file. Throws UsageError naming it for anything that is not a
+// Reads one file (a report, a compare log or a --trace file). Throws UsageError naming it for anything that is not a
 // readable dtbench report of a known schema and version.
 ReportSource load_report_source(const std::string& path);
 

@@ -89,7 +89,7 @@ check "comm: traffic crossed the link (A sent $((a1 - a0)) B, B sent $((b1 - b0)
 # 2. ddp across the nodes: identical replicas are checked by dtbench itself;
 # the report says 2 nodes and gives a throughput per node.
 on_both ddp 180 ddp --model mlp --width 64 --layers 2 --num-classes 10 --batch-size 8 --iters 6 \
-  --warmup 2 --threads 1 --timeout 30s --json "$tmp/ddp.json"
+  --warmup 2 --threads 1 --timeout 30s --json "$tmp/ddp.json" --trace "$tmp/trace.json"
 [ "$rc_a" -eq 0 ] && [ "$rc_b" -eq 0 ]
 check "ddp: both nodes exit 0 (${elapsed}s)" $? "rc $rc_a/$rc_b: $(tail -n 3 "$tmp/ddp.a.err" "$tmp/ddp.b.err")"
 [ "$(json "$tmp/ddp.json" "d['runs'][0]['label']")" = 2N/4R ] &&
@@ -97,6 +97,31 @@ check "ddp: both nodes exit 0 (${elapsed}s)" $? "rc $rc_a/$rc_b: $(tail -n 3 "$t
   [ "$(json "$tmp/ddp.json" "len(d['runs'][0]['per_node'])")" = 2 ] &&
   grep -q "node 1" "$tmp/ddp.a.out"
 check "ddp: 2N/4R row, 2 nodes, a line and a figure per node" $? "$(cat "$tmp/ddp.a.out" | tail -8)"
+# --trace across the nodes: every rank's clock offset to rank 0 estimated by
+# round trips over the link (here all on one kernel's clock, so the true
+# offset is 0 and each estimate must lie within its own bound), processes
+# named by node, and each collective's completions on the 4 ranks line up.
+python3 - "$tmp/trace.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+sync = d["otherData"]["clock_sync"]
+ranks = sync["ranks"]
+assert len(ranks) == 4, ranks
+for r in ranks:
+    assert 0 <= r["bound_us"] < 5000, r
+    assert abs(r["offset_us"]) <= r["bound_us"] + 50, f"offset {r} outside its bound (true offset 0)"
+names = {e["pid"]: e["args"]["name"] for e in d["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
+assert sorted(names) == [0, 1, 2, 3] and all(f"(node {r // 2}," in names[r] for r in names), names
+done = {}
+for e in d["traceEvents"]:
+    if e["ph"] == "e" and e["cat"] == "collective":
+        it, b = e["id"].split("i")[1].split("b")
+        done.setdefault((it, b), []).append(e["ts"])
+spread = max(max(v) - min(v) for v in done.values() if len(v) == 4)
+assert spread <= sync["max_bound_us"] + 5000, f"completions spread {spread:.0f} us"
+print(f"bound {sync['max_bound_us']:.0f} us, completions within {spread:.0f} us")
+PY
+check "ddp --trace across the nodes: offsets within their bounds, collectives aligned" $? "$(cat "$tmp/ddp.a.err" | tail -3)"
 
 # 3. kvstore: workers on node 0, servers on node 1, so TensorPipe must pick
 # its network transport (uv) and listen on the link's address.

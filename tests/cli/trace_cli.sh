@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# `--trace` and `--inject-delay` end to end, 2 ranks over gloo: the Chrome
+# trace of every reducer parses, names every rank, holds every bucket's
+# collective (launch and completion) of every traced iteration on every
+# rank; sync shows no overlap, overlap/ddp do on a model with several
+# buckets; an injected 50 ms delay on rank 1 names rank 1 the straggler and
+# grows rank 0's exposed communication by about 50 ms; compare writes one
+# trace per point; bad values get one line and exit 2.
+# Usage: trace_cli.sh path/to/dtbench
+set -u
+DTBENCH=$1
+. "$(dirname "$0")/check_lib.sh"
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+common=(--model resnet18 --image-size 32 --num-classes 10 --batch-size 4 --iters 4 --warmup 2
+        --threads 1 --bucket-cap-mb 5 --timeout 60s)
+
+check_trace() {  # trace-file report-file label reducer
+  python3 - "$@" <<'PY'
+import json, sys
+trace, report, label, reducer = sys.argv[1:]
+doc = json.load(open(trace))
+ev = doc["traceEvents"]
+run = [r for r in json.load(open(report))["runs"] if r["label"] == label][0]
+t = run["extras"]["trace"]
+assert t["file"] == trace, (t["file"], trace)
+world, iters = run["world_size"], t["iterations"]["count"]
+assert iters == 3, iters
+names = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+assert sorted(names) == list(range(world)), names
+assert all(names[r].startswith(f"rank {r} (node 0, ") for r in names), names
+assert all(isinstance(e["pid"], int) and isinstance(e.get("tid", 0), int) for e in ev)
+begins = {}
+for e in ev:
+    if e["ph"] in "be" and e["cat"] == "collective":
+        begins.setdefault(e["id"], {})[e["ph"]] = e["ts"]
+assert all(len(v) == 2 and v["e"] >= v["b"] for v in begins.values()), "unpaired collective"
+per = {}
+for e in ev:
+    if e["ph"] == "b":
+        a = e["args"]; per.setdefault((e["pid"], a["iteration"]), set()).add(a["bucket"])
+# ddp's Reducer rebuilds its buckets after the first iteration; the traced
+# ones (after warm-up) all have the same number on every rank.
+counts = {k: len(v) for k, v in per.items()}
+assert len(counts) == world * iters, counts
+n = set(counts.values())
+assert len(n) == 1 and min(n) >= 2, counts
+assert all(v == set(range(min(n))) for v in per.values()), per
+phases = {e["name"] for e in ev if e["ph"] == "X" and e["cat"] == "phase"}
+assert {"forward", "backward", "comm wait", "optimizer"} <= phases, phases
+assert t["per_rank"] and len(t["per_rank"]) == world
+assert 0 <= t["overlap"] <= 1 and t["collectives"] == iters * min(n)
+assert doc["otherData"]["clock_sync"]["max_bound_us"] >= 0
+print(f"{reducer}: {min(n)} buckets x {iters} iterations x {world} ranks, overlap {t['overlap']:.2f}")
+print("OVERLAP", t["overlap"])
+PY
+}
+
+for reducer in ddp overlap sync; do
+  if "$DTBENCH" ddp "${common[@]}" --reducer $reducer --world-sizes 2 --no-baseline \
+       --trace "$work/$reducer.json" --trace-iters 3 --json "$work/$reducer-report.json" \
+       >"$work/$reducer.out" 2>&1 &&
+     out=$(check_trace "$work/$reducer.1N-2R.json" "$work/$reducer-report.json" 1N/2R $reducer); then
+    ok "$(echo "$out" | head -1)"
+    overlap=$(echo "$out" | sed -n 's/^OVERLAP //p')
+    grep -q "trace: $work/$reducer.1N-2R.json" "$work/$reducer.out" &&
+      grep -q "overlap .*%, exposed communication" "$work/$reducer.out" &&
+      ok "$reducer: the console names the file and the breakdown" ||
+      fail "$reducer: console lines missing: $(cat "$work/$reducer.out")"
+    if [ $reducer = sync ]; then
+      python3 -c "import sys; sys.exit(0 if float('$overlap') < 0.05 else 1)" &&
+        ok "sync: overlap $overlap ~ 0" || fail "sync: overlap $overlap, expected ~0"
+    else
+      python3 -c "import sys; sys.exit(0 if float('$overlap') > 0.1 else 1)" &&
+        ok "$reducer: overlap $overlap > 0" || fail "$reducer: overlap $overlap, expected > 0.1"
+    fi
+  else
+    fail "$reducer trace: $(tail -5 "$work/$reducer.out") $out"
+  fi
+done
+
+# The no-ddp row has a trace too (compute only), named after the row.
+"$DTBENCH" ddp "${common[@]}" --reducer overlap --world-sizes 1 --trace "$work/base.json" \
+  >"$work/base.out" 2>&1
+[ -s "$work/base.no-ddp.json" ] && [ -s "$work/base.1N-1R.json" ] &&
+  ok "sweep rows: base.no-ddp.json and base.1N-1R.json" || fail "row trace files: $(ls "$work")"
+
+# A made straggler: rank 1 sleeps 50 ms before every backward.
+"$DTBENCH" ddp "${common[@]}" --reducer ddp --world-sizes 2 --no-baseline --inject-delay 1:50 \
+  --trace "$work/delay.json" --json "$work/delay-report.json" >"$work/delay.out" 2>&1
+python3 - "$work/ddp-report.json" "$work/delay-report.json" <<'PY' && ok "straggler named" || fail "straggler: $(cat "$work/delay.out")"
+import json, sys
+base, delay = (json.load(open(p))["runs"][0]["extras"]["trace"] for p in sys.argv[1:])
+assert delay["straggler"] == 1, delay["verdict"]
+r1 = delay["per_rank"][1]
+assert r1["launched_last_share"] >= 0.9 and r1["mean_lateness_ms"] >= 40, r1
+grow = delay["per_rank"][0]["exposed_comm_ms_p50"] - base["per_rank"][0]["exposed_comm_ms_p50"]
+assert 30 <= grow <= 100, f"rank 0's exposed communication grew by {grow:.1f} ms, expected ~50 (more with contention)"
+print(delay["verdict"], f"; rank 0 exposed +{grow:.1f} ms")
+PY
+grep -q "straggler: rank 1 (node 0)" "$work/delay.out" && ok "console names rank 1" ||
+  fail "no straggler line: $(cat "$work/delay.out")"
+
+# diff puts overlap and exposed communication beside the times.
+"$DTBENCH" diff "$work/ddp-report.json" "$work/delay-report.json" >"$work/diff.out" 2>&1 &&
+  grep -q "^Traced rows" "$work/diff.out" &&
+  grep -qE "^ +1N/2R +[0-9]+% +[0-9]+% +[0-9.]+ +[0-9.]+ +\+[0-9.]+$" "$work/diff.out" &&
+  ok "diff: traced rows side by side" || fail "diff: $(cat "$work/diff.out")"
+
+# compare: one trace per grid point, named after it.
+"$DTBENCH" compare --models resnet18 --image-size 32 --num-classes 10 --batch-size 4 --iters 2 \
+  --warmup 1 --threads 1 --world-sizes 2 --reducers ddp,sync --bucket-cap-mb 5 --no-progress \
+  --jsonl "$work/c.jsonl" --trace "$work/cmp.json" --trace-iters 1 >"$work/cmp.out" 2>&1
+[ -s "$work/cmp.resnet18-2R-ddp-5MB.json" ] && [ -s "$work/cmp.resnet18-2R-sync-5MB.json" ] &&
+  grep -q "trace: $work/cmp.resnet18-2R-sync-5MB.json" "$work/cmp.out" &&
+  ok "compare: a trace per point" || fail "compare traces: $(ls "$work") $(tail -3 "$work/cmp.out")"
+
+# Bad values: one line, exit 2, nothing started.
+bad() {  # expected-text args...
+  local want=$1; shift
+  "$DTBENCH" ddp "${common[@]}" "$@" >"$work/bad.out" 2>&1; local rc=$?
+  if [ $rc -eq 2 ] && grep -q -- "$want" "$work/bad.out" && [ "$(wc -l <"$work/bad.out")" -le 2 ]; then
+    ok "refused: $* -> $want"
+  else
+    fail "$* gave rc $rc: $(cat "$work/bad.out")"
+  fi
+}
+bad "no rank 2 in --world-sizes" --world-sizes 1,2 --inject-delay 2:50
+bad "expected RANK:MS" --inject-delay fifty
+bad "expected RANK:MS" --inject-delay 1:-5
+bad "directory '/nonexistent' does not exist" --trace /nonexistent/t.json
+bad "--trace-iters 0" --trace "$work/x.json" --trace-iters 0
+finish
