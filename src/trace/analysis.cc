@@ -205,8 +205,13 @@ Stragglers stragglers(const std::vector<RankTimeline>& ranks) {
   std::sort(order.begin(), order.end(),
             [](const RankLateness& a, const RankLateness& b) { return a.mean_late_us > b.mean_late_us; });
   const auto& w = order[0];
+  std::vector<double> walls;
+  for (const auto& t : ranks)
+    for (const auto& e : t.events)
+      if (e.kind == EventKind::kIteration) walls.push_back(e.duration_us());
+  const double wall = median(walls);
   if (out.iterations >= 2 && 3 * w.latest_iterations >= 2 * out.iterations && w.last_share >= 0.5 &&
-      w.mean_late_us >= 1000 && w.mean_late_us >= 2 * order[1].mean_late_us) {
+      w.mean_late_us >= std::max(1000.0, 0.05 * wall) && w.mean_late_us >= 2 * order[1].mean_late_us) {
     out.worst = w.rank;
     out.verdict = fmt::format(
         "straggler: rank {} (node {}) launched {:.0f}% of {} collectives last (latest in {} of {} "
@@ -216,8 +221,8 @@ Stragglers stragglers(const std::vector<RankTimeline>& ranks) {
   } else {
     out.verdict = fmt::format(
         "no straggler: the latest rank on average (rank {}) launched collectives {:.2f} ms after the "
-        "earliest",
-        w.rank, w.mean_late_us / 1000);
+        "earliest ({:.1f}% of an iteration)",
+        w.rank, w.mean_late_us / 1000, wall > 0 ? 100 * w.mean_late_us / wall : 0.0);
   }
   return out;
 }

@@ -64,7 +64,8 @@ struct Stragglers {
   std::vector<NodeLateness> nodes;
   // The rank that stands out: the latest in at least 2/3 of the iterations
   // (two at least), launched last in at least half the collectives, a mean
-  // lateness of at least 1 ms and at least twice any other rank's.
+  // lateness of at least 1 ms and 5% of the median iteration, and at least
+  // twice any other rank's.
   std::optional<int> worst;
   std::string verdict;  // one line, e.g. "rank 1 (node 0) launched 100% of ..."
 };

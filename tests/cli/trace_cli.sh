@@ -84,24 +84,29 @@ done
 [ -s "$work/base.no-ddp.json" ] && [ -s "$work/base.1N-1R.json" ] &&
   ok "sweep rows: base.no-ddp.json and base.1N-1R.json" || fail "row trace files: $(ls "$work")"
 
-# A made straggler: rank 1 sleeps 50 ms before every backward.
-"$DTBENCH" ddp "${common[@]}" --reducer ddp --world-sizes 2 --no-baseline --inject-delay 1:50 \
-  --trace "$work/delay.json" --json "$work/delay-report.json" >"$work/delay.out" 2>&1
-python3 - "$work/ddp-report.json" "$work/delay-report.json" <<'PY' && ok "straggler named" || fail "straggler: $(cat "$work/delay.out")"
+# A made straggler: rank 1 sleeps 50 ms before every backward. On a model with
+# little compute (so that the ranks' own contention for 2 cores adds little),
+# rank 1 launches every collective ~50 ms late and rank 0 waits ~50 ms more.
+mlp=(--model mlp --width 256 --num-classes 10 --batch-size 4 --iters 4 --warmup 2 --threads 1
+     --bucket-cap-mb 0.1 --first-bucket-cap-mb 0.1 --timeout 60s --reducer ddp --world-sizes 2 --no-baseline)
+"$DTBENCH" ddp "${mlp[@]}" --trace "$work/nodelay.json" --json "$work/nodelay-report.json" >/dev/null 2>&1
+"$DTBENCH" ddp "${mlp[@]}" --inject-delay 1:50 --trace "$work/delay.json" --json "$work/delay-report.json" \
+  >"$work/delay.out" 2>&1
+python3 - "$work/nodelay-report.json" "$work/delay-report.json" <<'PY' && ok "straggler named" || fail "straggler: $(cat "$work/delay.out")"
 import json, sys
 base, delay = (json.load(open(p))["runs"][0]["extras"]["trace"] for p in sys.argv[1:])
 assert delay["straggler"] == 1, delay["verdict"]
 r1 = delay["per_rank"][1]
-assert r1["launched_last_share"] >= 0.9 and r1["mean_lateness_ms"] >= 40, r1
+assert r1["launched_last_share"] >= 0.9 and 40 <= r1["mean_lateness_ms"] <= 70, r1
 grow = delay["per_rank"][0]["exposed_comm_ms_p50"] - base["per_rank"][0]["exposed_comm_ms_p50"]
-assert 30 <= grow <= 100, f"rank 0's exposed communication grew by {grow:.1f} ms, expected ~50 (more with contention)"
+assert 30 <= grow <= 70, f"rank 0's exposed communication grew by {grow:.1f} ms, expected ~50"
 print(delay["verdict"], f"; rank 0 exposed +{grow:.1f} ms")
 PY
 grep -q "straggler: rank 1 (node 0)" "$work/delay.out" && ok "console names rank 1" ||
   fail "no straggler line: $(cat "$work/delay.out")"
 
 # diff puts overlap and exposed communication beside the times.
-"$DTBENCH" diff "$work/ddp-report.json" "$work/delay-report.json" >"$work/diff.out" 2>&1 &&
+"$DTBENCH" diff "$work/nodelay-report.json" "$work/delay-report.json" >"$work/diff.out" 2>&1 &&
   grep -q "^Traced rows" "$work/diff.out" &&
   grep -qE "^ +1N/2R +[0-9]+% +[0-9]+% +[0-9.]+ +[0-9.]+ +\+[0-9.]+$" "$work/diff.out" &&
   ok "diff: traced rows side by side" || fail "diff: $(cat "$work/diff.out")"
@@ -113,6 +118,20 @@ grep -q "straggler: rank 1 (node 0)" "$work/delay.out" && ok "console names rank
 [ -s "$work/cmp.resnet18-2R-ddp-5MB.json" ] && [ -s "$work/cmp.resnet18-2R-sync-5MB.json" ] &&
   grep -q "trace: $work/cmp.resnet18-2R-sync-5MB.json" "$work/cmp.out" &&
   ok "compare: a trace per point" || fail "compare traces: $(ls "$work") $(tail -3 "$work/cmp.out")"
+
+# The README's lines, exactly (default iterations), in their own directory.
+mkdir "$work/readme"
+bindir=$(dirname "$(readlink -f "$DTBENCH")")
+if (cd "$work/readme" && PATH="$bindir:$PATH" && set -e &&
+    dtbench ddp --model resnet18 --image-size 32 --batch-size 8 --world-sizes 2 --no-baseline --reducer overlap --bucket-cap-mb 5 --trace trace.json &&
+    dtbench ddp --model resnet18 --image-size 32 --batch-size 8 --world-sizes 2 --no-baseline --inject-delay 1:50 --trace straggler.json &&
+    dtbench report trace.1N-2R.json -o timeline.html) >"$work/readme.out" 2>&1 &&
+   grep -q "straggler: rank 1 (node 0)" <(grep -A4 "trace: straggler.1N-2R.json" "$work/readme.out") &&
+   grep -q 'class="chart"' "$work/readme/timeline.html"; then
+  ok "README's --trace lines"
+else
+  fail "README's --trace lines: $(tail -5 "$work/readme.out")"
+fi
 
 # Bad values: one line, exit 2, nothing started.
 bad() {  # expected-text args...

@@ -133,6 +133,26 @@ TEST(TraceStragglers, TheLateRankIsNamedPerRankAndPerNode) {
   EXPECT_NE(s.verdict.find("rank 3"), std::string::npos);
 }
 
+TEST(TraceStragglers, LatenessSmallAgainstTheIterationNamesNobody) {
+  // Rank 1 is always 20 ms late, but iterations take 1 s: 2% is not a straggler.
+  std::vector<RankTimeline> ranks(2);
+  ranks[1].rank = 1;
+  for (int it = 0; it < 3; ++it)
+    for (int r = 0; r < 2; ++r) {
+      ranks[r].events.push_back(of(EventKind::kIteration, it * 1e6, (it + 1) * 1e6, -1, it));
+      ranks[r].events.push_back(of(EventKind::kCollective, it * 1e6 + r * 20000, it * 1e6 + 30000, 0, it));
+    }
+  auto s = stragglers(ranks);
+  EXPECT_FALSE(s.worst.has_value()) << s.verdict;
+  EXPECT_NE(s.verdict.find("2.0% of an iteration"), std::string::npos) << s.verdict;
+  // 80 ms late (8%): named.
+  for (auto& e : ranks[1].events)
+    if (e.kind == EventKind::kCollective) e.begin_us += 60000;
+  s = stragglers(ranks);
+  ASSERT_TRUE(s.worst.has_value()) << s.verdict;
+  EXPECT_EQ(*s.worst, 1);
+}
+
 TEST(TraceStragglers, EvenLatenessNamesNobody) {
   std::vector<RankTimeline> ranks(2);
   ranks[1].rank = 1;
