@@ -165,14 +165,14 @@ std::string trace_path_for(const std::string& base, const std::string& run) {
 void parse_inject_delay(const std::string& text, train::TrainOptions& t) {
   const auto colon = text.find(':');
   const auto rank = parse_number(text.substr(0, colon));
-  const auto ms = colon == std::string::npos ? std::nullopt : parse_number(text.substr(colon + 1));
-  if (!rank || *rank < 0 || *rank != std::floor(*rank) || !ms || !(*ms >= 0) || *ms > 600000)
+  const double ms = colon == std::string::npos ? -1 : parse_number(text.substr(colon + 1)).value_or(-1);
+  if (!rank || *rank < 0 || *rank != std::floor(*rank) || !(ms >= 0) || ms > 600000)
     throw UsageError(fmt::format(
         "--inject-delay '{}': expected RANK:MS, a rank from 0 and a delay in milliseconds up to "
         "600000 (e.g. 1:50)",
         text));
   t.inject_delay_rank = static_cast<int>(*rank);
-  t.inject_delay_ms = *ms;
+  t.inject_delay_ms = ms;
 }
 
 void check_trainable(const train::TrainOptions& t, const std::string& backend) {
