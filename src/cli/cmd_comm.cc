@@ -113,7 +113,8 @@ int run_comm(CommFlags& f) {
   device::check_available(f.device, std::max(1, f.run.nproc));
   if (auto code = self_launch(f.run)) return *code;
 
-  const auto world = launch::world_from_env(launch::process_env());
+  // Under mpirun without MASTER_ADDR rank 0 publishes the store's address over MPI.
+  const auto world = comm::resolve_master(launch::world_from_env(launch::process_env()), f.run.comm);
   bench::set_rank_threads(world.local_world_size);
   log::set_rank(world.world_size > 1 ? world.rank : -1);
   bench::validate_comm_options(opts, world.world_size);

@@ -93,7 +93,8 @@ struct RunOutcome {
 
 RunOutcome run_here(const DdpFlags& f, const std::string& label_override) {
   RunOutcome out;
-  out.world = launch::world_from_env(launch::process_env());
+  // Under mpirun without MASTER_ADDR rank 0 publishes the store's address over MPI.
+  out.world = comm::resolve_master(launch::world_from_env(launch::process_env()), f.run.comm);
   const auto& world = out.world;
   log::set_rank(world.world_size > 1 ? world.rank : -1);
   if (f.train.reducer == "none" && world.world_size > 1)

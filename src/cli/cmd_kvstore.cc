@@ -10,6 +10,7 @@
 #include "bench/env_info.h"
 #include "bench/kvstore/kvstore_bench.h"
 #include "cli/commands.h"
+#include "comm/factory.h"
 #include "cli/run_options.h"
 #include "core/error.h"
 #include "device/device.h"
@@ -105,7 +106,8 @@ int run_kvstore(KvFlags& f) {
   auto& o = f.kv;
   f.run.nproc = bench::kv::world_size_for(o);
   if (auto code = self_launch(f.run, /*nproc_implicit=*/true)) return *code;
-  const auto world = launch::world_from_env(launch::process_env());
+  // Under mpirun without MASTER_ADDR rank 0 publishes the store's address over MPI.
+  const auto world = comm::resolve_master(launch::world_from_env(launch::process_env()), f.run.comm);
   bench::set_rank_threads(world.local_world_size);
   log::set_rank(world.world_size > 1 ? world.rank : -1);
   const bool leader = world.rank == 0;

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #if DTBENCH_HAVE_MPI
 #include "comm/mpi/mpi_communicator.h"
+#include "comm/mpi/mpi_rendezvous.h"
 #endif
 #if DTBENCH_HAVE_NCCL
 #include "comm/nccl/nccl_communicator.h"
@@ -100,6 +101,17 @@ std::unique_ptr<Communicator> make_group_communicator(const launch::World& world
   throw UsageError(fmt::format(
       "the {} backend cannot form a group of {} of the job's {} ranks; use --backend gloo or nccl",
       opts.backend, group.size, world.world_size));
+}
+
+launch::World resolve_master(const launch::World& world, const CommOptions& opts) {
+  if (world.master_given || opts.backend == "mpi" || world.world_size < 2 ||
+      (world.source != "openmpi" && world.source != "pmi"))
+    return world;
+#if DTBENCH_HAVE_MPI
+  return publish_master_over_mpi(world, opts.iface);
+#else
+  return world;
+#endif
 }
 
 nlohmann::ordered_json library_versions() {

@@ -46,6 +46,11 @@ void require_c10d_group(const std::string& backend);
 
 // Creates the communicator for this rank. Throws UsageError (unknown backend,
 // bad interface) or CommError (rendezvous failed).
+// Under mpirun (or another MPI launcher) without MASTER_ADDR, for a backend
+// that needs a store (gloo, nccl): every rank learns rank 0's reachable
+// address and a free port through MPI (collective). Otherwise `world` as is.
+launch::World resolve_master(const launch::World& world, const CommOptions& opts);
+
 std::unique_ptr<Communicator> make_communicator(const launch::World& world,
                                                 const CommOptions& opts);
 

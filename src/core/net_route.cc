@@ -4,6 +4,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -90,6 +91,32 @@ std::string interface_address(const std::string& iface) {
   if (v6.empty())
     throw UsageError(fmt::format("--iface {}: the interface has no IP address", iface));
   return v6;
+}
+
+std::vector<std::string> local_ipv4_addresses() {
+  std::vector<std::string> out;
+  const auto list = interfaces();
+  for (ifaddrs* i = list.get(); i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    if ((i->ifa_flags & IFF_UP) == 0 || (i->ifa_flags & IFF_LOOPBACK) != 0) continue;
+    out.push_back(to_text(i->ifa_addr));
+  }
+  return out;
+}
+
+int free_tcp_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw IoError("cannot open a socket to find a free port");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  a.sin_port = 0;
+  socklen_t len = sizeof(a);
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+  ::close(fd);
+  if (!ok) throw IoError("cannot bind a socket to find a free port");
+  return ntohs(a.sin_port);
 }
 
 std::string host_identity() {

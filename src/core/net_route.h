@@ -4,6 +4,7 @@
 // (the kernel's own routing decision, as `ip route get ADDR` prints it).
 // Torch-free, plain sockets.
 #include <string>
+#include <vector>
 
 namespace dtbench::net {
 
@@ -21,6 +22,14 @@ Route route_to(const std::string& host);
 // The first IPv4 address (else IPv6) of interface `iface`. Throws
 // UsageError when there is no such interface or it has no address.
 std::string interface_address(const std::string& iface);
+
+// This host's IPv4 addresses other than loopback, of interfaces that are
+// up, in the kernel's order (may be empty).
+std::vector<std::string> local_ipv4_addresses();
+
+// A TCP port that was free a moment ago on every local address (the kernel
+// picks it); a port for a server about to start.
+int free_tcp_port();
 
 // Who "this host" is, for deciding same-host (shm) vs network paths and
 // for counting nodes: host name + kernel boot id + network namespace.

@@ -116,6 +116,7 @@ World world_from_env(const EnvLookup& env) {
     if (const auto list = env("SLURM_JOB_NODELIST") ? env("SLURM_JOB_NODELIST")
                                                      : env("SLURM_NODELIST")) {
       w.master_addr = first_slurm_host(*list);
+      w.master_given = true;
     }
   } else if (env("PMI_RANK")) {
     w.source = "pmi";
@@ -132,7 +133,9 @@ World world_from_env(const EnvLookup& env) {
   if (const auto addr = env("MASTER_ADDR")) {
     if (addr->empty()) throw UsageError("environment: MASTER_ADDR is empty");
     w.master_addr = *addr;
+    w.master_given = true;
   }
+  w.master_port_given = env("MASTER_PORT").has_value();
   w.master_port = parse_int(env, "MASTER_PORT", w.master_port, 1);
   if (w.master_port > 65535)
     throw UsageError(fmt::format("environment: MASTER_PORT={} is out of range", w.master_port));

@@ -20,6 +20,10 @@ struct World {
   std::string master_addr = "127.0.0.1";  // host of rank 0's TCPStore
   int master_port = 29500;                // port of rank 0's TCPStore
   std::string source = "single";  // "torchrun", "openmpi", "slurm", "pmi" or "single"
+  // master_addr came from MASTER_ADDR or Slurm's node list; under mpirun
+  // without it, rank 0 publishes one through MPI (comm::resolve_master).
+  bool master_given = false;
+  bool master_port_given = false;
   // torchrun's agent hosts a TCPStore at MASTER_ADDR:MASTER_PORT
   // (TORCHELASTIC_USE_AGENT_STORE=True): every rank, 0 included, joins it as
   // a client, under a key prefix per restart (TORCHELASTIC_RESTART_COUNT).
