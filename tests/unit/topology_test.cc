@@ -4,6 +4,11 @@
 #include <cmath>
 #include <sstream>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "core/error.h"
@@ -52,6 +57,20 @@ TEST(NetRoute, LoopbackRoutesThroughLo) {
 TEST(NetRoute, BadNamesAreUsageErrors) {
   EXPECT_THROW(net::route_to("no-such-host.invalid"), UsageError);
   EXPECT_THROW(net::interface_address("nosuchif0"), UsageError);
+}
+
+TEST(NetRoute, AddressesLeaveOutLoopbackAndAFreePortBinds) {
+  for (const auto& a : net::local_ipv4_addresses()) EXPECT_NE(a.rfind("127.", 0), 0u) << a;
+  const int port = net::free_tcp_port();
+  ASSERT_GT(port, 0);
+  ASSERT_LE(port, 65535);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << "port " << port;
+  ::close(fd);
 }
 
 TEST(NetRoute, HostIdentityCarriesTheNamespace) {
