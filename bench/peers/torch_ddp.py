@@ -5,9 +5,12 @@ sets RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (e.g. `dtbench launch`); with
 --no-ddp it trains a single process without DistributedDataParallel.
 
 Same work per iteration as dtbench: synthetic inputs (fixed), cross-entropy,
-SGD(lr 0.01, momentum 0.9), zero_grad; torchvision models; gloo; DDP with
-bucket_cap_mb (default 25) and broadcast_buffers=True. Prints one JSON line
-on rank 0: per-iteration seconds of the slowest rank and their median.
+SGD(lr 0.01, momentum 0.9), zero_grad; torchvision models; gloo (nccl with
+--device cuda); DDP with bucket_cap_mb (default 25) and broadcast_buffers=True.
+With --device cuda the rank uses GPU LOCAL_RANK and each iteration ends with
+torch.cuda.synchronize(), as dtbench's iteration ends when the GPU is done.
+Prints one JSON line on rank 0: per-iteration seconds of the slowest rank and
+their median.
 """
 import argparse
 import json
@@ -37,13 +40,24 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--bucket-cap-mb", type=float, default=25)
     p.add_argument("--no-ddp", action="store_true")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--channels-last", action="store_true")
+    p.add_argument("--amp", choices=["none", "bf16", "fp16"], default="none",
+                   help="autocast on CUDA (fp16 with torch.amp.GradScaler), as dtbench's --amp")
     a = p.parse_args()
+    cuda = a.device == "cuda"
+    dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if cuda else torch.device("cpu")
+    if cuda:
+        torch.cuda.set_device(dev)
 
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
     ddp = not a.no_ddp
     if ddp:
-        dist.init_process_group("gloo")
+        if cuda:  # device_id (2.x) binds the NCCL communicator to the rank's GPU
+            dist.init_process_group("nccl", device_id=dev)
+        else:
+            dist.init_process_group("gloo")
     rank = dist.get_rank() if ddp else 0
     world = dist.get_world_size() if ddp else 1
 
@@ -54,18 +68,36 @@ def main():
         model = getattr(torchvision.models, a.model)(num_classes=1000)
         x = torch.randn(a.batch_size, 3, a.image_size, a.image_size)
     y = torch.randint(0, 1000, (a.batch_size,))
+    model, x, y = model.to(dev), x.to(dev), y.to(dev)
+    if a.channels_last:
+        model, x = model.to(memory_format=torch.channels_last), x.contiguous(memory_format=torch.channels_last)
     if ddp:
-        model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=a.bucket_cap_mb)
+        model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=a.bucket_cap_mb,
+                                                    device_ids=[dev.index] if cuda else None)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
 
+    amp = a.amp != "none"
+    amp_dtype = torch.bfloat16 if a.amp == "bf16" else torch.float16
+    scaler = torch.amp.GradScaler("cuda") if a.amp == "fp16" else None
     times = []
     for it in range(a.warmup + a.iters):
         t0 = time.perf_counter()
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
+        if amp:
+            with torch.autocast(a.device, dtype=amp_dtype):
+                loss = loss_fn(model(x), y)
+        else:
+            loss = loss_fn(model(x), y)
+        if scaler:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
         opt.zero_grad()
+        if cuda:
+            torch.cuda.synchronize(dev)
         t1 = time.perf_counter()
         if it >= a.warmup:
             times.append(t1 - t0)

@@ -43,6 +43,7 @@ struct CompareFlags {
   train::TrainOptions train;
   std::string models = "resnet50";
   std::string world_sizes = "1,2";
+  bool world_sizes_given = false;
   std::string reducers = "ddp,overlap,sync";
   std::string bucket_caps = "1,5,10,25,50";
   std::string compressions = "none";
@@ -126,6 +127,7 @@ int run_compare(CompareFlags& f) {
   finish_run_options(f.run);
   bench::GridSpec spec;
   spec.models = split_list(f.models);
+  if (!f.world_sizes_given) f.world_sizes = train::default_world_sizes(f.train.device, device::cuda_device_count());
   spec.world_sizes = parse_world_sizes(f.world_sizes);
   spec.reducers = split_list(f.reducers);
   spec.bucket_caps_mb = parse_bucket_caps(f.bucket_caps);
@@ -223,9 +225,11 @@ Action register_compare(CLI::App& app) {
   add_run_options(*cmd, f->run, /*with_nproc=*/false);
   cmd->add_option("--models", f->models, "Models to sweep (see `dtbench models`)")
       ->capture_default_str();
-  cmd->add_option("--world-sizes", f->world_sizes, "Rank counts to sweep on this host (1 gives "
-                                                   "the scaling-efficiency reference)")
-      ->capture_default_str();
+  auto* world_sizes = cmd->add_option("--world-sizes", f->world_sizes,
+                                      "Rank counts to sweep on this host (1 gives the scaling-efficiency "
+                                      "reference; with --device cuda the default is 1,2,4,... up to the "
+                                      "GPUs visible)")
+                          ->capture_default_str();
   cmd->add_option("--reducers", f->reducers,
                   "Strategies: ddp, overlap, sync, allreduce-after-backward")
       ->capture_default_str();
@@ -243,7 +247,10 @@ Action register_compare(CLI::App& app) {
                   "the rest to it");
   cmd->add_flag("--no-progress", f->no_progress, "Plain progress lines even on a terminal");
   add_train_flags(*cmd, f->train, /*grid=*/true);
-  return [f]() { return run_compare(*f); };
+  return [f, world_sizes]() {
+    f->world_sizes_given = world_sizes->count() > 0;
+    return run_compare(*f);
+  };
 }
 
 }  // namespace dtbench::cli

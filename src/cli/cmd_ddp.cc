@@ -227,6 +227,7 @@ int run_ddp(DdpFlags& f) {
   finish_run_options(f.run);  // backend built in, --timeout, --json writable
   // Fail on bad values, an unknown model or a too small image before anything starts.
   check_trainable(f.train, f.run.comm.backend);
+  if (!f.world_sizes_given) f.world_sizes = train::default_world_sizes(f.train.device, device::cuda_device_count());
   const auto sizes = parse_world_sizes(f.world_sizes);
   const auto pcts = report::parse_percentiles(f.percentiles, "--percentiles");
   if (f.train.reducer == "none")
@@ -270,8 +271,9 @@ Action register_ddp(CLI::App& app) {
   add_train_flags(*cmd, f->train, /*grid=*/false);
   auto* world_sizes =
       cmd->add_option("--world-sizes", f->world_sizes,
-                      "Rank counts to sweep on this host, e.g. 1,2,4 (under an external "
-                      "launcher: its world size)")
+                      "Rank counts to sweep on this host, e.g. 1,2,4 (with --device cuda the "
+                      "default is 1,2,4,... up to the GPUs visible; under an external launcher: "
+                      "its world size)")
           ->capture_default_str();
   cmd->add_flag("--no-baseline", f->no_baseline, "Leave out the single-process \"no ddp\" row");
   cmd->add_option("--percentiles", f->percentiles, "Percentile columns of the table")

@@ -38,6 +38,17 @@ inline void nccl_bind_and_connect(c10d::ProcessGroupNCCL& pg, const c10::Device&
   pg.eagerConnectSingleDevice(gpu);
 }
 
+// End of the backend's life: shutdown() waits for queued NCCL work and
+// destroys the communicators (Python's destroy_process_group; without it
+// 2.x warns at exit); abort() tears them down without waiting, for a job
+// whose collectives failed.
+inline void nccl_close(c10d::ProcessGroupNCCL& pg, bool clean) {
+  if (clean)
+    pg.shutdown();
+  else
+    pg.abort();
+}
+
 inline std::string nccl_version() { return c10d::getNcclVersion(); }
 
 }  // namespace dtbench::compat

@@ -1,21 +1,11 @@
 #pragma once
-// Training-loop differences between LibTorch 1.13 and 2.x: zero_grad's
-// default, the autocast setters (CPU and CUDA).
+// Training-loop differences between LibTorch 1.13 and 2.x: the autocast
+// setters (CPU and CUDA).
 #include <ATen/autocast_mode.h>
-#include <torch/optim/optimizer.h>
 
 #include "compat/torch_version.h"
 
 namespace dtbench::compat {
-
-// Zeroes gradients in place (1.13's behaviour; 2.x defaults to set_to_none).
-inline void zero_grad(torch::optim::Optimizer& opt) {
-#if DTBENCH_TORCH_AT_LEAST(2, 0)
-  opt.zero_grad(/*set_to_none=*/false);
-#else
-  opt.zero_grad();
-#endif
-}
 
 // CPU autocast on or off, with its lower-precision dtype. 2.4 replaced the
 // per-device setters with ones taking the device type.

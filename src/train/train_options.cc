@@ -64,4 +64,13 @@ bool reducer_supports_compression(const std::string& reducer) {
   return reducer == "overlap" || reducer == "sync" || reducer == "allreduce-after-backward";
 }
 
+std::string default_world_sizes(const std::string& device, int gpus_visible) {
+  if (device != "cuda" || gpus_visible < 1) return "1,2";
+  std::string out = "1";
+  int w = 2;
+  for (; w <= gpus_visible; w *= 2) out += fmt::format(",{}", w);
+  if (w / 2 != gpus_visible) out += fmt::format(",{}", gpus_visible);
+  return out;
+}
+
 }  // namespace dtbench::train

@@ -81,4 +81,10 @@ bool reducer_supports_compression(const std::string& reducer);
 // compression, compression with a reducer that cannot compress).
 void validate(const TrainOptions& o);
 
+// --world-sizes when the user gave none: "1,2" on the CPU; with --device
+// cuda one rank per GPU, 1,2,4,... up to the GPUs visible (and that count
+// itself), as the seed's table sweeps 1..8 GPUs of a machine; "1,2" when no
+// GPU is visible, so the refusal names the missing GPU.
+std::string default_world_sizes(const std::string& device, int gpus_visible);
+
 }  // namespace dtbench::train

@@ -16,6 +16,7 @@
 #include "train/grad_reducer.h"
 #include "train/grad_ready_probe.h"
 #include "train/loss_scaler.h"
+#include "train/sgd.h"
 
 namespace dtbench::train {
 namespace {
@@ -138,8 +139,7 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
   batch.target = batch.target.to(device);
   if (opts.channels_last) batch.input = batch.input.contiguous(at::MemoryFormat::ChannelsLast);
   auto timer = device::make_phase_timer(device);
-  torch::optim::SGD optimizer(module.parameters(),
-                              torch::optim::SGDOptions(opts.lr).momentum(opts.momentum));
+  Sgd optimizer(module.parameters(), opts.lr, opts.momentum);
 
   TrainResult result;
   result.device = device::describe(device);
@@ -191,7 +191,7 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
       const bool skip = scaler && scaler->unscale(params);
       if (!skip) optimizer.step();
       if (scaler) scaler->update();
-      compat::zero_grad(optimizer);
+      optimizer.zero_grad();
     }
     timer->mark();
     // On a GPU this waits for the device to finish the iteration.

@@ -150,6 +150,13 @@ for run in r:
   e=run['extras']; assert 'GPU' in e['device'], e['device']
   d=e['device_phase_p50_s']; assert d['total']>0 and d['forward']>0, d
 print('device phases', r[-1]['extras']['device_phase_p50_s'])" ddp-gpu.json && ok "ddp --device cuda: device phases" || fail "ddp --device cuda: device phases"
+  # Without --world-sizes, --device cuda sweeps 1,2,4,... up to the GPUs here.
+  want_ws=$(python3 -c "import sys; n=int(sys.argv[1]); w=[1]; exec('while w[-1]*2<=n: w.append(w[-1]*2)'); w+=[n] if w[-1]!=n else []; print(','.join(map(str,w)))" "$gpus")
+  [ "$(json ddp-gpu.json 'j["config"]["world_sizes"]')" = "$want_ws" ] \
+    && ok "ddp --device cuda: default world sizes $want_ws" || fail "ddp --device cuda: default world sizes $(json ddp-gpu.json 'j["config"]["world_sizes"]'), want $want_ws"
+  # NCCL is shut down on a clean exit (no "destroy_process_group() was not called" warning).
+  grep -q "destroy_process_group" "$tmp/err" && fail "nccl: exit warns about destroy_process_group" \
+    || ok "nccl: clean shutdown, no exit warning"
   expect_ok ddp -m resnet18 --image-size 64 -b 16 -n 5 -w 2 --device cuda --backend gloo --no-baseline
   expect_ok ddp -m resnet18 --image-size 64 -b 16 -n 5 -w 2 --device cuda --backend nccl --reducer overlap --no-baseline
   expect_ok ddp -m resnet18 --image-size 64 -b 16 -n 5 -w 2 --device cuda --backend nccl --amp fp16 --no-baseline --json fp16.json \

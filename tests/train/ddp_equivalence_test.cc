@@ -131,8 +131,12 @@ TEST_P(Observed, TimelineChangesNothingAndSeesEveryBucket) {
   for (const auto& [it, set] : seen) {
     // c10d's Reducer rebuilds its buckets after the first iteration (in the
     // order gradients became ready): their number can change once.
-    if (reducer != "ddp" || it == 0) EXPECT_EQ(static_cast<int>(set.size()), buckets) << "iteration " << it;
-    if (it > 1) EXPECT_EQ(set.size(), seen[1].size()) << "iteration " << it;
+    if (reducer != "ddp" || it == 0) {
+      EXPECT_EQ(static_cast<int>(set.size()), buckets) << "iteration " << it;
+    }
+    if (it > 1) {
+      EXPECT_EQ(set.size(), seen[1].size()) << "iteration " << it;
+    }
     EXPECT_EQ(*set.rbegin() + 1, static_cast<int>(set.size())) << "buckets 0..n-1 in iteration " << it;
     launched += static_cast<int>(set.size());
   }

@@ -158,3 +158,15 @@ TEST(TrainOptions, Validation) {
 }
 
 }  // namespace dtbench::train
+
+namespace dtbench::train {
+TEST(DefaultWorldSizes, OneRankPerGpuUpToTheGpusVisible) {
+  EXPECT_EQ(default_world_sizes("cpu", 8), "1,2");
+  EXPECT_EQ(default_world_sizes("cuda", 0), "1,2");  // the refusal then names the missing GPU
+  EXPECT_EQ(default_world_sizes("cuda", 1), "1");
+  EXPECT_EQ(default_world_sizes("cuda", 2), "1,2");
+  EXPECT_EQ(default_world_sizes("cuda", 3), "1,2,3");
+  EXPECT_EQ(default_world_sizes("cuda", 6), "1,2,4,6");
+  EXPECT_EQ(default_world_sizes("cuda", 8), "1,2,4,8");
+}
+}  // namespace dtbench::train

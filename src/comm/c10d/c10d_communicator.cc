@@ -1,6 +1,8 @@
 #include "comm/c10d/c10d_communicator.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <vector>
 
 #include <fmt/format.h>
@@ -9,6 +11,7 @@
 #include "comm/error_text.h"
 #include "comm/store.h"
 #include "core/error.h"
+#include "core/log.h"
 
 namespace dtbench::comm {
 namespace {
@@ -35,12 +38,16 @@ class C10dWorkHandle : public Work {
  public:
   // `explain`: asked once when the work fails, for what is known about why
   // (a failure another node's launcher published); "" adds nothing.
+  // `failed`: set when this work fails (the communicator's close() then
+  // aborts instead of shutting down).
   C10dWorkHandle(c10::intrusive_ptr<compat::C10dWork> work, std::string what,
-                 std::function<std::string()> explain, std::function<void()> post)
+                 std::function<std::string()> explain, std::function<void()> post,
+                 std::shared_ptr<std::atomic<bool>> failed)
       : work_(std::move(work)),
         what_(std::move(what)),
         explain_(std::move(explain)),
-        post_(std::move(post)) {}
+        post_(std::move(post)),
+        failed_(std::move(failed)) {}
 
   void wait(std::chrono::milliseconds timeout) override {
     if (finished_) {
@@ -52,6 +59,7 @@ class C10dWorkHandle : public Work {
       if (post_) post_();
     } catch (...) {
       error_ = with_cause(translate(std::current_exception(), what_));
+      failed_->store(true);
     }
     finished_ = true;
     for (auto& fn : after_wait_) fn();
@@ -101,6 +109,7 @@ class C10dWorkHandle : public Work {
   std::function<std::string()> explain_;
   std::function<void()> post_;
   std::vector<std::function<void()>> after_wait_;
+  std::shared_ptr<std::atomic<bool>> failed_;
   bool finished_ = false;
   std::exception_ptr error_;
 };
@@ -132,6 +141,14 @@ constexpr int kSendrecvTag = 7001;
 class C10dCommunicator : public Communicator {
  public:
   explicit C10dCommunicator(C10dBackendSpec spec) : s_(std::move(spec)) {}
+  ~C10dCommunicator() override {
+    if (!s_.close) return;
+    try {
+      s_.close(!failed_->load() && std::uncaught_exceptions() == 0);
+    } catch (const std::exception& e) {
+      log::warn(fmt::format("{}: closing the communicator: {}", s_.name, one_line(e)));
+    }
+  }
 
   std::string backend() const override { return s_.name; }
   int rank() const override { return s_.rank; }
@@ -302,13 +319,15 @@ class C10dCommunicator : public Communicator {
       return std::make_unique<C10dWorkHandle>(
           start(), context,
           [store]() { return published_failure(store, std::chrono::milliseconds(2000)); },
-          std::move(post));
+          std::move(post), failed_);
     } catch (...) {
+      failed_->store(true);
       std::rethrow_exception(translate(std::current_exception(), context));
     }
   }
 
   C10dBackendSpec s_;
+  std::shared_ptr<std::atomic<bool>> failed_ = std::make_shared<std::atomic<bool>>(false);
   mutable c10::intrusive_ptr<c10d::ProcessGroup> group_;
 };
 

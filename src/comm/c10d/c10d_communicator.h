@@ -44,6 +44,11 @@ struct C10dBackendSpec {
   // recv, reduce_scatter, alltoall of CUDA tensors): such tensors go through
   // host memory the same way.
   std::set<Collective> host_only;
+  // Runs when the communicator is destroyed: `clean` when no collective
+  // failed and no exception is unwinding the stack. nccl shuts its backend
+  // down (what Python's destroy_process_group does; clean) or aborts its
+  // communicators (a failure: nothing waits on a dead peer). Empty for gloo.
+  std::function<void(bool clean)> close;
 };
 
 std::unique_ptr<Communicator> make_c10d_communicator(C10dBackendSpec spec);
