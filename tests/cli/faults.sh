@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Failures with real processes: a rank killed mid-run, a rank that never
+# Failures with real processes: a rank killed mid-run, an MPI rank stopped
+# (SIGSTOP) mid-run, a rank that never
 # joins, a port already in use, an unreachable master, launchers that
 # disagree on the world size. Each must end within
 # its bound, non-zero, with a message naming what failed, and leave no
@@ -164,6 +165,36 @@ if command -v mpirun >/dev/null; then
   left=$(pgrep -f "dtbench comm --backend mpi" | wc -l)
   [ "$rc" -ne 0 ] && [ "$elapsed" -lt 40 ] && [ "$left" -eq 0 ]
   check "mpi killed rank: exit $rc in ${elapsed}s, $left left" $? "$(tail -3 "$tmp/mpi.err")"
+
+  # 7. An MPI rank stopped (SIGSTOP) mid-run: MPI calls have no timeout of
+  # their own; dtbench's watchdog on the running rank names itself and the
+  # collective after --timeout and MPI_Abort ends the job. The stopped rank,
+  # continued by the abort, does not report itself.
+  start=$(date +%s)
+  "$DTBENCH" comm --backend mpi --nproc 2 -b 1M -e 1M -n 1000000 -w 1 --timeout 5s \
+    >"$tmp/stop.out" 2>"$tmp/stop.err" &
+  launcher=$!
+  mpirun_pid=""
+  for _ in $(seq 1 50); do
+    mpirun_pid=$(pgrep -P "$launcher" mpirun | head -1)
+    [ -n "$mpirun_pid" ] && [ "$(pgrep -P "$mpirun_pid" -f dtbench | wc -l)" -ge 2 ] && break
+    sleep 0.2
+  done
+  sleep 3  # both ranks inside the sweep's allreduces
+  victim=$(pgrep -P "$mpirun_pid" -f dtbench | sort -n | tail -1)
+  start=$(date +%s)
+  kill -STOP "$victim"
+  wait "$launcher"; rc=$?
+  elapsed=$(( $(date +%s) - start ))
+  sleep 0.5
+  left=$(pgrep -f "dtbench comm --backend mpi" | wc -l)
+  hung=$(grep -c "made no progress" "$tmp/stop.err")
+  # Bound: --timeout 5 s + the watchdog's look (<1 s) + mpirun's teardown.
+  [ "$rc" -ne 0 ] && [ "$elapsed" -lt 15 ] && [ "$left" -eq 0 ] && [ "$hung" -eq 1 ] &&
+    grep -q "mpi: rank 0: allreduce of 1 MiB made no progress for [0-9.]* s (--timeout 5000 ms): a peer rank is stopped" "$tmp/stop.err"
+  check "mpi stopped rank: exit $rc ${elapsed}s after SIGSTOP, $hung report(s), $left left: $(grep "made no progress" "$tmp/stop.err")" $? \
+    "victim $victim $(cat "$tmp/stop.err" | head -5)"
+  kill -9 "$victim" 2>/dev/null
 fi
 
 echo "$passes passed, $fails failed"

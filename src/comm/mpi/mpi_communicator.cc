@@ -2,6 +2,9 @@
 
 #include <mpi.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -10,6 +13,8 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/hang_watchdog.h"
+#include "core/units.h"
 
 namespace dtbench::comm {
 namespace {
@@ -64,6 +69,21 @@ void check(int rc, const char* what) {
   throw CommError(fmt::format("mpi {}: {}", what, std::string(text, static_cast<std::size_t>(len))));
 }
 
+// MPI's blocking calls have no timeout: past --timeout without the call
+// returning (a peer stopped, hung or unreachable), one line on stderr naming
+// this rank and the call, then MPI_Abort ends the whole job.
+[[noreturn]] void abort_hung(int rank, std::chrono::milliseconds timeout, const std::string& what,
+                             std::int64_t bytes, double seconds) {
+  const std::string line = fmt::format(
+      "dtbench: error: mpi: rank {}: {} of {} made no progress for {:.1f} s (--timeout {} ms): a "
+      "peer rank is stopped, hung or unreachable; aborting the job (MPI_Abort)\n",
+      rank, what, format_bytes(static_cast<std::uint64_t>(bytes)), seconds, timeout.count());
+  // write(2): the main thread is inside MPI and may hold stdio's locks.
+  [[maybe_unused]] const auto n = ::write(STDERR_FILENO, line.data(), line.size());
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  _exit(3);
+}
+
 class MpiCommunicator : public Communicator {
  public:
   MpiCommunicator(const launch::World& world, const CommOptions& opts) : timeout_(opts.timeout) {
@@ -93,9 +113,15 @@ class MpiCommunicator : public Communicator {
     MPI_Type_commit(&type16_);
     create_ops<c10::Half>(half_ops_);
     create_ops<c10::BFloat16>(bf16_ops_);
+    watchdog_ = std::make_unique<HangWatchdog>(
+        timeout_, [rank = rank_, timeout = timeout_](const std::string& what, std::int64_t bytes,
+                                                     double seconds) {
+          abort_hung(rank, timeout, what, bytes, seconds);
+        });
   }
 
   ~MpiCommunicator() override {
+    watchdog_.reset();
     for (auto& op : half_ops_) MPI_Op_free(&op);
     for (auto& op : bf16_ops_) MPI_Op_free(&op);
     MPI_Type_free(&type16_);
@@ -117,6 +143,7 @@ class MpiCommunicator : public Communicator {
 
   WorkPtr allreduce(const at::Tensor& in, at::Tensor& out, ReduceOp op) override {
     const void* send = in.is_same(out) ? MPI_IN_PLACE : in.data_ptr();
+    const auto watched = watch("allreduce", out);
     check(MPI_Allreduce(send, out.data_ptr(), count(out), type(out), mpi_op(out, op),
                         MPI_COMM_WORLD),
           "allreduce");
@@ -125,6 +152,7 @@ class MpiCommunicator : public Communicator {
 
   WorkPtr broadcast(const at::Tensor& in, at::Tensor& out, int root) override {
     if (rank_ == root && !in.is_same(out)) out.copy_(in);
+    const auto watched = watch("broadcast", out);
     check(MPI_Bcast(out.data_ptr(), count(out), type(out), root, MPI_COMM_WORLD), "broadcast");
     return done();
   }
@@ -132,6 +160,7 @@ class MpiCommunicator : public Communicator {
   WorkPtr reduce(const at::Tensor& in, at::Tensor& out, int root, ReduceOp op) override {
     const bool in_place = in.is_same(out);
     const void* send = (in_place && rank_ == root) ? MPI_IN_PLACE : in.data_ptr();
+    const auto watched = watch("reduce", in);
     check(MPI_Reduce(send, out.data_ptr(), count(in), type(in), mpi_op(in, op), root,
                      MPI_COMM_WORLD),
           "reduce");
@@ -143,6 +172,7 @@ class MpiCommunicator : public Communicator {
     const bool in_place = n > 0 && in.data_ptr() == static_cast<char*>(out.data_ptr()) +
                                                         rank_ * n * static_cast<int64_t>(in.element_size());
     const void* send = in_place ? MPI_IN_PLACE : in.data_ptr();
+    const auto watched = watch("allgather", out);
     check(MPI_Allgather(send, count(in), type(in), out.data_ptr(), count(in), type(in),
                         MPI_COMM_WORLD),
           "allgather");
@@ -150,6 +180,7 @@ class MpiCommunicator : public Communicator {
   }
 
   WorkPtr reduce_scatter(const at::Tensor& in, at::Tensor& out, ReduceOp op) override {
+    const auto watched = watch("reduce_scatter", in);
     check(MPI_Reduce_scatter_block(in.data_ptr(), out.data_ptr(), count(out), type(out),
                                    mpi_op(out, op), MPI_COMM_WORLD),
           "reduce_scatter");
@@ -158,6 +189,7 @@ class MpiCommunicator : public Communicator {
 
   WorkPtr alltoall(const at::Tensor& in, at::Tensor& out) override {
     const int chunk = count(in) / size_;
+    const auto watched = watch("alltoall", in);
     check(MPI_Alltoall(in.data_ptr(), chunk, type(in), out.data_ptr(), chunk, type(out),
                        MPI_COMM_WORLD),
           "alltoall");
@@ -165,27 +197,37 @@ class MpiCommunicator : public Communicator {
   }
 
   WorkPtr send(const at::Tensor& t, int dst, int tag) override {
+    const auto watched = watch("send", t);
     check(MPI_Send(t.data_ptr(), count(t), type(t), dst, tag, MPI_COMM_WORLD), "send");
     return done();
   }
 
   WorkPtr recv(at::Tensor& t, int src, int tag) override {
+    const auto watched = watch("recv", t);
     check(MPI_Recv(t.data_ptr(), count(t), type(t), src, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
           "recv");
     return done();
   }
 
   WorkPtr sendrecv(const at::Tensor& in, at::Tensor& out, int dst, int src) override {
+    const auto watched = watch("sendrecv", in);
     check(MPI_Sendrecv(in.data_ptr(), count(in), type(in), dst, 0, out.data_ptr(), count(out),
                        type(out), src, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
           "sendrecv");
     return done();
   }
 
-  void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "barrier"); }
+  void barrier() override {
+    const auto watched = watchdog_->watch("barrier", 0);
+    check(MPI_Barrier(MPI_COMM_WORLD), "barrier");
+  }
 
  private:
   static WorkPtr done() { return std::make_unique<CompletedWork>(); }
+
+  HangWatchdog::Scope watch(const char* what, const at::Tensor& t) {
+    return watchdog_->watch(what, static_cast<std::int64_t>(t.numel() * t.element_size()));
+  }
 
   static int count(const at::Tensor& t) {
     if (t.numel() > std::numeric_limits<int>::max())
@@ -226,6 +268,7 @@ class MpiCommunicator : public Communicator {
   MPI_Datatype type16_{};
   MPI_Op half_ops_[4]{};
   MPI_Op bf16_ops_[4]{};
+  std::unique_ptr<HangWatchdog> watchdog_;
 };
 
 }  // namespace
