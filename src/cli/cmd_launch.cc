@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/run_options.h"
 #include "comm/store.h"
 #include "core/net_route.h"
 #include "core/units.h"
@@ -51,6 +52,7 @@ Action register_launch(CLI::App& app) {
                               std::chrono::milliseconds(2000));
       };
     }
+    opts->on_stopped = publish_stopped(opts->node_rank);
     return launch::launch(*opts, *command).exit_code;
   };
 }

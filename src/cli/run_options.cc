@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "comm/store.h"
 #include "core/error.h"
+#include "core/net_route.h"
 #include "core/units.h"
 #include "launch/launcher.h"
 #include "launch/world.h"
@@ -72,7 +74,17 @@ int launch_workers(int nproc, const std::string& backend, const std::vector<std:
   }
   launch::LaunchOptions lo;
   lo.nproc_per_node = nproc;
+  lo.on_stopped = publish_stopped(0);
   return launch::launch(lo, args).exit_code;
+}
+
+std::function<void(const std::string&, const std::string&, int)> publish_stopped(int node_rank) {
+  return [node_rank](const std::string& line, const std::string& addr, int port) {
+    const std::string host = net::host_identity();
+    comm::publish_failure(addr, port,
+                          fmt::format("{} on node {} ({})", line, node_rank, host.substr(0, host.find('/'))),
+                          std::chrono::milliseconds(2000));
+  };
 }
 
 }  // namespace dtbench::cli

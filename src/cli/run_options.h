@@ -2,6 +2,7 @@
 // Flags every distributed benchmark takes (--nproc, --backend, --timeout,
 // --iface, --json), and the self-launch step they share.
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,5 +43,10 @@ std::optional<int> self_launch(const RunOptions& opts, bool nproc_implicit = fal
 // Starts `nproc` local workers running `args` (args[0] = the executable):
 // dtbench's launcher, or mpirun for the mpi backend. Returns their exit status.
 int launch_workers(int nproc, const std::string& backend, const std::vector<std::string>& args);
+
+// The launcher's on_stopped for node `node_rank`: publishes "rank 2 (pid
+// 812) is stopped by signal 19 (...) on node 0 (host)" in the job's store,
+// where the waiting ranks' timeout errors read their cause.
+std::function<void(const std::string&, const std::string&, int)> publish_stopped(int node_rank);
 
 }  // namespace dtbench::cli

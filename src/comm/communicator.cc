@@ -2,11 +2,22 @@
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
+#include "comm/error_text.h"
 #include "core/error.h"
 
 namespace dtbench::comm {
 
 c10::intrusive_ptr<c10d::ProcessGroup> Communicator::c10d_group() const { return {}; }
+
+std::exception_ptr Communicator::explain_failure(std::exception_ptr error, const std::string& context) const {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return is_peer_failure(e) ? translate(error, context) : error;
+  } catch (...) {
+    return error;
+  }
+}
 
 void Work::on_done(std::function<void()> fn) {
   DTBENCH_CHECK(done(), "this work type cannot report its completion before it is done");

@@ -91,6 +91,14 @@ class Communicator {
   // The c10d process group behind this communicator, for engines that take
   // one (c10d::Reducer); nullptr for backends without one (mpi).
   virtual c10::intrusive_ptr<c10d::ProcessGroup> c10d_group() const;
+
+  // For errors raised by engines that drive this backend themselves (the
+  // c10d::Reducer through c10d_group()): a peer failure (timeout, connection
+  // closed or reset) becomes TimeoutError/CommError prefixed by `context`,
+  // with the cause a launcher published where one is known ("rank 2 (pid
+  // 812) is stopped by signal 19 ... on node 0"), as this communicator's
+  // own collectives report it. Any other error is returned unchanged.
+  virtual std::exception_ptr explain_failure(std::exception_ptr error, const std::string& context) const;
 };
 
 // Converts between dtbench's torch-free DType and ATen's.

@@ -13,4 +13,8 @@ std::string one_line(const std::exception& e);
 // prefixed, keeping dtbench's own exception types as they are.
 std::exception_ptr translate(std::exception_ptr error, const std::string& context);
 
+// True for what a backend raises when a peer is gone or silent (a timeout, a
+// connection closed or reset by the peer), whatever the exception type.
+bool is_peer_failure(const std::exception& e);
+
 }  // namespace dtbench::comm

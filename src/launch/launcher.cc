@@ -28,6 +28,7 @@ void on_signal(int sig) { g_forward_signal = sig; }
 struct Worker {
   WorkerExit exit;
   bool running = true;
+  bool stop_reported = false;  // on_stopped called for it
 };
 
 void signal_all(std::vector<Worker>& workers, int sig) {
@@ -160,7 +161,19 @@ LaunchResult launch(const LaunchOptions& options, const std::vector<std::string>
       }
     }
     int status = 0;
-    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    const pid_t pid = waitpid(-1, &status, WNOHANG | WUNTRACED);
+    if (pid > 0 && WIFSTOPPED(status)) {
+      for (auto& w : workers) {
+        if (w.exit.pid != pid || !w.running || w.stop_reported || stopping) continue;
+        w.stop_reported = true;
+        const int sig = WSTOPSIG(status);
+        const std::string line =
+            fmt::format("rank {} (pid {}) is stopped by signal {} ({})", w.exit.rank, pid, sig, strsignal(sig));
+        fmt::print(stderr, "dtbench launch: {}\n", line);
+        if (opts.on_stopped) opts.on_stopped(line, opts.master_addr, opts.master_port);
+      }
+      continue;
+    }
     if (pid > 0) {
       for (auto& w : workers) {
         if (w.exit.pid != pid || !w.running) continue;

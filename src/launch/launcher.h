@@ -40,6 +40,13 @@ struct LaunchOptions {
   // signal 9 (Killed)") when a worker fails, before the others are stopped:
   // how other nodes learn which rank died. Must return within a bound.
   std::function<void(const std::string&)> on_failure;
+  // Called once per worker the kernel reports stopped (SIGSTOP, SIGTSTP, a
+  // debugger), with its line ("rank 2 (pid 812) is stopped by signal 19
+  // (Stopped (signal))") and the job's store address (master_port resolved):
+  // a stopped rank never exits, so this is how the ranks waiting on it can
+  // name it when their collectives time out. Must return within a bound.
+  std::function<void(const std::string& line, const std::string& master_addr, int master_port)>
+      on_stopped;
 };
 
 // How one worker ended.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "comm/communicator.h"
 #include "compat/amp_compat.h"
 #include "compat/train_compat.h"
 #include "core/allocator.h"
@@ -119,9 +120,11 @@ int resolve_threads(int requested, int local_world_size) {
   return requested > 0 ? requested : threads_per_rank(local_world_size);
 }
 
-TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communicator* comm,
-                  int world_size, int rank, const Progress& progress,
-                  trace::TrainObserver& observer) {
+namespace {
+
+TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Communicator* comm,
+                       int world_size, int rank, const Progress& progress,
+                       trace::TrainObserver& observer) {
   check_amp_supported(opts.amp, opts.device);
   if (opts.channels_last && model.input_kind() != models::InputKind::kImage)
     throw UsageError(fmt::format("--channels-last applies to image models (4-D inputs); {} is not one",
@@ -232,6 +235,23 @@ TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communic
     result.amp_final_scale = scaler->current_scale();
   }
   return result;
+}
+
+}  // namespace
+
+TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communicator* comm,
+                  int world_size, int rank, const Progress& progress,
+                  trace::TrainObserver& observer) {
+  try {
+    return train_impl(opts, model, comm, world_size, rank, progress, observer);
+  } catch (...) {
+    if (!comm) throw;
+    // The c10d::Reducer drives the backend itself: its timeouts and lost
+    // peers arrive here as raw backend errors. Named like the communicator's
+    // own (with the cause a launcher published: which rank died or stopped).
+    std::rethrow_exception(comm->explain_failure(
+        std::current_exception(), fmt::format("{} (reducer {})", comm->backend(), opts.reducer)));
+  }
 }
 
 }  // namespace dtbench::train

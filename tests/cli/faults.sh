@@ -151,6 +151,39 @@ alive=0; for p in $workers; do kill -0 "$p" 2>/dev/null && alive=1; done
 [ "$rc" -ne 0 ] && [ "$alive" -eq 0 ] && [ -n "$workers" ]
 check "SIGINT: exit $rc, workers ($workers) gone" $? "rc=$rc alive=$alive $(cat "$tmp/int.err")"
 
+# 5b. A rank stopped (SIGSTOP), not killed: it never exits, so the launcher
+# publishes that it is stopped and the ranks waiting on it end after
+# --timeout naming it — gloo collectives (comm, dtbench's own launcher) and
+# the c10d Reducer's (ddp --reducer ddp under `dtbench launch`).
+stopped_rank() {  # NAME ERRFILE PARENT: stop PARENT's last worker, check the others' lines
+  local name=$1 err=$2 parent=$3 victim rc elapsed
+  victim=$(pgrep -P "$parent" | sort -n | tail -1)
+  start=$(date +%s)
+  kill -STOP "$victim"
+  wait "$parent"; rc=$?
+  elapsed=$(( $(date +%s) - start ))
+  sleep 0.5
+  kill -0 "$victim" 2>/dev/null && { kill -9 "$victim"; alive=1; } || alive=0
+  named=$(grep -c "error: .*no answer within --timeout.*; cause: rank 2 (pid $victim) is stopped by signal 19" "$err")
+  # Bound: --timeout 5 s + the cause lookup + the launcher's teardown.
+  [ "$rc" -ne 0 ] && [ "$elapsed" -lt 15 ] && [ "$alive" -eq 0 ] && [ "$named" -eq 2 ] &&
+    grep -q "dtbench launch: rank 2 (pid $victim) is stopped by signal 19" "$err"
+  check "$name: exit $rc ${elapsed}s after SIGSTOP, both other ranks name rank 2" $? \
+    "alive=$alive named=$named $(head -8 "$err")"
+}
+DTBENCH_TEST_MARKER=1 "$DTBENCH" comm --nproc 3 -b 1M -e 1M -n 1000000 -w 1 --timeout 5s \
+  >"$tmp/gstop.out" 2>"$tmp/gstop.err" &
+launcher=$!
+second_worker "$launcher" "$tmp/gstop.out" collective >/dev/null
+sleep 1
+stopped_rank "gloo rank stopped (comm --nproc 3)" "$tmp/gstop.err" "$launcher"
+"$DTBENCH" launch --nproc-per-node 3 -- "$DTBENCH" ddp -m mlp --width 64 -b 8 -n 1000000 -w 1 \
+  --reducer ddp --no-baseline --timeout 5s >"$tmp/dstop.out" 2>"$tmp/dstop.err" &
+launcher=$!
+second_worker "$launcher" >/dev/null
+sleep 6  # past start-up, inside the iterations
+stopped_rank "Reducer rank stopped (dtbench launch -- ddp --reducer ddp)" "$tmp/dstop.err" "$launcher"
+
 # 6. An MPI rank killed mid-run: mpirun ends the job, non-zero.
 if command -v mpirun >/dev/null; then
   start=$(date +%s)
