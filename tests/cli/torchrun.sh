@@ -3,8 +3,8 @@
 # bench/peers/python-wheel; Debian's 1.13 torchrun crashes in its own elastic
 # code on this Python). torchrun's agent hosts the store at MASTER_PORT
 # (TORCHELASTIC_USE_AGENT_STORE=True): every dtbench rank must join it, not
-# host its own. Runs the README's torchrun line exactly, a ddp job, and a
-# worker killed mid-run. Exit 77 (skipped) where no torchrun can be run.
+# host its own. Runs the README's torchrun line exactly, a ddp job, a
+# worker killed mid-run and a worker stopped (SIGSTOP) mid-run. Exit 77 (skipped) where no torchrun can be run.
 # Usage: torchrun.sh path/to/dtbench
 set -u
 D=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -63,5 +63,38 @@ if pgrep -f "dtbench comm -b 8 -e 8 -n 1000000" >/dev/null; then
   fail "processes left after the killed-worker job"; pkill -9 -f "dtbench comm -b 8 -e 8 -n 1000000"
 else
   ok "no process left"
+fi
+# A worker stopped (SIGSTOP), not killed: rank 0's collective times out after
+# --timeout (torchrun publishes nothing, so it names no cause), rank 0 exits
+# 1, torchrun tears the job down, the stopped rank included (SIGTERM stays
+# pending on a stopped process: torchrun's SIGKILL comes after its own 30 s
+# grace, so the job ends ~40 s after the stop).
+start=$(date +%s)
+timeout 120 torchrun --nproc-per-node 2 --master-port "$(port)" --no-python dtbench comm -b 8 -e 8 \
+  -n 999999 --timeout 5s >"$tmp/stop.out" 2>&1 &
+job=$!
+victim=""
+for _ in $(seq 1 100); do
+  for p in $(pgrep -f "dtbench comm -b 8 -e 8 -n 999999"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "RANK=1" && victim=$p
+  done
+  [ -n "$victim" ] && break; sleep 0.2
+done
+sleep 3
+stopped_at=$(date +%s)
+kill -STOP "$victim"
+wait "$job"; rc=$?
+took=$(( $(date +%s) - stopped_at ))
+if [ -n "$victim" ] && [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$took" -lt 60 ] &&
+   grep -q "dtbench\[rank 0\]: error: gloo .*no answer within --timeout" "$tmp/stop.out"; then
+  ok "stopped worker: rank 0 timed out, torchrun exit $rc ${took}s after SIGSTOP"
+else
+  fail "stopped worker (pid $victim): exit $rc ${took}s after SIGSTOP"; tail -20 "$tmp/stop.out"
+fi
+sleep 1
+if pgrep -f "dtbench comm -b 8 -e 8 -n 999999" >/dev/null; then
+  fail "processes left after the stopped-worker job"; pkill -9 -f "dtbench comm -b 8 -e 8 -n 999999"
+else
+  ok "no process left after the stopped-worker job"
 fi
 finish
