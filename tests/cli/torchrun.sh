@@ -23,6 +23,13 @@ export PATH="$tmp/bin:$PATH"
 cd "$tmp"
 . "$ROOT/tests/cli/check_lib.sh"
 port() { echo $((20000 + RANDOM % 20000)); }
+none_left() {  # PATTERN WHAT: no process matching PATTERN after WHAT
+  if pgrep -f "$1" >/dev/null; then
+    fail "processes left after $2"; pkill -9 -f "$1"
+  else
+    ok "no process left after $2"
+  fi
+}
 
 # The README's line, as written (default sweep 1K..32M); then with --json.
 if timeout 300 torchrun --nproc-per-node 2 --no-python dtbench comm >"$tmp/readme.out" 2>&1; then
@@ -59,11 +66,7 @@ else
   fail "killed worker: exit $rc after ${took}s"; tail -20 "$tmp/kill.out"
 fi
 sleep 1
-if pgrep -f "dtbench comm -b 8 -e 8 -n 1000000" >/dev/null; then
-  fail "processes left after the killed-worker job"; pkill -9 -f "dtbench comm -b 8 -e 8 -n 1000000"
-else
-  ok "no process left"
-fi
+none_left "dtbench comm -b 8 -e 8 -n 1000000" "the killed-worker job"
 # A worker stopped (SIGSTOP), not killed: rank 0's collective times out after
 # --timeout (torchrun publishes nothing, so it names no cause), rank 0 exits
 # 1, torchrun tears the job down, the stopped rank included (SIGTERM stays
@@ -92,9 +95,5 @@ else
   fail "stopped worker (pid $victim): exit $rc ${took}s after SIGSTOP"; tail -20 "$tmp/stop.out"
 fi
 sleep 1
-if pgrep -f "dtbench comm -b 8 -e 8 -n 999999" >/dev/null; then
-  fail "processes left after the stopped-worker job"; pkill -9 -f "dtbench comm -b 8 -e 8 -n 999999"
-else
-  ok "no process left after the stopped-worker job"
-fi
+none_left "dtbench comm -b 8 -e 8 -n 999999" "the stopped-worker job"
 finish
