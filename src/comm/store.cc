@@ -185,4 +185,31 @@ void store_final_barrier(c10d::Store& store, const std::string& name, int n,
   }
 }
 
+std::exception_ptr add_cause(std::exception_ptr error, const std::string& cause) {
+  if (cause.empty()) return error;
+  try {
+    std::rethrow_exception(error);
+  } catch (const TimeoutError& e) {
+    if (std::string(e.what()).find("; cause: ") != std::string::npos) return error;
+    return std::make_exception_ptr(TimeoutError(std::string(e.what()) + "; cause: " + cause));
+  } catch (const CommError& e) {
+    if (std::string(e.what()).find("; cause: ") != std::string::npos) return error;
+    return std::make_exception_ptr(CommError(std::string(e.what()) + "; cause: " + cause));
+  } catch (...) {
+    return error;
+  }
+}
+
+std::exception_ptr with_published_cause(std::exception_ptr error,
+                                        const c10::intrusive_ptr<c10d::Store>& store) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const CommError& e) {  // TimeoutError too
+    if (std::string(e.what()).find("; cause: ") != std::string::npos) return error;
+    return add_cause(error, published_failure(store, std::chrono::milliseconds(2000)));
+  } catch (...) {
+    return error;
+  }
+}
+
 }  // namespace dtbench::comm

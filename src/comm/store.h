@@ -3,6 +3,7 @@
 // ranks connect to it. Every backend that needs a store (gloo, nccl) and the
 // parameter-server roles find each other through it.
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <string>
 
@@ -61,5 +62,15 @@ bool publish_failure(const std::string& master_addr, int master_port, const std:
 // unreachable). Never blocks longer than `wait` (+ a little).
 std::string published_failure(const c10::intrusive_ptr<c10d::Store>& store,
                               std::chrono::milliseconds wait);
+
+// `error` (a TimeoutError/CommError, kept as its type) with "; cause:
+// <cause>" appended; other errors, an empty cause, or a message that already
+// names a cause are returned as they are.
+std::exception_ptr add_cause(std::exception_ptr error, const std::string& cause);
+// add_cause with what a launcher published in `store` (waiting up to 2 s),
+// asked only for a TimeoutError/CommError: how the RPC paths of kvstore and
+// hybrid name a stopped or dead rank as the collectives do.
+std::exception_ptr with_published_cause(std::exception_ptr error,
+                                        const c10::intrusive_ptr<c10d::Store>& store);
 
 }  // namespace dtbench::comm

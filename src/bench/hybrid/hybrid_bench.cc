@@ -346,28 +346,36 @@ HybridRunResult run_hybrid(const launch::World& world, const HybridOptions& o,
   HybridRunResult result;
   result.transport = rpc::describe(o.transport);
   auto store = comm::connect_store(world, comm_opts.timeout);
-  result.topology = comm::gather_topology(*store, world.rank, world.world_size, comm_opts.timeout);
-  if (world.rank == 0) {
-    master(world, o, comm_opts, *store, result);
-    result.leader = true;
-    // Trainer 0's ceiling travels through the store.
-    if (o.ceiling_iters > 0) {
-      const auto b = wait_get(*store, "hy/ceiling", comm_opts.timeout);
-      const auto j = nlohmann::json::parse(b);
-      result.ceiling_seconds = j.at("seconds").get<std::vector<double>>();
-      result.ceiling_bytes = j.at("bytes").get<std::size_t>();
-    }
-  } else if (is_trainer_rank(o, world.rank)) {
-    train(world, o, comm_opts, store, result);
-    if (world.rank == 1 && o.ceiling_iters > 0) {
-      const auto s = nlohmann::json({{"seconds", result.ceiling_seconds}, {"bytes", result.ceiling_bytes}}).dump();
-      ps::put_text(*store, "hy/ceiling", s);
-    }
-  } else {
-    serve(world, o, *store);
+  // A request or barrier that fails because a rank stopped or died names it,
+  // from what its launcher published in the store (as the collectives do).
+  try {
+    return [&]() -> HybridRunResult {
+      result.topology = comm::gather_topology(*store, world.rank, world.world_size, comm_opts.timeout);
+      if (world.rank == 0) {
+        master(world, o, comm_opts, *store, result);
+        result.leader = true;
+        // Trainer 0's ceiling travels through the store.
+        if (o.ceiling_iters > 0) {
+          const auto b = wait_get(*store, "hy/ceiling", comm_opts.timeout);
+          const auto j = nlohmann::json::parse(b);
+          result.ceiling_seconds = j.at("seconds").get<std::vector<double>>();
+          result.ceiling_bytes = j.at("bytes").get<std::size_t>();
+        }
+      } else if (is_trainer_rank(o, world.rank)) {
+        train(world, o, comm_opts, store, result);
+        if (world.rank == 1 && o.ceiling_iters > 0) {
+          const auto s = nlohmann::json({{"seconds", result.ceiling_seconds}, {"bytes", result.ceiling_bytes}}).dump();
+          ps::put_text(*store, "hy/ceiling", s);
+        }
+      } else {
+        serve(world, o, *store);
+      }
+      comm::store_final_barrier(*store, "hy/end", world.world_size, comm_opts.timeout, world.rank == 0);
+      return result;
+    }();
+  } catch (...) {
+    std::rethrow_exception(comm::with_published_cause(std::current_exception(), store));
   }
-  comm::store_final_barrier(*store, "hy/end", world.world_size, comm_opts.timeout, world.rank == 0);
-  return result;
 }
 
 }  // namespace dtbench::bench::hybrid

@@ -69,108 +69,116 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
   result.layout = plan_layout(o.arrays, is_dist(o.mode) ? o.servers : 1, o.bigarray_bound);
   result.transport = is_dist(o.mode) ? rpc::describe(o.transport) : "";
   auto store = comm::connect_store(world, comm_opts.timeout);
-  result.topology = comm::gather_topology(*store, world.rank, world.world_size, comm_opts.timeout);
+  // A request or barrier that fails because a rank stopped or died names it,
+  // from what its launcher published in the store (as the collectives do).
+  try {
+    return [&]() -> KvRunResult {
+      result.topology = comm::gather_topology(*store, world.rank, world.world_size, comm_opts.timeout);
 
-  if (is_server_rank(o, world.rank)) {
-    serve(world, o, result.layout, *store);
-    comm::store_final_barrier(*store, "kv/end", world.world_size, comm_opts.timeout, world.rank == 0);
-    return result;
-  }
-
-  const int w = world.rank;
-  // --device cuda: replicas as tensors on this rank's GPU (local/device
-  // modes); otherwise host vectors.
-  std::unique_ptr<KvTensorWorker> gpu_worker;
-  if (o.device == "cuda")
-    gpu_worker = std::make_unique<KvTensorWorker>(o, result.layout, w, device::select("cuda", world.local_rank));
-  std::optional<KvWorker> worker;  // host replicas (every dist mode is host-only)
-  if (!gpu_worker) worker.emplace(o, result.layout, w);
-  std::unique_ptr<rpc::Node> node;
-  std::vector<std::unique_ptr<rpc::Client>> clients;
-  std::unique_ptr<comm::Communicator> comm;
-  if (is_dist(o.mode)) {
-    node = std::make_unique<rpc::Node>(o.transport, fmt::format("kvstore worker {}", w));
-    std::vector<rpc::Client*> raw_clients;
-    for (int s = 0; s < o.servers; ++s) {
-      const auto ep = ps::lookup(*store, fmt::format("kv/server/{}", s), comm_opts.timeout);
-      const auto url = rpc::pick_url(ep, o.transport);
-      clients.push_back(std::make_unique<rpc::Client>(
-          *node, url, fmt::format("kvstore server {} (rank {}, {})", s, o.workers + s, url), w));
-      raw_clients.push_back(clients.back().get());
-    }
-    worker->set_servers(raw_clients);
-    if (w == 0 && o.ceiling_iters > 0) {
-      const auto ep = ps::lookup(*store, "kv/raw", comm_opts.timeout);
-      std::vector<std::size_t> sizes;
-      for (const auto& k : result.layout.keys) sizes.push_back(k.numel * sizeof(float));
-      result.ceiling_seconds =
-          rpc::raw_echo_rounds(*node, rpc::pick_url(ep, o.transport), sizes, o.ceiling_iters, 1);
-      result.ceiling_bytes = 2.0 * 4.0 * static_cast<double>(result.layout.total_numel);
-    }
-  } else if (o.mode == KvMode::kDevice) {
-    comm = comm::make_group_communicator(world, comm_opts, {store, "dtbench/kv", w, o.workers});
-    if (gpu_worker) gpu_worker->set_communicator(comm.get());
-    if (worker) worker->set_allreduce([&](const std::vector<std::pair<float*, std::size_t>>& regions) {
-      std::vector<comm::WorkPtr> works;
-      for (const auto& [ptr, n] : regions) {
-        auto t = at::from_blob(ptr, {static_cast<std::int64_t>(n)}, at::kFloat);
-        works.push_back(comm->allreduce(t, t, comm::ReduceOp::kSum));
+      if (is_server_rank(o, world.rank)) {
+        serve(world, o, result.layout, *store);
+        comm::store_final_barrier(*store, "kv/end", world.world_size, comm_opts.timeout, world.rank == 0);
+        return result;
       }
-      for (auto& wk : works) wk->wait(comm_opts.timeout);
-    });
-  }
 
-  comm::store_barrier(*store, "kv/start", o.workers, comm_opts.timeout);
-  std::vector<report::KvIteration> mine;
-  for (int i = 0; i < o.warmup + o.iters; ++i) {
-    auto it = gpu_worker ? gpu_worker->run(i) : worker->run(i);
-    if (i < o.warmup) continue;
-    it.iter = i - o.warmup;
-    if (!std::isnan(it.error) && it.error != 0)
-      throw VerificationError(fmt::format(
-          "kvstore {}: worker {} iteration {} differs from the exact result by up to {:g}",
-          to_string(o.mode), w, it.iter + 1, it.error));
-    if (w == 0 && on_iteration) on_iteration(it);
-    mine.push_back(it);
-  }
-  if (o.mode == KvMode::kDistAsync) {
-    comm::store_barrier(*store, "kv/pushed", o.workers, comm_opts.timeout);
-    if (w == 0) {
-      result.final_error = worker->final_error(o.warmup + o.iters);
-      if (result.final_error != 0)
-        throw VerificationError(fmt::format(
-            "kvstore dist_async: the servers' final values differ from the exact total by up to {:g}",
-            result.final_error));
-    }
-    comm::store_barrier(*store, "kv/checked", o.workers, comm_opts.timeout);
-  }
-  if (is_dist(o.mode)) {
-    worker->bye();
-    for (auto& c : clients) c->close();
-    node->close();
-  }
-  nlohmann::ordered_json j = nlohmann::ordered_json::array();
-  for (const auto& it : mine) j.push_back(report::to_json(it));
-  ps::put_text(*store, fmt::format("kv/result/{}", w), j.dump());
-  if (w == 0) {
-    result.leader = true;
-    for (int k = 0; k < o.workers; ++k) {
-      const auto text =
-          ps::wait_text(*store, fmt::format("kv/result/{}", k), comm_opts.timeout, "kvstore worker 0");
-      std::vector<report::KvIteration> its;
-      for (const auto& e : nlohmann::json::parse(text))
-        its.push_back(report::kv_iteration_from_json(e));
-      result.workers.push_back(std::move(its));
-    }
-    if (is_dist(o.mode))
-      for (int s = 0; s < o.servers; ++s) {
-        const auto text =
-            ps::wait_text(*store, fmt::format("kv/stats/{}", s), comm_opts.timeout, "kvstore worker 0");
-        result.servers.push_back(stats_from(nlohmann::json::parse(text)));
+      const int w = world.rank;
+      // --device cuda: replicas as tensors on this rank's GPU (local/device
+      // modes); otherwise host vectors.
+      std::unique_ptr<KvTensorWorker> gpu_worker;
+      if (o.device == "cuda")
+        gpu_worker = std::make_unique<KvTensorWorker>(o, result.layout, w, device::select("cuda", world.local_rank));
+      std::optional<KvWorker> worker;  // host replicas (every dist mode is host-only)
+      if (!gpu_worker) worker.emplace(o, result.layout, w);
+      std::unique_ptr<rpc::Node> node;
+      std::vector<std::unique_ptr<rpc::Client>> clients;
+      std::unique_ptr<comm::Communicator> comm;
+      if (is_dist(o.mode)) {
+        node = std::make_unique<rpc::Node>(o.transport, fmt::format("kvstore worker {}", w));
+        std::vector<rpc::Client*> raw_clients;
+        for (int s = 0; s < o.servers; ++s) {
+          const auto ep = ps::lookup(*store, fmt::format("kv/server/{}", s), comm_opts.timeout);
+          const auto url = rpc::pick_url(ep, o.transport);
+          clients.push_back(std::make_unique<rpc::Client>(
+              *node, url, fmt::format("kvstore server {} (rank {}, {})", s, o.workers + s, url), w));
+          raw_clients.push_back(clients.back().get());
+        }
+        worker->set_servers(raw_clients);
+        if (w == 0 && o.ceiling_iters > 0) {
+          const auto ep = ps::lookup(*store, "kv/raw", comm_opts.timeout);
+          std::vector<std::size_t> sizes;
+          for (const auto& k : result.layout.keys) sizes.push_back(k.numel * sizeof(float));
+          result.ceiling_seconds =
+              rpc::raw_echo_rounds(*node, rpc::pick_url(ep, o.transport), sizes, o.ceiling_iters, 1);
+          result.ceiling_bytes = 2.0 * 4.0 * static_cast<double>(result.layout.total_numel);
+        }
+      } else if (o.mode == KvMode::kDevice) {
+        comm = comm::make_group_communicator(world, comm_opts, {store, "dtbench/kv", w, o.workers});
+        if (gpu_worker) gpu_worker->set_communicator(comm.get());
+        if (worker) worker->set_allreduce([&](const std::vector<std::pair<float*, std::size_t>>& regions) {
+          std::vector<comm::WorkPtr> works;
+          for (const auto& [ptr, n] : regions) {
+            auto t = at::from_blob(ptr, {static_cast<std::int64_t>(n)}, at::kFloat);
+            works.push_back(comm->allreduce(t, t, comm::ReduceOp::kSum));
+          }
+          for (auto& wk : works) wk->wait(comm_opts.timeout);
+        });
       }
+
+      comm::store_barrier(*store, "kv/start", o.workers, comm_opts.timeout);
+      std::vector<report::KvIteration> mine;
+      for (int i = 0; i < o.warmup + o.iters; ++i) {
+        auto it = gpu_worker ? gpu_worker->run(i) : worker->run(i);
+        if (i < o.warmup) continue;
+        it.iter = i - o.warmup;
+        if (!std::isnan(it.error) && it.error != 0)
+          throw VerificationError(fmt::format(
+              "kvstore {}: worker {} iteration {} differs from the exact result by up to {:g}",
+              to_string(o.mode), w, it.iter + 1, it.error));
+        if (w == 0 && on_iteration) on_iteration(it);
+        mine.push_back(it);
+      }
+      if (o.mode == KvMode::kDistAsync) {
+        comm::store_barrier(*store, "kv/pushed", o.workers, comm_opts.timeout);
+        if (w == 0) {
+          result.final_error = worker->final_error(o.warmup + o.iters);
+          if (result.final_error != 0)
+            throw VerificationError(fmt::format(
+                "kvstore dist_async: the servers' final values differ from the exact total by up to {:g}",
+                result.final_error));
+        }
+        comm::store_barrier(*store, "kv/checked", o.workers, comm_opts.timeout);
+      }
+      if (is_dist(o.mode)) {
+        worker->bye();
+        for (auto& c : clients) c->close();
+        node->close();
+      }
+      nlohmann::ordered_json j = nlohmann::ordered_json::array();
+      for (const auto& it : mine) j.push_back(report::to_json(it));
+      ps::put_text(*store, fmt::format("kv/result/{}", w), j.dump());
+      if (w == 0) {
+        result.leader = true;
+        for (int k = 0; k < o.workers; ++k) {
+          const auto text =
+              ps::wait_text(*store, fmt::format("kv/result/{}", k), comm_opts.timeout, "kvstore worker 0");
+          std::vector<report::KvIteration> its;
+          for (const auto& e : nlohmann::json::parse(text))
+            its.push_back(report::kv_iteration_from_json(e));
+          result.workers.push_back(std::move(its));
+        }
+        if (is_dist(o.mode))
+          for (int s = 0; s < o.servers; ++s) {
+            const auto text =
+                ps::wait_text(*store, fmt::format("kv/stats/{}", s), comm_opts.timeout, "kvstore worker 0");
+            result.servers.push_back(stats_from(nlohmann::json::parse(text)));
+          }
+      }
+      comm::store_final_barrier(*store, "kv/end", world.world_size, comm_opts.timeout, world.rank == 0);
+      return result;
+    }();
+  } catch (...) {
+    std::rethrow_exception(comm::with_published_cause(std::current_exception(), store));
   }
-  comm::store_final_barrier(*store, "kv/end", world.world_size, comm_opts.timeout, world.rank == 0);
-  return result;
 }
 
 }  // namespace dtbench::bench::kv

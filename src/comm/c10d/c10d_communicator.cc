@@ -32,21 +32,6 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
   return c10d::ReduceOp::SUM;
 }
 
-// "...; cause: <cause>" appended to a TimeoutError/CommError (kept as its
-// type); other errors, and an empty cause, leave it as it is.
-std::exception_ptr add_cause(std::exception_ptr error, const std::string& cause) {
-  if (cause.empty()) return error;
-  try {
-    std::rethrow_exception(error);
-  } catch (const TimeoutError& e) {
-    return std::make_exception_ptr(TimeoutError(std::string(e.what()) + "; cause: " + cause));
-  } catch (const CommError& e) {
-    return std::make_exception_ptr(CommError(std::string(e.what()) + "; cause: " + cause));
-  } catch (...) {
-    return error;
-  }
-}
-
 // Wraps a c10d work handle; a post-step (copying a result into the caller's
 // output, waiting for the device) runs once the collective has completed.
 class C10dWorkHandle : public Work {
@@ -151,12 +136,7 @@ class C10dCommunicator : public Communicator {
     auto translated = Communicator::explain_failure(error, context);
     if (translated == error) return error;  // not a peer failure
     failed_->store(true);
-    try {
-      std::rethrow_exception(translated);
-    } catch (const std::exception& e) {
-      if (std::string(e.what()).find("; cause: ") != std::string::npos) return translated;
-    }
-    return add_cause(translated, published_failure(s_.store, std::chrono::milliseconds(2000)));
+    return with_published_cause(translated, s_.store);
   }
   ~C10dCommunicator() override {
     if (!s_.close) return;
