@@ -127,7 +127,8 @@ int run_compare(CompareFlags& f) {
   finish_run_options(f.run);
   bench::GridSpec spec;
   spec.models = split_list(f.models);
-  if (!f.world_sizes_given) f.world_sizes = train::default_world_sizes(f.train.device, device::cuda_device_count());
+  if (!f.world_sizes_given) f.world_sizes = train::default_world_sizes(
+        f.train.device, f.train.device == "cuda" ? device::cuda_device_count() : 0);
   spec.world_sizes = parse_world_sizes(f.world_sizes);
   spec.reducers = split_list(f.reducers);
   spec.bucket_caps_mb = parse_bucket_caps(f.bucket_caps);

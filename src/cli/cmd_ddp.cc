@@ -227,7 +227,8 @@ int run_ddp(DdpFlags& f) {
   finish_run_options(f.run);  // backend built in, --timeout, --json writable
   // Fail on bad values, an unknown model or a too small image before anything starts.
   check_trainable(f.train, f.run.comm.backend);
-  if (!f.world_sizes_given) f.world_sizes = train::default_world_sizes(f.train.device, device::cuda_device_count());
+  if (!f.world_sizes_given) f.world_sizes = train::default_world_sizes(
+        f.train.device, f.train.device == "cuda" ? device::cuda_device_count() : 0);
   const auto sizes = parse_world_sizes(f.world_sizes);
   const auto pcts = report::parse_percentiles(f.percentiles, "--percentiles");
   if (f.train.reducer == "none")
