@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   actions["ddp"] = cli::register_ddp(app);
   actions["compare"] = cli::register_compare(app);
   actions["diff"] = cli::register_diff(app);
+  actions["project"] = cli::register_project(app);
   actions["report"] = cli::register_report(app);
   actions["kvstore"] = cli::register_kvstore(app);
   actions["hybrid"] = cli::register_hybrid(app);

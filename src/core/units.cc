@@ -77,6 +77,59 @@ std::chrono::milliseconds parse_duration(const std::string& text, const std::str
   return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
 }
 
+double parse_bandwidth(const std::string& text, const std::string& what) {
+  std::string body = text;
+  double times = 1;
+  const auto x = lower(text).find('x');
+  if (x != std::string::npos && x > 0 && x + 1 < text.size() &&
+      std::isdigit(static_cast<unsigned char>(text[x + 1]))) {
+    const auto n = parse_number(text.substr(0, x));
+    if (!n || *n <= 0 || *n != std::floor(*n))
+      throw UsageError(fmt::format("{}: '{}': the count before 'x' must be a positive whole number", what, text));
+    times = *n;
+    body = text.substr(x + 1);
+  }
+  std::string lowered;
+  const double value = split_number(body, what, &lowered);
+  // The unit in its own case ("Gb" is bits, "GB" bytes), without "/s" or "ps".
+  std::string unit = body.substr(body.size() - lowered.size());
+  while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+  for (const char* tail : {"/s", "ps"})
+    if (unit.size() > 2 && lower(unit.substr(unit.size() - 2)) == tail) unit.resize(unit.size() - 2);
+  const std::string u = lower(unit);
+  double scale = 0;  // of the unit's prefix
+  std::string rest;
+  if (!u.empty() && (u[0] == 'k' || u[0] == 'm' || u[0] == 'g' || u[0] == 't')) {
+    scale = u[0] == 'k' ? 1e3 : u[0] == 'm' ? 1e6 : u[0] == 'g' ? 1e9 : 1e12;
+    rest = unit.substr(1);
+  } else {
+    scale = 1;
+    rest = unit;
+  }
+  double mult = -1;
+  if (lower(rest) == "bit" || rest == "b") mult = scale / 8;  // bits
+  else if (rest == "B") mult = scale;                         // bytes
+  if (mult < 0 || unit.empty())
+    throw UsageError(fmt::format("{}: unknown or missing unit in '{}' (use e.g. 100Gbit/s, 100Gb/s, 12.5GB/s, 800MB/s)",
+                                 what, text));
+  if (value <= 0) throw UsageError(fmt::format("{}: '{}' must be positive", what, text));
+  return times * value * mult;
+}
+
+double parse_seconds(const std::string& text, const std::string& what) {
+  std::string suffix;
+  const double value = split_number(text, what, &suffix);
+  if (value < 0) throw UsageError(fmt::format("{}: '{}' is negative", what, text));
+  double mult = 0;
+  if (suffix == "s") mult = 1;
+  else if (suffix == "ms") mult = 1e-3;
+  else if (suffix == "us") mult = 1e-6;
+  else if (suffix == "ns") mult = 1e-9;
+  else if (suffix.empty() && value == 0) mult = 1;
+  else throw UsageError(fmt::format("{}: unknown or missing unit in '{}' (use s, ms, us or ns)", what, text));
+  return value * mult;
+}
+
 std::string format_bytes(std::uint64_t bytes) {
   static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int unit = 0;

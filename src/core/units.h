@@ -17,6 +17,18 @@ std::uint64_t parse_bytes(const std::string& text, const std::string& what);
 // seconds). Throws UsageError on negative, zero or malformed values.
 std::chrono::milliseconds parse_duration(const std::string& text, const std::string& what);
 
+// Parses a link rate into bytes per second, decimal units as networks are
+// sold: "100Gbit/s", "100Gb/s" (bits), "12.5GB/s", "800MB/s" (bytes),
+// "400Gbit" (the "/s" may be left out); an optional "Nx" prefix multiplies
+// ("4x100Gbit/s": four NICs). Throws UsageError naming `what` for a missing
+// or unknown unit, zero or a negative rate.
+double parse_bandwidth(const std::string& text, const std::string& what);
+
+// Parses a short time into seconds: "5us", "1.5ms", "0.2s", "800ns"; a bare
+// "0" is zero. Throws UsageError for a missing or unknown unit or a negative
+// value.
+double parse_seconds(const std::string& text, const std::string& what);
+
 // "1 KiB", "64 MiB", "3 B": the largest binary unit that divides exactly, else
 // one decimal.
 std::string format_bytes(std::uint64_t bytes);

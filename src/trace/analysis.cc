@@ -106,22 +106,29 @@ std::vector<IterationBreakdown> breakdown(const RankTimeline& t) {
 std::vector<BucketStats> bucket_stats(const std::vector<RankTimeline>& ranks) {
   struct Acc {
     std::int64_t bytes = 0;
-    std::vector<double> delay, duration;
+    std::vector<double> delay, duration, ready_after;
     double hidden = 0, total = 0;
   };
   std::map<int, Acc> acc;
   for (const auto& t : ranks) {
     const auto sets = iteration_sets(t);
     std::map<std::pair<int, int>, double> ready;
-    for (const auto& e : t.events)
+    std::map<int, double> backward_begin;
+    for (const auto& e : t.events) {
       if (e.kind == EventKind::kBucketReady) ready[{e.iteration, e.bucket}] = e.begin_us;
+      if (e.kind == EventKind::kBackwardCompute) backward_begin[e.iteration] = e.begin_us;
+    }
     for (const auto& e : t.events) {
       if (e.kind != EventKind::kCollective) continue;
       auto& a = acc[e.bucket];
       a.bytes = e.bytes;
       a.duration.push_back(e.duration_us());
       const auto r = ready.find({e.iteration, e.bucket});
-      if (r != ready.end()) a.delay.push_back(std::max(0.0, e.begin_us - r->second));
+      if (r != ready.end()) {
+        a.delay.push_back(std::max(0.0, e.begin_us - r->second));
+        const auto b = backward_begin.find(e.iteration);
+        if (b != backward_begin.end()) a.ready_after.push_back(std::max(0.0, r->second - b->second));
+      }
       const auto s = sets.find(e.iteration);
       if (s != sets.end() && e.duration_us() > 0) {
         a.hidden += intersection({{e.begin_us, e.end_us}}, s->second.compute);
@@ -136,11 +143,20 @@ std::vector<BucketStats> bucket_stats(const std::vector<RankTimeline>& ranks) {
     s.bytes = a.bytes;
     s.samples = static_cast<int>(a.duration.size());
     s.ready_to_launch_p50 = median(a.delay);
+    s.ready_after_backward_p50 = a.ready_after.empty() ? -1 : median(a.ready_after);
     s.duration_p50 = median(a.duration);
     s.hidden = a.total > 0 ? a.hidden / a.total : 0;
     out.push_back(s);
   }
   return out;
+}
+
+double backward_compute_p50(const std::vector<RankTimeline>& ranks) {
+  std::vector<double> v;
+  for (const auto& t : ranks)
+    for (const auto& e : t.events)
+      if (e.kind == EventKind::kBackwardCompute) v.push_back(e.duration_us());
+  return v.empty() ? -1 : median(v);
 }
 
 Stragglers stragglers(const std::vector<RankTimeline>& ranks) {

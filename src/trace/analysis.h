@@ -41,10 +41,17 @@ struct BucketStats {
   std::int64_t bytes = 0;
   int samples = 0;                 // rank-iterations seen
   double ready_to_launch_p50 = 0;  // µs (no ready mark: not counted)
+  // µs from the start of backward's compute to the ready mark (no
+  // backward-compute span or ready mark: not counted); -1 if never seen.
+  double ready_after_backward_p50 = -1;
   double duration_p50 = 0;         // launch -> done, µs
   double hidden = 0;               // Σ |collective ∩ compute| / Σ duration
 };
 std::vector<BucketStats> bucket_stats(const std::vector<RankTimeline>& ranks);
+
+// Median over rank-iterations of backward's compute span (start of backward
+// to its last gradient), µs; -1 when the timelines hold none.
+double backward_compute_p50(const std::vector<RankTimeline>& ranks);
 
 struct RankLateness {
   int rank = 0, node = 0;

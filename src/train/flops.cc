@@ -1,5 +1,7 @@
 #include "train/flops.h"
 
+#include <set>
+
 #include <ATen/record_function.h>
 #include <torch/torch.h>
 
@@ -51,13 +53,30 @@ double op_macs(const std::string& name, c10::ArrayRef<const c10::IValue> in) {
   return 0;
 }
 
-thread_local std::map<std::string, double>* t_counts = nullptr;
+struct Recording {
+  std::map<std::string, double> counts;
+  std::vector<LayerCost> layers;
+  std::set<const void*> params;  // data pointers of the model's parameters
+  std::set<const void*> seen;    // those already attributed to a layer
+};
+thread_local Recording* t_rec = nullptr;
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-  if (t_counts == nullptr) return nullptr;
+  if (t_rec == nullptr) return nullptr;
   const std::string name = fn.name();
-  const double macs = op_macs(name, fn.inputs());
-  if (macs > 0) (*t_counts)[name] += macs;
+  const auto inputs = fn.inputs();
+  const double macs = op_macs(name, inputs);
+  if (macs <= 0) return nullptr;
+  t_rec->counts[name] += macs;
+  LayerCost layer{macs, 0};
+  // A weight passed transposed (linear's addmm) is a view with the same data pointer.
+  for (const auto& v : inputs) {
+    if (!v.isTensor() || !v.toTensor().defined()) continue;
+    const void* ptr = v.toTensor().data_ptr();
+    if (t_rec->params.count(ptr) != 0 && t_rec->seen.insert(ptr).second)
+      layer.param_elements += static_cast<double>(v.toTensor().numel());
+  }
+  t_rec->layers.push_back(layer);
   return nullptr;
 }
 
@@ -69,22 +88,29 @@ ForwardCost measure_forward_cost(const TrainOptions& opts) {
   auto one = opts;
   one.batch_size = 1;
   const auto batch = make_batch(one, model->input_kind(), 1, 0);
-  std::map<std::string, double> counts;
-  t_counts = &counts;
+  Recording rec;
+  double param_elements = 0;
+  for (const auto& p : model->module()->parameters()) {
+    rec.params.insert(p.data_ptr());
+    param_elements += static_cast<double>(p.numel());
+  }
+  t_rec = &rec;
   auto handle = at::addThreadLocalCallback(at::RecordFunctionCallback(on_start).needsInputs(true));
   try {
     torch::NoGradGuard no_grad;
     model->forward(batch.input);
   } catch (...) {
     at::removeCallback(handle);
-    t_counts = nullptr;
+    t_rec = nullptr;
     throw;
   }
   at::removeCallback(handle);
-  t_counts = nullptr;
+  t_rec = nullptr;
   ForwardCost cost;
-  cost.by_op = counts;
-  for (const auto& [name, macs] : counts) cost.macs_per_example += macs;
+  cost.by_op = rec.counts;
+  cost.layers = std::move(rec.layers);
+  cost.param_elements = param_elements;
+  for (const auto& [name, macs] : rec.counts) cost.macs_per_example += macs;
   return cost;
 }
 

@@ -9,14 +9,25 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "train/train_options.h"
 
 namespace dtbench::train {
 
+// One counted op of the forward pass, in execution order: its multiply-adds
+// and the parameter elements it reads (a convolution's or linear layer's
+// weight and bias; 0 for a product of activations such as attention's bmm).
+struct LayerCost {
+  double macs = 0;
+  double param_elements = 0;
+};
+
 struct ForwardCost {
   double macs_per_example = 0;            // multiply-adds of one forward pass
   std::map<std::string, double> by_op;    // the same, per ATen op name
+  std::vector<LayerCost> layers;          // the counted ops in forward order
+  double param_elements = 0;              // all the model's parameters (the layers' and the rest)
   // Training FLOPs of one example: forward + backward ~ 3 forward passes,
   // 2 FLOPs per multiply-add (the usual MFU convention).
   double train_flops_per_example() const { return 6.0 * macs_per_example; }

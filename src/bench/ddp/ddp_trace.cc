@@ -47,6 +47,8 @@ Json analysis_json(const std::vector<trace::RankTimeline>& ranks) {
                        {"bytes", b.bytes},
                        {"samples", b.samples},
                        {"ready_to_launch_ms_p50", ms(b.ready_to_launch_p50)},
+                       {"ready_after_backward_ms_p50",
+                        b.ready_after_backward_p50 < 0 ? Json(nullptr) : Json(ms(b.ready_after_backward_p50))},
                        {"duration_ms_p50", ms(b.duration_p50)},
                        {"hidden", b.hidden}});
   Json nodes = Json::array();
@@ -59,6 +61,9 @@ Json analysis_json(const std::vector<trace::RankTimeline>& ranks) {
          {"overlap", s.overlap},
          {"exposed_comm_ms_p50", ms(s.exposed_p50)},
          {"idle_ms_p50", ms(s.idle_p50)},
+         {"backward_compute_ms_p50", trace::backward_compute_p50(ranks) < 0
+                                         ? Json(nullptr)
+                                         : Json(ms(trace::backward_compute_p50(ranks)))},
          {"collectives", late.collectives},
          {"straggler", late.worst ? Json(*late.worst) : Json(nullptr)},
          {"verdict", late.verdict},

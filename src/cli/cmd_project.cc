@@ -1,0 +1,223 @@
+// `dtbench project`: iteration time and scaling efficiency at rank counts
+// that were not measured, from a 1-rank compute profile (a ddp report with
+// --trace, or a model and per-phase times) and a network (measured `dtbench
+// comm` reports, or bandwidth and latency per level). docs/metrics.md
+// "Projection" derives the model.
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/units.h"
+#include "project/comm_fit.h"
+#include "project/profile.h"
+#include "project/project_reporter.h"
+#include "project/projection.h"
+#include "report/json_io.h"
+#include "train/flops.h"
+
+namespace dtbench::cli {
+namespace {
+
+struct ProjectFlags {
+  // Profile: a report, or a model with phase times.
+  std::string profile, row;
+  std::vector<std::string> measured;
+  std::string model;
+  std::int64_t batch_size = 32, image_size = 224, seq_len = 128;
+  double forward_ms = -1, backward_ms = -1, optimizer_ms = -1, ddp_overhead_ms = 0;
+  // Network.
+  int ranks_per_node = 1;
+  std::string intra_bw, intra_latency, inter_bw, inter_latency, base_latency = "0";
+  std::string comm_intra, comm_inter;
+  std::string algo = "auto";
+  double bw_scale = 1;
+  // What to project, and what-ifs.
+  std::string world_sizes = "1,2,4,8,16,32,64,128,256,512,1024,2048,4096";
+  double bucket_cap_mb = -1, first_bucket_cap_mb = -1;
+  std::string compression = "none";
+  bool no_overlap = false;
+  std::string json;
+};
+
+std::vector<int> parse_world_sizes(const std::string& text) {
+  std::vector<int> out;
+  for (const auto& item : split_list(text)) {
+    const auto v = parse_number(item);
+    if (!v || *v < 1 || *v > 1e7 || *v != static_cast<int>(*v))
+      throw UsageError(fmt::format("--world-sizes: '{}' is not a rank count (a whole number >= 1)", item));
+    out.push_back(static_cast<int>(*v));
+  }
+  if (out.empty()) throw UsageError("--world-sizes: no rank counts given");
+  return out;
+}
+
+// A level from --X-bw/--X-latency or --comm-X; `needed` says whether some
+// world size uses it.
+project::Level make_level(const std::string& bw, const std::string& latency, const std::string& report,
+                          const std::string& name, bool needed) {
+  if (!report.empty()) {
+    if (!bw.empty() || !latency.empty())
+      throw UsageError(fmt::format("--comm-{0} and --{0}-bw/--{0}-latency both describe the same level: give one",
+                                   name));
+    return project::level_from_comm_report(report, "--comm-" + name).level;
+  }
+  if (bw.empty() != latency.empty())
+    throw UsageError(fmt::format("--{0}-bw and --{0}-latency go together (e.g. --{0}-bw 100Gbit/s --{0}-latency 5us)",
+                                 name));
+  if (bw.empty()) {
+    if (needed)
+      throw UsageError(fmt::format("the network {} is not described: give --{}-bw and --{}-latency, or --comm-{} "
+                                   "REPORT (a `dtbench comm` allreduce sweep over it)",
+                                   name == "intra" ? "inside a node" : "between nodes", name, name, name));
+    return {};
+  }
+  project::Level l;
+  l.bus_bw = parse_bandwidth(bw, "--" + name + "-bw");
+  l.latency_s = parse_seconds(latency, "--" + name + "-latency");
+  return l;
+}
+
+project::ComputeProfile model_profile(const ProjectFlags& f) {
+  if (f.forward_ms < 0 || f.backward_ms <= 0 || f.optimizer_ms < 0)
+    throw UsageError("--model needs the phase times of one rank: --forward-ms, --backward-ms and --optimizer-ms "
+                     "(or give --profile REPORT instead)");
+  train::TrainOptions t;
+  t.model = f.model;
+  t.batch_size = f.batch_size;
+  t.image_size = f.image_size;
+  t.seq_len = f.seq_len;
+  const auto cost = train::measure_forward_cost(t);
+  project::ComputeProfile p;
+  p.source = "command line";
+  p.model = f.model;
+  p.batch_per_rank = f.batch_size;
+  p.forward_s = f.forward_ms / 1e3;
+  p.backward_s = f.backward_ms / 1e3;
+  p.optimizer_s = f.optimizer_ms / 1e3;
+  p.fixed_s = f.ddp_overhead_ms / 1e3;
+  // Backward runs the layers in reverse; a layer's gradients are ready when
+  // the backward of it and of every layer after it is done, each taking
+  // time in proportion to its multiply-adds. Parameters no counted layer
+  // reads (embeddings, norms) are taken as ready when backward ends.
+  double counted = 0;
+  for (const auto& l : cost.layers) counted += l.param_elements;
+  double done_macs = 0;
+  for (auto it = cost.layers.rbegin(); it != cost.layers.rend(); ++it) {
+    done_macs += it->macs;
+    if (it->param_elements > 0)
+      p.grads.push_back({it->param_elements * 4, p.backward_s * done_macs / cost.macs_per_example});
+  }
+  if (cost.param_elements > counted) p.grads.push_back({(cost.param_elements - counted) * 4, p.backward_s});
+  return p;
+}
+
+int run_project(const ProjectFlags& f) {
+  if (!f.json.empty()) report::require_writable_path(f.json, "--json");
+  if (f.profile.empty() == f.model.empty())
+    throw UsageError("give the compute profile either as --profile REPORT (a `dtbench ddp --trace` report) or as "
+                     "--model with --forward-ms/--backward-ms/--optimizer-ms, not both");
+  if (f.ranks_per_node < 1) throw UsageError("--ranks-per-node must be at least 1");
+  if (!(f.bw_scale > 0)) throw UsageError("--bw-scale must be positive");
+  project::ProjectOptions o;
+  o.world_sizes = parse_world_sizes(f.world_sizes);
+  o.algo = project::parse_algo(f.algo);
+  o.overlap = !f.no_overlap;
+  if (f.compression == "fp16" || f.compression == "bf16") o.wire_ratio = 0.5;
+  else if (f.compression != "none")
+    throw UsageError(fmt::format("--compression: '{}' is not a wire format (use none, fp16 or bf16)", f.compression));
+  if (f.bucket_cap_mb >= 0 || f.first_bucket_cap_mb >= 0) {
+    if (f.bucket_cap_mb == 0 || f.first_bucket_cap_mb == 0)
+      throw UsageError("--bucket-cap-mb and --first-bucket-cap-mb must be positive");
+    project::BucketOptions b;
+    if (f.bucket_cap_mb > 0) b.cap_bytes = f.bucket_cap_mb * 1024 * 1024;
+    if (f.first_bucket_cap_mb > 0) b.first_cap_bytes = f.first_bucket_cap_mb * 1024 * 1024;
+    o.rebucket = b;
+  }
+  o.net.ranks_per_node = f.ranks_per_node;
+  int max_world = 1;
+  for (int w : o.world_sizes) max_world = std::max(max_world, w);
+  const bool multi_node = max_world > f.ranks_per_node;
+  const bool multi_rank_node = std::min(max_world, f.ranks_per_node) > 1;
+  o.net.intra = make_level(f.intra_bw, f.intra_latency, f.comm_intra, "intra", multi_rank_node);
+  o.net.inter = make_level(f.inter_bw, f.inter_latency, f.comm_inter, "inter", multi_node);
+  o.net.base_latency_s = parse_seconds(f.base_latency, "--base-latency");
+  for (auto* l : {&o.net.intra, &o.net.inter}) {
+    l->bus_bw *= f.bw_scale;
+    for (auto& pt : l->curve) pt.second /= f.bw_scale;
+  }
+
+  project::ComputeProfile p;
+  if (!f.profile.empty()) {
+    p = project::profile_from_ddp_report(report::read_json_file(f.profile), f.profile, f.row);
+  } else {
+    p = model_profile(f);
+  }
+  for (const auto& path : f.measured)
+    for (const auto& m : project::measured_points(report::read_json_file(path), path)) p.measured.push_back(m);
+
+  const auto rows = project::project(p, o);
+  std::ostringstream text;
+  project::write_projection_table(text, p, o, rows);
+  std::cout << text.str();
+  if (!f.json.empty()) {
+    report::write_json_atomic(f.json, project::projection_json(p, o, rows));
+    std::cout << "Report: " << f.json << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action register_project(CLI::App& app) {
+  auto f = std::make_shared<ProjectFlags>();
+  auto* cmd = app.add_subcommand(
+      "project", "Project iteration time and scaling efficiency to 2-4096 ranks from a 1-rank profile and a network model");
+  cmd->footer(
+      "Profile: --profile REPORT (from `dtbench ddp --world-sizes 1 --trace T --json REPORT`), or --model M "
+      "--forward-ms F --backward-ms B --optimizer-ms O.\nNetwork: per level either measured (--comm-intra / "
+      "--comm-inter: `dtbench comm` allreduce reports) or stated (--intra-bw/--intra-latency, "
+      "--inter-bw/--inter-latency; bandwidths as 100Gbit/s, 4x100Gb/s, 12.5GB/s).\nThe model: docs/metrics.md "
+      "\"Projection\".");
+  cmd->add_option("--profile", f->profile, "A `dtbench ddp` report with a 1-rank row traced (--trace) to profile");
+  cmd->add_option("--row", f->row, "Label of the 1-rank row to profile (default: the first traced 1-rank DDP row)");
+  cmd->add_option("--measured", f->measured,
+                  "Other `dtbench ddp` reports whose multi-rank rows are set beside the projection (repeatable)");
+  cmd->add_option("-m,--model", f->model, "Profile from this model's layers (see `dtbench models`) and the phase times");
+  cmd->add_option("-b,--batch-size", f->batch_size, "Examples per rank (with --model)")->capture_default_str();
+  cmd->add_option("--image-size", f->image_size, "Image side (with --model)")->capture_default_str();
+  cmd->add_option("--seq-len", f->seq_len, "Tokens per example (with --model transformer)")->capture_default_str();
+  cmd->add_option("--forward-ms", f->forward_ms, "One rank's forward + loss, ms (with --model)");
+  cmd->add_option("--backward-ms", f->backward_ms, "One rank's backward compute, ms (with --model)");
+  cmd->add_option("--optimizer-ms", f->optimizer_ms, "One rank's optimizer step, ms (with --model)");
+  cmd->add_option("--ddp-overhead-ms", f->ddp_overhead_ms,
+                  "DDP's fixed cost per iteration at 1 rank, ms (with --model; 1-rank DDP - no ddp)")
+      ->capture_default_str();
+  cmd->add_option("--ranks-per-node", f->ranks_per_node, "Ranks per node (GPUs per machine)")->capture_default_str();
+  cmd->add_option("--intra-bw", f->intra_bw, "Bus bandwidth between the ranks of a node (e.g. 130GB/s)");
+  cmd->add_option("--intra-latency", f->intra_latency, "Latency per collective step inside a node (e.g. 3.4us)");
+  cmd->add_option("--inter-bw", f->inter_bw, "Bandwidth of a node's NICs together (e.g. 4x100Gbit/s)");
+  cmd->add_option("--inter-latency", f->inter_latency, "Latency per collective step between nodes (e.g. 9.6us)");
+  cmd->add_option("--base-latency", f->base_latency, "Fixed latency of every collective (e.g. 8.4us)")
+      ->capture_default_str();
+  cmd->add_option("--comm-intra", f->comm_intra, "A `dtbench comm` allreduce report of one node's ranks (measured level)");
+  cmd->add_option("--comm-inter", f->comm_inter, "A `dtbench comm` allreduce report across nodes, best 1 rank per node");
+  cmd->add_option("--algo", f->algo, "Allreduce algorithm: ring, tree or auto (the cheaper per bucket, as NCCL)")
+      ->capture_default_str();
+  cmd->add_option("--world-sizes", f->world_sizes, "Rank counts to project")->capture_default_str();
+  cmd->add_option("--bucket-cap-mb", f->bucket_cap_mb, "What if: re-bucket the gradients at this capacity, MiB");
+  cmd->add_option("--first-bucket-cap-mb", f->first_bucket_cap_mb, "What if: first bucket's capacity, MiB");
+  cmd->add_option("--compression", f->compression, "What if: allreduce in fp16 or bf16 (half the bytes)")
+      ->capture_default_str();
+  cmd->add_flag("--no-overlap", f->no_overlap, "What if: every allreduce after backward ends");
+  cmd->add_option("--bw-scale", f->bw_scale, "What if: every bandwidth times this (2 = a network twice as fast)")
+      ->capture_default_str();
+  cmd->add_option("--json", f->json, "Write the projection as JSON here (schema dtbench.project)");
+  return [f]() { return run_project(*f); };
+}
+
+}  // namespace dtbench::cli

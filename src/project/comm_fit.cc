@@ -1,0 +1,68 @@
+#include "project/comm_fit.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "report/json_io.h"
+#include "report/report_data.h"
+
+namespace dtbench::project {
+
+Level fit_level(std::vector<MeasuredPoint> points, int world, const std::string& source) {
+  if (world < 2)
+    throw UsageError(fmt::format("{}: an allreduce sweep of {} rank says nothing about a network (run `dtbench comm` "
+                                 "with 2 or more ranks)", source, world));
+  std::sort(points.begin(), points.end(), [](const MeasuredPoint& a, const MeasuredPoint& b) { return a.bytes < b.bytes; });
+  points.erase(std::unique(points.begin(), points.end(),
+                           [](const MeasuredPoint& a, const MeasuredPoint& b) { return a.bytes == b.bytes; }),
+               points.end());
+  if (points.size() < 2)
+    throw UsageError(fmt::format("{}: the allreduce sweep has {} message size(s); the fit needs 2 or more "
+                                 "(e.g. `dtbench comm -b 1K -e 64M`)", source, points.size()));
+  for (const auto& p : points)
+    if (!(p.bytes > 0) || !(p.seconds > 0))
+      throw UsageError(fmt::format("{}: allreduce of {} B took {} s: sizes and times must be positive", source,
+                                   p.bytes, p.seconds));
+  const double steps = 2.0 * (world - 1);
+  const double bus_factor = 2.0 * (world - 1) / world;
+  Level level;
+  level.source = source;
+  level.latency_s = points.front().seconds / steps;
+  for (const auto& p : points) {
+    const double transfer = std::max(0.0, p.seconds - steps * level.latency_s);
+    level.curve.emplace_back(p.bytes, transfer / (p.bytes * bus_factor));
+  }
+  return level;
+}
+
+}  // namespace dtbench::project
+
+namespace dtbench::project {
+
+MeasuredLevel level_from_comm_report(const std::string& path, const std::string& flag) {
+  const auto src = report::load_report_source(path);
+  if (src.kind != "comm")
+    throw UsageError(fmt::format("{} {}: a `dtbench comm` report is needed here, this is a {} report", flag, path,
+                                 src.kind));
+  MeasuredLevel m;
+  std::vector<MeasuredPoint> out_of_place, in_place;
+  for (const auto& r : src.comm) {
+    if (r.collective != "allreduce") continue;
+    m.world_size = r.world_size;
+    m.backend = r.backend;
+    (r.placement == "in_place" ? in_place : out_of_place).push_back({static_cast<double>(r.bytes), r.time_us / 1e6});
+  }
+  if (out_of_place.empty() && in_place.empty())
+    throw UsageError(fmt::format("{} {}: the report has no allreduce rows (run `dtbench comm --collective allreduce`)",
+                                 flag, path));
+  m.nodes = 1;
+  if (src.env.is_object() && src.env.contains("world") && src.env.at("world").is_object())
+    m.nodes = report::json_value_or<int>(src.env.at("world"), "num_nodes", 1, path);
+  m.level = fit_level(out_of_place.empty() ? in_place : out_of_place, m.world_size,
+                      fmt::format("{} ({} allreduce, {} rank(s) on {} node(s))", path, m.backend, m.world_size, m.nodes));
+  return m;
+}
+
+}  // namespace dtbench::project

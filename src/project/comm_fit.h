@@ -1,0 +1,43 @@
+#pragma once
+// A network level from a measured `dtbench comm` allreduce sweep: the
+// latency per step from the smallest message, and the seconds per bus byte
+// the rest of each size's time leaves (docs/metrics.md "Projection").
+// Pure; torch-free.
+#include <string>
+#include <vector>
+
+#include "project/collective_model.h"
+
+namespace dtbench::project {
+
+struct MeasuredPoint {
+  double bytes = 0;    // allreduce message size
+  double seconds = 0;  // its time (p50 or mean of the sweep)
+};
+
+// `points` of an allreduce sweep at `world` ranks (at least 2 ranks and 2
+// sizes, any order). A ring of `world` ranks takes 2(world-1) steps, so
+// latency_s = t(smallest) / 2(world-1); each size's seconds per bus byte is
+// (t - 2(world-1) latency_s) / (bytes x 2(world-1)/world), never below 0.
+// Throws UsageError naming `source` when the sweep cannot be fitted.
+Level fit_level(std::vector<MeasuredPoint> points, int world, const std::string& source);
+
+}  // namespace dtbench::project
+
+namespace dtbench::project {
+
+// What a `dtbench comm` report says about one level: the fitted Level and
+// the world it was measured on.
+struct MeasuredLevel {
+  Level level;
+  int world_size = 0;
+  int nodes = 0;
+  std::string backend;
+};
+
+// Reads the allreduce sweep of a comm report (out-of-place timings, in-place
+// where the report has only those). Throws UsageError naming `path` and
+// `flag` for a file that is not a comm report or has no usable allreduce.
+MeasuredLevel level_from_comm_report(const std::string& path, const std::string& flag);
+
+}  // namespace dtbench::project

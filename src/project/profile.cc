@@ -1,0 +1,126 @@
+#include "project/profile.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "report/ddp_record.h"
+#include "report/json_io.h"
+#include "stats/stats.h"
+
+namespace dtbench::project {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+const char* const kHowTo =
+    "make one with `dtbench ddp --world-sizes 1 --trace FILE --json REPORT` (the \"no ddp\" row is kept by default)";
+
+double p50(const std::vector<double>& v) { return v.empty() ? 0 : stats::percentile(v, 50); }
+double phase_p50(const report::DdpRun& r, const char* name) { return p50(report::phase_times(r, name)); }
+
+const Json& runs_of(const Json& doc, const std::string& path) {
+  const std::string schema = doc.is_object() && doc.contains("schema") && doc.at("schema").is_string()
+                                 ? doc.at("schema").get<std::string>()
+                                 : "";
+  if (schema != "dtbench.ddp")
+    throw UsageError(fmt::format("{}: not a `dtbench ddp` report (schema '{}'); {}", path, schema, kHowTo));
+  if (!doc.contains("runs") || !doc.at("runs").is_array())
+    throw UsageError(fmt::format("{}: the report has no runs", path));
+  return doc.at("runs");
+}
+
+// The trace summary of a run, or null.
+const Json* trace_of(const Json& run) {
+  if (!run.contains("extras") || !run.at("extras").is_object()) return nullptr;
+  const auto& e = run.at("extras");
+  if (!e.contains("trace") || !e.at("trace").is_object()) return nullptr;
+  return &e.at("trace");
+}
+
+}  // namespace
+
+ComputeProfile profile_from_ddp_report(const Json& doc, const std::string& path, const std::string& row) {
+  const Json& runs = runs_of(doc, path);
+  const Json* chosen = nullptr;
+  const Json* baseline = nullptr;
+  for (const auto& r : runs) {
+    const std::string label = report::json_value_or<std::string>(r, "label", "", path);
+    const std::string reducer = report::json_value_or<std::string>(r, "reducer", "", path);
+    const int world = report::json_value_or<int>(r, "world_size", 0, path);
+    if (reducer == "none" && world == 1 && baseline == nullptr) baseline = &r;
+    if (chosen != nullptr) continue;
+    if (!row.empty()) {
+      if (label == row) chosen = &r;
+    } else if (world == 1 && reducer != "none" && trace_of(r) != nullptr) {
+      chosen = &r;
+    }
+  }
+  if (chosen == nullptr) {
+    if (!row.empty()) throw UsageError(fmt::format("{}: no row labelled '{}' (--row)", path, row));
+    throw UsageError(fmt::format("{}: no 1-rank DDP row with a trace to take the bucket profile from; {}", path, kHowTo));
+  }
+  const auto run = report::ddp_run_from_json(*chosen, path);
+  if (run.world_size != 1 || run.reducer == "none")
+    throw UsageError(fmt::format("{}: row '{}' is not a 1-rank DDP row (world {}, reducer {}); the profile is one "
+                                 "rank's iteration with its reducer", path, run.label, run.world_size, run.reducer));
+  const Json* trace = trace_of(*chosen);
+  if (trace == nullptr || !trace->contains("buckets") || !trace->at("buckets").is_array() ||
+      trace->at("buckets").empty())
+    throw UsageError(fmt::format("{}: row '{}' has no trace summary with buckets; {}", path, run.label, kHowTo));
+
+  ComputeProfile p;
+  p.source = path;
+  p.model = doc.contains("config") ? report::json_value_or<std::string>(doc.at("config"), "model", "", path) : "";
+  p.batch_per_rank = run.batch_per_rank;
+  p.threads = run.threads;
+  const double total_1r = p50(report::iteration_times(run));
+  double trace_backward = -1;
+  if (trace->contains("backward_compute_ms_p50") && trace->at("backward_compute_ms_p50").is_number())
+    trace_backward = trace->at("backward_compute_ms_p50").get<double>() / 1000;
+  if (baseline != nullptr) {
+    const auto none = report::ddp_run_from_json(*baseline, path);
+    p.forward_s = phase_p50(none, "forward");
+    p.backward_s = phase_p50(none, "backward");
+    p.optimizer_s = phase_p50(none, "optimizer");
+    p.fixed_s = std::max(0.0, total_1r - p50(report::iteration_times(none)));
+  } else {
+    p.forward_s = phase_p50(run, "forward");
+    p.backward_s = trace_backward > 0 ? trace_backward : phase_p50(run, "backward");
+    p.optimizer_s = phase_p50(run, "optimizer");
+    p.fixed_s = std::max(0.0, total_1r - p.forward_s - p.backward_s - p.optimizer_s);
+  }
+  // Ready marks were taken against the 1-rank row's backward; scale them
+  // onto the backward the projection uses.
+  const double measured_backward = trace_backward > 0 ? trace_backward : phase_p50(run, "backward");
+  const double scale = measured_backward > 0 ? p.backward_s / measured_backward : 1.0;
+  for (const auto& b : trace->at("buckets")) {
+    const auto bytes = report::json_value_or<double>(b, "bytes", 0.0, path);
+    if (!b.contains("ready_after_backward_ms_p50") || !b.at("ready_after_backward_ms_p50").is_number())
+      throw UsageError(fmt::format("{}: row '{}': the trace summary has no bucket ready times (written by an older "
+                                   "dtbench, or the reducer marks none); {}", path, run.label, kHowTo));
+    const double ready = b.at("ready_after_backward_ms_p50").get<double>() / 1000 * scale;
+    p.grads.push_back({bytes, std::min(ready, p.backward_s)});
+  }
+  p.grads_are_buckets = true;
+  if (doc.contains("config") && doc.at("config").is_object()) {
+    const auto& c = doc.at("config");
+    p.buckets.cap_bytes = report::json_value_or<double>(c, "bucket_cap_mb", 25.0, path) * 1024 * 1024;
+    p.buckets.first_cap_bytes = report::json_value_or<double>(c, "first_bucket_cap_mb", 1.0, path) * 1024 * 1024;
+  }
+  for (const auto& m : measured_points(doc, path)) p.measured.push_back(m);
+  return p;
+}
+
+std::vector<std::pair<int, double>> measured_points(const Json& doc, const std::string& path) {
+  std::vector<std::pair<int, double>> out;
+  for (const auto& r : runs_of(doc, path)) {
+    const auto run = report::ddp_run_from_json(r, path);
+    if (run.world_size < 2 || run.reducer == "none") continue;
+    out.emplace_back(run.world_size, p50(report::iteration_times(run)));
+  }
+  return out;
+}
+
+}  // namespace dtbench::project

@@ -1,0 +1,27 @@
+#pragma once
+// The compute profile of `dtbench project` read from a `dtbench ddp` report:
+// forward, backward and optimizer p50 of the "no ddp" row, DDP's fixed cost
+// (1-rank DDP p50 - no ddp p50) and each bucket's bytes and ready time from
+// the 1-rank row's --trace summary. Torch-free.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "project/projection.h"
+
+namespace dtbench::project {
+
+// `doc` read from `path`. `row`: the label of the 1-rank row to profile
+// ("" = the first 1-rank row of a reducer other than none that has a trace).
+// Throws UsageError with one line saying what the report lacks and the
+// command that makes a usable one.
+ComputeProfile profile_from_ddp_report(const nlohmann::ordered_json& doc, const std::string& path,
+                                       const std::string& row);
+
+// Measured iteration p50 of every row of more than one rank in a ddp report
+// (world size, seconds), for comparing with the projection.
+std::vector<std::pair<int, double>> measured_points(const nlohmann::ordered_json& doc, const std::string& path);
+
+}  // namespace dtbench::project

@@ -1,0 +1,114 @@
+#include "project/project_reporter.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/units.h"
+#include "report/json_io.h"
+
+namespace dtbench::project {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string rate(double bytes_per_s) { return fmt::format("{:.3g} GB/s", bytes_per_s / 1e9); }
+std::string us(double s) { return fmt::format("{:.3g} us", s * 1e6); }
+
+std::string describe(const Level& l, const char* what) {
+  if (!l.curve.empty()) return fmt::format("{}: measured, {} per step, {}", what, us(l.latency_s), l.source);
+  if (l.bus_bw <= 0) return fmt::format("{}: not given", what);
+  return fmt::format("{}: {} bus bandwidth, {} per step", what, rate(l.bus_bw), us(l.latency_s));
+}
+
+Json level_json(const Level& l) {
+  Json j{{"latency_s", l.latency_s}};
+  if (l.curve.empty()) {
+    j["bus_bw_bytes_per_s"] = l.bus_bw;
+  } else {
+    Json c = Json::array();
+    for (const auto& [b, spb] : l.curve) c.push_back({{"bytes", b}, {"seconds_per_bus_byte", spb}});
+    j["measured"] = c;
+    j["source"] = l.source;
+  }
+  return j;
+}
+
+}  // namespace
+
+void write_projection_table(std::ostream& out, const ComputeProfile& p, const ProjectOptions& o,
+                            const std::vector<ProjectionRow>& rows) {
+  const auto buckets = projection_buckets(p, o);
+  double largest = 0, total = 0;
+  for (const auto& b : buckets) {
+    largest = std::max(largest, b.bytes);
+    total += b.bytes;
+  }
+  out << fmt::format("Projection: {}, batch {} per rank, from {}{}\n", p.model.empty() ? "?" : p.model,
+                     p.batch_per_rank, p.source, p.threads > 0 ? fmt::format(" ({} threads per rank)", p.threads) : "");
+  out << fmt::format("  compute per iteration: forward {:.2f} ms, backward {:.2f} ms, optimizer {:.2f} ms, "
+                     "DDP fixed cost {:.2f} ms\n",
+                     p.forward_s * 1e3, p.backward_s * 1e3, p.optimizer_s * 1e3, p.fixed_s * 1e3);
+  out << fmt::format("  gradients: {} in {} bucket(s), largest {}{}{}{}\n", format_bytes(static_cast<std::uint64_t>(total)),
+                     buckets.size(), format_bytes(static_cast<std::uint64_t>(largest)),
+                     o.rebucket ? fmt::format(" (re-bucketed: first {}, then {})",
+                                              format_bytes(static_cast<std::uint64_t>(o.rebucket->first_cap_bytes)),
+                                              format_bytes(static_cast<std::uint64_t>(o.rebucket->cap_bytes)))
+                                : "",
+                     o.wire_ratio != 1 ? fmt::format(", {:.2g} of the bytes on the wire", o.wire_ratio) : "",
+                     o.overlap ? "" : ", no overlap (allreduces after backward)");
+  out << fmt::format("  network: {} rank(s) per node, algorithm {}, base latency {}\n", o.net.ranks_per_node,
+                     algo_name(o.algo), us(o.net.base_latency_s));
+  out << "    " << describe(o.net.intra, "inside a node") << "\n";
+  out << "    " << describe(o.net.inter, "between nodes (per node)") << "\n\n";
+  bool any_measured = false;
+  for (const auto& r : rows) any_measured = any_measured || r.measured_s.has_value();
+  out << fmt::format("{:>7} {:>6} {:>11} {:>11} {:>10} {:>12} {:>10} {:>5}", "ranks", "nodes", "iter (ms)",
+                     "exposed ms", "comm ms", "examples/s", "efficiency", "algo");
+  if (any_measured) out << fmt::format(" {:>12} {:>7}", "measured ms", "error");
+  out << "\n";
+  for (const auto& r : rows) {
+    out << fmt::format("{:>7} {:>6} {:>11.2f} {:>11.2f} {:>10.2f} {:>12.1f} {:>9.1f}% {:>5}", r.world_size, r.nodes,
+                       r.iteration_s * 1e3, r.exposed_s * 1e3, r.comm_s * 1e3, r.examples_per_s, r.efficiency * 100,
+                       r.world_size > 1 ? r.algo : "-");
+    if (r.measured_s)
+      out << fmt::format(" {:>12.2f} {:>+6.1f}%", *r.measured_s * 1e3, (r.iteration_s / *r.measured_s - 1) * 100);
+    out << "\n";
+  }
+  out << "\nefficiency = iteration(1 rank) / iteration(N); error = projected / measured - 1\n";
+}
+
+Json projection_json(const ComputeProfile& p, const ProjectOptions& o, const std::vector<ProjectionRow>& rows) {
+  Json buckets = Json::array();
+  for (const auto& b : projection_buckets(p, o)) buckets.push_back({{"bytes", b.bytes}, {"ready_s", b.ready_s}});
+  Json profile{{"source", p.source},           {"model", p.model},
+               {"batch_per_rank", p.batch_per_rank}, {"threads", p.threads},
+               {"forward_s", p.forward_s},     {"backward_s", p.backward_s},
+               {"optimizer_s", p.optimizer_s}, {"fixed_s", p.fixed_s},
+               {"buckets", buckets}};
+  Json network{{"ranks_per_node", o.net.ranks_per_node},
+               {"base_latency_s", o.net.base_latency_s},
+               {"intra", level_json(o.net.intra)},
+               {"inter", level_json(o.net.inter)},
+               {"algo", algo_name(o.algo)}};
+  Json whatif{{"bucket_cap_bytes", o.rebucket ? Json(o.rebucket->cap_bytes) : Json(nullptr)},
+              {"first_bucket_cap_bytes", o.rebucket ? Json(o.rebucket->first_cap_bytes) : Json(nullptr)},
+              {"wire_ratio", o.wire_ratio},
+              {"overlap", o.overlap}};
+  Json out_rows = Json::array();
+  for (const auto& r : rows) {
+    Json j{{"world_size", r.world_size},     {"nodes", r.nodes},
+           {"buckets", r.buckets},           {"iteration_s", r.iteration_s},
+           {"exposed_comm_s", r.exposed_s},  {"comm_s", r.comm_s},
+           {"examples_per_sec", r.examples_per_s}, {"scaling_efficiency", r.efficiency},
+           {"algo", r.world_size > 1 ? r.algo : "none"}};
+    j["measured_s"] = r.measured_s ? Json(*r.measured_s) : Json(nullptr);
+    j["error"] = r.measured_s ? Json(r.iteration_s / *r.measured_s - 1) : Json(nullptr);
+    out_rows.push_back(j);
+  }
+  return Json{{"schema", "dtbench.project"}, {"schema_version", 1},    {"created", report::utc_timestamp()},
+              {"profile", profile},          {"network", network},     {"what_if", whatif},
+              {"rows", out_rows}};
+}
+
+}  // namespace dtbench::project

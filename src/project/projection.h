@@ -1,0 +1,66 @@
+#pragma once
+// `dtbench project`: iteration time, exposed communication, throughput and
+// scaling efficiency at rank counts nobody measured, from a compute profile
+// of one rank and a network model. iteration(N) = forward + max(backward,
+// last bucket's allreduce done) + optimizer + the fixed per-iteration cost
+// DDP adds at one rank (docs/metrics.md "Projection"). Pure; torch-free.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "project/collective_model.h"
+#include "project/schedule.h"
+
+namespace dtbench::project {
+
+// What one rank does per iteration, measured (a ddp report) or stated.
+struct ComputeProfile {
+  std::string source;             // the report's path, or "command line"
+  std::string model;              // e.g. resnet50
+  std::int64_t batch_per_rank = 0;
+  int threads = 0;                // intra-op threads per rank it ran with (0: not known)
+  double forward_s = 0;           // forward + loss
+  double backward_s = 0;          // backward's compute, no communication
+  double optimizer_s = 0;         // optimizer step + zero_grad
+  double fixed_s = 0;             // DDP's own cost per iteration at 1 rank (1-rank DDP - no ddp)
+  std::vector<GradItem> grads;    // gradient bytes and ready times, in ready order
+  // true: `grads` are the measured buckets (used as they are unless
+  // re-bucketed); false: per-layer items, bucketed with the options' caps.
+  bool grads_are_buckets = false;
+  BucketOptions buckets;          // the caps the profile ran with (or DDP's defaults)
+  // Measured iteration p50 per world size in the same report (validation), empty if none.
+  std::vector<std::pair<int, double>> measured;
+};
+
+struct ProjectOptions {
+  Network net;
+  Algo algo = Algo::kAuto;
+  std::vector<int> world_sizes{1, 2, 4, 8};
+  std::optional<BucketOptions> rebucket;  // what-if bucket caps; unset: the profile's buckets
+  double wire_ratio = 1.0;                // bytes on the wire / gradient bytes (fp16/bf16 compression: 0.5)
+  bool overlap = true;                    // false: every allreduce after backward
+};
+
+struct ProjectionRow {
+  int world_size = 1;
+  int nodes = 1;
+  int buckets = 0;
+  double comm_s = 0;          // sum of the allreduces' times
+  double exposed_s = 0;       // communication left after backward
+  double iteration_s = 0;
+  double examples_per_s = 0;  // whole job: world x batch / iteration
+  double efficiency = 0;      // iteration(1) / iteration(N): weak scaling, 1 = perfect
+  std::string algo;           // ring or tree for the largest bucket
+  double largest_bucket_bytes = 0;
+  std::optional<double> measured_s;  // the profile report's own p50 at this world size
+};
+
+// The buckets the projection uses for `profile` under `opts`.
+std::vector<Bucket> projection_buckets(const ComputeProfile& profile, const ProjectOptions& opts);
+
+// One row per opts.world_sizes entry, in order. Throws UsageError for an
+// empty profile (no gradient bytes) or a world size below 1.
+std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectOptions& opts);
+
+}  // namespace dtbench::project

@@ -1,0 +1,274 @@
+// `dtbench project` on literal inputs: the ring and tree allreduce formulas,
+// measured levels (fit and interpolation), bucket formation, the schedule
+// (one bucket, many, buckets ready after backward, zero latency, no
+// overlap), the projection and its profile read from a ddp report, and the
+// checks on bad inputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "project/collective_model.h"
+#include "project/comm_fit.h"
+#include "project/profile.h"
+#include "project/projection.h"
+#include "project/schedule.h"
+#include "report/ddp_record.h"
+
+namespace dtbench::project {
+namespace {
+
+Network flat(double bw, double latency) {
+  Network n;
+  n.ranks_per_node = 1;
+  n.inter.bus_bw = bw;
+  n.inter.latency_s = latency;
+  n.intra.bus_bw = 1e12;
+  return n;
+}
+
+TEST(ProjectUnits, Bandwidths) {
+  EXPECT_DOUBLE_EQ(parse_bandwidth("100Gbit/s", "x"), 12.5e9);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("100Gb/s", "x"), 12.5e9);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("10Gbps", "x"), 1.25e9);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("4x100Gbit/s", "x"), 50e9);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("12.5GB/s", "x"), 12.5e9);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("800MB/s", "x"), 800e6);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("1000Mbit", "x"), 125e6);
+  EXPECT_THROW(parse_bandwidth("100", "x"), UsageError);        // no unit
+  EXPECT_THROW(parse_bandwidth("100Gfoo/s", "x"), UsageError);  // unknown unit
+  EXPECT_THROW(parse_bandwidth("-1GB/s", "x"), UsageError);
+  EXPECT_THROW(parse_bandwidth("0GB/s", "x"), UsageError);
+  EXPECT_THROW(parse_bandwidth("0x10GB/s", "x"), UsageError);
+}
+
+TEST(ProjectUnits, Seconds) {
+  EXPECT_DOUBLE_EQ(parse_seconds("5us", "x"), 5e-6);
+  EXPECT_DOUBLE_EQ(parse_seconds("1.5ms", "x"), 1.5e-3);
+  EXPECT_DOUBLE_EQ(parse_seconds("800ns", "x"), 800e-9);
+  EXPECT_DOUBLE_EQ(parse_seconds("0", "x"), 0);
+  EXPECT_THROW(parse_seconds("5", "x"), UsageError);  // no unit
+  EXPECT_THROW(parse_seconds("5h", "x"), UsageError);
+  EXPECT_THROW(parse_seconds("-1us", "x"), UsageError);
+}
+
+TEST(CollectiveModel, RingOnOneLevel) {
+  const auto net = flat(1e9, 10e-6);
+  EXPECT_EQ(ring_allreduce_seconds(net, 1e6, 1), 0);
+  // 2 ranks: 2 steps across nodes, each rank moves 2(2-1)/2 = 1x the bytes.
+  EXPECT_NEAR(ring_allreduce_seconds(net, 1e6, 2), 2 * 10e-6 + 1e6 / 1e9, 1e-12);
+  // 4 ranks: 6 steps, 1.5x the bytes.
+  EXPECT_NEAR(ring_allreduce_seconds(net, 1e6, 4), 6 * 10e-6 + 1.5e6 / 1e9, 1e-12);
+  // Zero latency: bandwidth only.
+  EXPECT_NEAR(ring_allreduce_seconds(flat(1e9, 0), 4e6, 8), 2.0 * 7 / 8 * 4e6 / 1e9, 1e-12);
+}
+
+TEST(CollectiveModel, RingAcrossTwoLevels) {
+  Network net;
+  net.ranks_per_node = 4;
+  net.intra = {1e-6, 100e9, {}, ""};
+  net.inter = {10e-6, 10e9, {}, ""};
+  net.base_latency_s = 5e-6;
+  // 8 ranks on 2 nodes: 14 steps, 2 of them between nodes; the NICs are the bottleneck.
+  EXPECT_NEAR(ring_allreduce_seconds(net, 1e6, 8), 5e-6 + 12 * 1e-6 + 2 * 10e-6 + 2.0 * 7 / 8 * 1e6 / 10e9, 1e-12);
+  // Inside one node only the intra level counts.
+  EXPECT_NEAR(ring_allreduce_seconds(net, 1e6, 4), 5e-6 + 6 * 1e-6 + 1.5e6 / 100e9, 1e-12);
+  EXPECT_EQ(nodes_for(net, 8), 2);
+  EXPECT_EQ(nodes_for(net, 9), 3);
+  EXPECT_EQ(nodes_for(net, 3), 1);
+}
+
+TEST(CollectiveModel, TreeAndAuto) {
+  Network net;
+  net.ranks_per_node = 4;
+  net.intra = {1e-6, 100e9, {}, ""};
+  net.inter = {10e-6, 10e9, {}, ""};
+  // 32 ranks on 8 nodes: 2((4-1) intra + log2(8) = 3 inter) steps; bytes twice at 0.9 of the bus bandwidth.
+  EXPECT_NEAR(tree_allreduce_seconds(net, 1e6, 32), 2 * (3 * 1e-6 + 3 * 10e-6) + 2 * 1e6 / 10e9 / 0.9, 1e-12);
+  // Small messages on many nodes: the tree's log-depth latency wins; large ones: the ring's bandwidth.
+  EXPECT_EQ(allreduce_cost(net, 1024, 4096, Algo::kAuto).algo, Algo::kTree);
+  EXPECT_EQ(allreduce_cost(net, 256e6, 8, Algo::kAuto).algo, Algo::kRing);
+  EXPECT_EQ(allreduce_cost(net, 256e6, 8, Algo::kTree).algo, Algo::kTree);
+  EXPECT_THROW(parse_algo("butterfly"), UsageError);
+}
+
+TEST(CommFit, RecoversLatencyAndBandwidth) {
+  // t = 2 alpha + S / B at 2 ranks (bus factor 1), alpha = 20 us, B = 1 GB/s.
+  std::vector<MeasuredPoint> pts;
+  for (double s : {1e3, 1e4, 1e5, 1e6, 1e7}) pts.push_back({s, 2 * 20e-6 + s / 1e9});
+  const auto l = fit_level(pts, 2, "t");
+  EXPECT_NEAR(l.latency_s, (2 * 20e-6 + 1e3 / 1e9) / 2, 1e-12);
+  EXPECT_NEAR(l.seconds_per_byte(1e7), 1e-9, 1e-12);
+  // Reproduces the measured times at the measured world size.
+  Network net;
+  net.ranks_per_node = 2;
+  net.intra = l;
+  for (const auto& p : pts) EXPECT_NEAR(ring_allreduce_seconds(net, p.bytes, 2), p.seconds, 1e-12);
+  // Flat beyond the ends, linear in log(bytes) between points.
+  EXPECT_EQ(l.seconds_per_byte(1e9), l.seconds_per_byte(1e7));
+  Level c;
+  c.curve = {{1e3, 0}, {1e5, 2e-9}};
+  EXPECT_NEAR(c.seconds_per_byte(1e4), 1e-9, 1e-15);
+}
+
+TEST(CommFit, RejectsWhatCannotBeFitted) {
+  EXPECT_THROW(fit_level({{1e3, 1e-5}, {1e4, 2e-5}}, 1, "t"), UsageError);  // one rank
+  EXPECT_THROW(fit_level({{1e3, 1e-5}}, 2, "t"), UsageError);               // one size
+  EXPECT_THROW(fit_level({{1e3, 1e-5}, {1e4, -1}}, 2, "t"), UsageError);    // negative time
+}
+
+TEST(Buckets, FormedAtTheCapsInReadyOrder) {
+  BucketOptions o;
+  o.first_cap_bytes = 10;
+  o.cap_bytes = 25;
+  // Given out of order: sorted by ready time.
+  const auto b = make_buckets({{6, 0.2}, {5, 0.1}, {20, 0.3}, {10, 0.4}, {3, 0.5}}, o);
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[0].bytes, 11);  // 5 + 6 >= 10
+  EXPECT_EQ(b[0].ready_s, 0.2);
+  EXPECT_EQ(b[1].bytes, 30);  // 20 + 10 >= 25
+  EXPECT_EQ(b[1].ready_s, 0.4);
+  EXPECT_EQ(b[2].bytes, 3);   // what is left
+  const auto pieces = split_items({{4, 1.0}, {2, 3.0}}, 1);
+  ASSERT_EQ(pieces.size(), 6u);
+  EXPECT_DOUBLE_EQ(pieces[0].ready_s, 0.25);
+  EXPECT_DOUBLE_EQ(pieces[3].ready_s, 1.0);
+  EXPECT_DOUBLE_EQ(pieces[4].ready_s, 2.0);
+  EXPECT_DOUBLE_EQ(pieces[5].ready_s, 3.0);
+}
+
+TEST(Schedule, OneBucketManyAndLate) {
+  const auto cost = [](double bytes) { return bytes * 1e-3; };  // 1 ms per byte
+  ScheduleOptions o;
+  o.backward_s = 0.010;
+  // One bucket ready at the end of backward: all of it exposed.
+  auto s = run_schedule({{5, 0.010}}, cost, o);
+  EXPECT_NEAR(s.exposed_s, 0.005, 1e-12);
+  // Many buckets hidden behind backward except the queue's tail.
+  s = run_schedule({{2, 0.001}, {2, 0.002}, {2, 0.009}}, cost, o);
+  EXPECT_NEAR(s.start_s[1], 0.003, 1e-12);  // waits for the channel
+  EXPECT_NEAR(s.done_s[2], 0.011, 1e-12);
+  EXPECT_NEAR(s.exposed_s, 0.001, 1e-12);
+  EXPECT_NEAR(s.comm_s, 0.006, 1e-12);
+  // Ready after backward ended (a slow hook): exposed counts from backward's end.
+  s = run_schedule({{1, 0.012}}, cost, o);
+  EXPECT_NEAR(s.exposed_s, 0.003, 1e-12);
+  // Zero cost: nothing exposed.
+  s = run_schedule({{5, 0.001}, {5, 0.010}}, [](double) { return 0.0; }, o);
+  EXPECT_EQ(s.exposed_s, 0);
+  // Without overlap every bucket starts after backward.
+  o.overlap = false;
+  s = run_schedule({{2, 0.001}, {2, 0.002}}, cost, o);
+  EXPECT_NEAR(s.start_s[0], 0.010, 1e-12);
+  EXPECT_NEAR(s.exposed_s, 0.004, 1e-12);
+  EXPECT_EQ(run_schedule({}, cost, o).exposed_s, 0);
+}
+
+ComputeProfile literal_profile() {
+  ComputeProfile p;
+  p.source = "literal";
+  p.batch_per_rank = 32;
+  p.forward_s = 0.030;
+  p.backward_s = 0.060;
+  p.optimizer_s = 0.005;
+  p.fixed_s = 0.002;
+  p.grads = {{4e6, 0.020}, {40e6, 0.060}};
+  p.grads_are_buckets = true;
+  return p;
+}
+
+TEST(Projection, IterationExposedAndEfficiency) {
+  const auto p = literal_profile();
+  ProjectOptions o;
+  o.net = flat(1e9, 0);  // 1 GB/s, one rank per node
+  o.algo = Algo::kRing;
+  o.world_sizes = {1, 2};
+  const auto rows = project(p, o);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_NEAR(rows[0].iteration_s, 0.097, 1e-12);  // compute + fixed, nothing to reduce
+  EXPECT_EQ(rows[0].efficiency, 1.0);
+  // 2 ranks: bucket 0 (4 ms) hidden, bucket 1 (40 ms) starts at the end of backward.
+  EXPECT_NEAR(rows[1].exposed_s, 0.040, 1e-12);
+  EXPECT_NEAR(rows[1].iteration_s, 0.137, 1e-12);
+  EXPECT_NEAR(rows[1].efficiency, 0.097 / 0.137, 1e-12);
+  EXPECT_NEAR(rows[1].examples_per_s, 64 / 0.137, 1e-9);
+  // fp16 wire format halves the bytes.
+  o.wire_ratio = 0.5;
+  EXPECT_NEAR(project(p, o)[1].exposed_s, 0.020, 1e-12);
+  // Re-bucketed at 8 MB: the big bucket's bytes spread between 20 and 60 ms,
+  // most of it now reduced while backward runs.
+  o.wire_ratio = 1;
+  BucketOptions caps;
+  caps.first_cap_bytes = 8e6;
+  caps.cap_bytes = 8e6;
+  o.rebucket = caps;
+  EXPECT_LT(project(p, o)[1].exposed_s, 0.020);
+  o.world_sizes = {0};
+  EXPECT_THROW(project(p, o), UsageError);
+  auto empty = p;
+  empty.grads.clear();
+  o.world_sizes = {2};
+  EXPECT_THROW(project(empty, o), UsageError);
+}
+
+nlohmann::ordered_json ddp_report(bool with_trace, bool with_ready) {
+  auto row = [](const std::string& label, const std::string& reducer, int world, double total) {
+    report::DdpRun r;
+    r.label = label;
+    r.reducer = reducer;
+    r.world_size = world;
+    r.batch_per_rank = 16;
+    r.threads = 1;
+    for (int k = 0; k < world; ++k) {
+      report::RankSamples s;
+      s.rank = k;
+      s.forward = {0.010, 0.010, 0.010};
+      s.backward = {0.020, 0.020, 0.020};
+      s.comm_wait = {0, 0, 0};
+      s.optimizer = {0.002, 0.002, 0.002};
+      s.total = {total, total, total};
+      r.ranks.push_back(s);
+    }
+    return report::to_json(r);
+  };
+  auto one = row("1N/1R", "ddp", 1, 0.033);
+  if (with_trace) {
+    nlohmann::ordered_json b0{{"bucket", 0}, {"bytes", 1000000}};
+    nlohmann::ordered_json b1{{"bucket", 1}, {"bytes", 3000000}};
+    if (with_ready) {
+      b0["ready_after_backward_ms_p50"] = 5.0;
+      b1["ready_after_backward_ms_p50"] = 20.0;
+    }
+    one["extras"]["trace"] = {{"backward_compute_ms_p50", 20.0}, {"buckets", {b0, b1}}};
+  }
+  return {{"schema", "dtbench.ddp"},
+          {"config", {{"model", "mlp"}, {"bucket_cap_mb", 25.0}, {"first_bucket_cap_mb", 1.0}}},
+          {"runs", {row("no ddp", "none", 1, 0.032), one, row("1N/2R", "ddp", 2, 0.040)}}};
+}
+
+TEST(Profile, FromADdpReport) {
+  const auto p = profile_from_ddp_report(ddp_report(true, true), "r.json", "");
+  EXPECT_EQ(p.model, "mlp");
+  EXPECT_EQ(p.batch_per_rank, 16);
+  EXPECT_NEAR(p.forward_s, 0.010, 1e-12);
+  EXPECT_NEAR(p.backward_s, 0.020, 1e-12);
+  EXPECT_NEAR(p.fixed_s, 0.001, 1e-12);  // 1-rank DDP 33 ms - no ddp 32 ms
+  ASSERT_EQ(p.grads.size(), 2u);
+  EXPECT_NEAR(p.grads[0].ready_s, 0.005, 1e-12);
+  EXPECT_EQ(p.grads[1].bytes, 3e6);
+  ASSERT_EQ(p.measured.size(), 1u);
+  EXPECT_EQ(p.measured[0].first, 2);
+  EXPECT_NEAR(p.measured[0].second, 0.040, 1e-12);
+}
+
+TEST(Profile, SaysWhatTheReportLacks) {
+  EXPECT_THROW(profile_from_ddp_report(ddp_report(false, false), "r.json", ""), UsageError);  // no trace
+  EXPECT_THROW(profile_from_ddp_report(ddp_report(true, false), "r.json", ""), UsageError);   // no ready times
+  EXPECT_THROW(profile_from_ddp_report(ddp_report(true, true), "r.json", "9N/9R"), UsageError);
+  EXPECT_THROW(profile_from_ddp_report(ddp_report(true, true), "r.json", "1N/2R"), UsageError);  // not 1 rank
+  EXPECT_THROW(profile_from_ddp_report({{"schema", "dtbench.comm"}}, "c.json", ""), UsageError);
+}
+
+}  // namespace
+}  // namespace dtbench::project
