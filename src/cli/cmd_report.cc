@@ -30,7 +30,7 @@ int run_report(const ReportFlags& f) {
   std::vector<report::ReportSource> sources;
   for (const auto& path : f.inputs) sources.push_back(report::load_report_source(path));
   bool any = false;
-  for (const auto& s : sources) any = any || !s.points.empty() || !s.comm.empty() || s.kind == "trace";
+  for (const auto& s : sources) any = any || !s.points.empty() || !s.comm.empty() || s.kind == "trace" || !s.projection.empty();
   if (!any) throw UsageError("the inputs hold no runs and no comm results: nothing to chart");
   // Everything is rendered before anything is written: no half-written output.
   std::ostringstream html, csv;
@@ -52,10 +52,10 @@ int run_report(const ReportFlags& f) {
 Action register_report(CLI::App& app) {
   auto f = std::make_shared<ReportFlags>();
   auto* cmd = app.add_subcommand(
-      "report", "Self-contained HTML report (inline SVG charts) and tidy CSV from comm, ddp and "
-                "compare reports");
+      "report", "Self-contained HTML report (inline SVG charts) and tidy CSV from comm, ddp, "
+                "compare and project reports");
   cmd->add_option("REPORTS", f->inputs,
-                  "Reports to chart: JSON from comm/ddp/compare --json, a compare --jsonl log, or "
+                  "Reports to chart: JSON from comm/ddp/compare/project --json, a compare --jsonl log, or "
                   "a --trace file (drawn as a Gantt chart of one iteration)")
       ->required();
   cmd->add_option("-o,--output", f->html, "HTML file to write (\"\" = none)")->capture_default_str();

@@ -259,6 +259,38 @@ void add_trace_figures(std::vector<Figure>& figs, const std::vector<ReportSource
   }
 }
 
+void add_project_figures(std::vector<Figure>& figs, const std::vector<ReportSource>& sources) {
+  for (const auto& s : sources) {
+    if (s.kind != "project" || s.projection.empty()) continue;
+    const std::string what = (s.projection_model.empty() ? std::string("projection") : s.projection_model) + " (" +
+                             basename(s.path) + ")";
+    LineChart t{what + ": projected iteration time vs ranks", "ranks", "seconds per iteration (p50)", true, false, {}};
+    LineChart e{what + ": projected scaling efficiency vs ranks", "ranks",
+                "efficiency (% of the 1-rank iteration time)", true, false, {}};
+    LineSeries proj{"projected", {}, {}, {}}, meas{"measured", {}, {}, {}}, eff{"projected", {}, {}, {}};
+    for (const auto& p : s.projection) {
+      proj.x.push_back(p.world_size);
+      proj.y.push_back(p.iteration_s);
+      eff.x.push_back(p.world_size);
+      eff.y.push_back(100 * p.efficiency);
+      if (p.has_measured) {
+        meas.x.push_back(p.world_size);
+        meas.y.push_back(p.measured_s);
+      }
+    }
+    t.series.push_back(std::move(proj));
+    if (!meas.x.empty()) t.series.push_back(std::move(meas));
+    e.series.push_back(std::move(eff));
+    figs.push_back({"project-time-" + slug(basename(s.path)),
+                    "`dtbench project`: iteration = forward + max(backward, last bucket's allreduce done) + "
+                    "optimizer + DDP's fixed cost, per rank count; measured points from the same or --measured "
+                    "reports (docs/metrics.md \"Projection\").",
+                    render_svg(t)});
+    figs.push_back({"project-efficiency-" + slug(basename(s.path)),
+                    "Projected weak-scaling efficiency = iteration(1 rank) / iteration(N).", render_svg(e)});
+  }
+}
+
 }  // namespace
 
 std::vector<Figure> build_figures(const std::vector<ReportSource>& sources) {
@@ -266,6 +298,7 @@ std::vector<Figure> build_figures(const std::vector<ReportSource>& sources) {
   for (const auto& m : models_of(sources)) add_model_figures(figs, sources, m);
   add_comm_figures(figs, sources);
   add_trace_figures(figs, sources);
+  add_project_figures(figs, sources);
   return figs;
 }
 
@@ -280,6 +313,9 @@ void write_html(std::ostream& out, const std::vector<ReportSource>& sources,
     if (s.kind == "trace")
       out << fmt::format("<li><code>{}</code> (trace, {} events)</li>\n", html_escape(s.path),
                          s.trace.at("traceEvents").size());
+    else if (s.kind == "project")
+      out << fmt::format("<li><code>{}</code> (projection, {} rank count(s))</li>\n", html_escape(s.path),
+                         s.projection.size());
     else
       out << fmt::format("<li><code>{}</code> ({}, {} run(s), {} comm row(s)){}</li>\n",
                        html_escape(s.path), s.kind, s.points.size(), s.comm.size(),
@@ -290,7 +326,7 @@ void write_html(std::ostream& out, const std::vector<ReportSource>& sources,
     out << "<figure id=\"" << f.id << "\">\n" << f.svg << "<figcaption>" << html_escape(f.caption)
         << "</figcaption></figure>\n";
   for (const auto& s : sources) {
-    if (s.kind == "trace") continue;
+    if (s.kind == "trace" || s.kind == "project") continue;
     out << "<h2>Environment and configuration: " << html_escape(basename(s.path)) << "</h2>\n";
     out << "<details open><summary>environment</summary>\n" << kv_table(s.env) << "</details>\n";
     out << "<details open><summary>configuration</summary>\n" << kv_table(s.config) << "</details>\n";
@@ -361,6 +397,16 @@ void write_csv(std::ostream& out, const std::vector<ReportSource>& sources) {
       row(s, nullptr, &c, "time_us", "mean", c.time_us);
       row(s, nullptr, &c, "algbw_gbs", "value", c.algbw_gbs);
       row(s, nullptr, &c, "busbw_gbs", "value", c.busbw_gbs);
+    }
+    for (const auto& p : s.projection) {
+      auto prow = [&](const char* metric, const char* stat, double v) {
+        out << csv_field(s.path) << ",project," << csv_field(s.projection_model) << ",,,,," << p.world_size
+            << ",,,,," << metric << ',' << stat << ',' << fmt::format("{:.9g}", v) << '\n';
+      };
+      prow("iteration_s", "projected", p.iteration_s);
+      prow("exposed_comm_s", "projected", p.exposed_comm_s);
+      prow("scaling_efficiency", "projected", p.efficiency);
+      if (p.has_measured) prow("iteration_s", "p50", p.measured_s);
     }
   }
 }

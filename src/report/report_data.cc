@@ -73,6 +73,30 @@ void load_ddp(ReportSource& src, const Json& doc) {
   }
 }
 
+void load_project(ReportSource& src, const Json& doc) {
+  if (!doc.contains("rows") || !doc.at("rows").is_array())
+    throw UsageError(fmt::format("{}: project report without a 'rows' array", src.path));
+  const auto profile = json_value_or<Json>(doc, "profile", Json::object(), src.path);
+  src.projection_model = json_value_or<std::string>(profile, "model", "", src.path + " profile");
+  std::size_t i = 0;
+  for (const auto& r : doc.at("rows")) {
+    const std::string where = fmt::format("{} rows[{}]", src.path, i++);
+    ProjectionPoint p;
+    p.world_size = json_field<int>(r, "world_size", where);
+    p.nodes = json_field<int>(r, "nodes", where);
+    p.iteration_s = json_field<double>(r, "iteration_s", where);
+    p.efficiency = json_field<double>(r, "scaling_efficiency", where);
+    p.exposed_comm_s = json_field<double>(r, "exposed_comm_s", where);
+    if (r.contains("measured_s") && !r.at("measured_s").is_null()) {
+      p.has_measured = true;
+      p.measured_s = json_field<double>(r, "measured_s", where);
+    }
+    if (p.world_size < 1 || !(p.iteration_s > 0))
+      throw UsageError(fmt::format("{}: world_size and iteration_s must be positive", where));
+    src.projection.push_back(p);
+  }
+}
+
 ReportSource load(const std::string& path) {
   ReportSource src;
   src.path = path;
@@ -107,6 +131,9 @@ ReportSource load(const std::string& path) {
   } else if (schema == "dtbench.ddp") {
     src.kind = "ddp";
     load_ddp(src, doc);
+  } else if (schema == "dtbench.project") {
+    src.kind = "project";
+    load_project(src, doc);
   } else if (schema == "dtbench.compare") {
     src.kind = "compare";
     if (!doc.contains("points") || !doc.at("points").is_array())
@@ -117,7 +144,7 @@ ReportSource load(const std::string& path) {
   } else {
     throw UsageError(fmt::format(
         "{}: schema '{}' is not one dtbench report reads (dtbench.comm, dtbench.ddp, "
-        "dtbench.compare)",
+        "dtbench.compare, dtbench.project)",
         path, schema));
   }
   return src;

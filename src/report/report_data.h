@@ -20,15 +20,25 @@ struct CommRow {
   double time_us = 0, algbw_gbs = 0, busbw_gbs = 0;
 };
 
+// One row of a `dtbench project` report.
+struct ProjectionPoint {
+  int world_size = 0, nodes = 0;
+  double iteration_s = 0, efficiency = 0, exposed_comm_s = 0;
+  bool has_measured = false;
+  double measured_s = 0;
+};
+
 struct ReportSource {
   std::string path;
-  std::string kind;  // "comm", "ddp", "compare", "trace"
+  std::string kind;  // "comm", "ddp", "compare", "trace", "project"
   Json env, config;
   // ddp rows and compare points, keyed alike (a ddp report's "no ddp" row
   // has reducer "none" and 1 rank).
   std::vector<ComparePoint> points;
   std::vector<CommRow> comm;
   Json trace;  // kind "trace": a Chrome trace written by --trace
+  std::vector<ProjectionPoint> projection;  // kind "project"
+  std::string projection_model;             // kind "project": the profiled model
 };
 
 // Reads one file (a report, a compare log or a --trace file). Throws UsageError naming it for anything that is not a

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# `dtbench project` end to end: a real 1-rank profile (ddp --trace) and a real
+# allreduce sweep (comm --nproc 2) projected to 1, 2 and 4 ranks, the README's
+# commands, the paper validation script (bench/project/pytorch_ddp_dgx1.sh,
+# every published figure within 10%), and bad inputs: one line on stderr,
+# exit 2, no report written.
+# Usage: project_cli.sh path/to/dtbench
+set -u
+DT=$(readlink -f "$1")
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+fails=0; passes=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+check() {  # check NAME STATUS DETAIL
+  if [ "$2" -eq 0 ]; then echo "ok: $1"; passes=$((passes + 1));
+  else echo "FAIL: $1: $3"; fails=$((fails + 1)); fi
+}
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# The README's commands ("How would it scale?").
+"$DT" ddp --model mlp --batch-size 32 --world-sizes 1,2 --threads 1 --iters 8 --warmup 2 \
+  --trace trace.json --json profile.json >ddp.out 2>&1
+check "ddp with --trace makes a profile" $? "$(tail -n 3 ddp.out)"
+"$DT" comm --nproc 2 --collective allreduce -b 4K -e 16M -f 4 --json comm.json >comm.out 2>&1
+check "comm sweep over loopback" $? "$(tail -n 3 comm.out)"
+"$DT" project --profile profile.json --comm-intra comm.json --ranks-per-node 2 --world-sizes 1,2 \
+  --json projection.json >project.out 2>project.err
+check "project from the profile and the sweep" $? "$(cat project.err)"
+grep -q "measured ms" project.out && grep -Eq "^ +2 +1 " project.out
+check "table has the 2-rank row beside its measurement" $? "$(cat project.out)"
+one=$(json projection.json "d['rows'][0]['iteration_s']")
+meas=$(json profile.json "[r for r in d['runs'] if r['label']=='1N/1R'][0]['summary']['p50']")
+python3 -c "import sys; sys.exit(0 if abs($one/$meas-1) < 0.10 else 1)"
+check "1-rank projection ($one s) within 10% of the measured 1-rank p50 ($meas s)" $? ""
+[ "$(json projection.json "d['schema']")" = dtbench.project ] &&
+  [ "$(json projection.json "d['rows'][1]['world_size']")" = 2 ] &&
+  [ "$(json projection.json "d['rows'][1]['measured_s'] is not None")" = True ]
+check "JSON: schema, rows, measured point" $? "$(head -c 400 projection.json)"
+"$DT" report projection.json -o projection.html --csv projection.csv >report.out 2>&1 &&
+  grep -q 'id="project-time-' projection.html && grep -q 'id="project-efficiency-' projection.html &&
+  grep -q '>measured<' projection.html && grep -q ',project,mlp,.*,iteration_s,projected,' projection.csv
+check "report charts the projection with its measured point, CSV rows" $? "$(cat report.out)"
+
+"$DT" project --model resnet50 --batch-size 32 --forward-ms 31 --backward-ms 62 --optimizer-ms 4 \
+  --ddp-overhead-ms 3 --ranks-per-node 8 --intra-bw 120GB/s --intra-latency 3.4us \
+  --inter-bw 4x100Gbit/s --inter-latency 9.6us --base-latency 8.4us --world-sizes 1,8,64,512,4096 \
+  >model.out 2>&1
+check "project from a model and stated links" $? "$(tail -n 3 model.out)"
+grep -Eq "^ +4096 +512 " model.out
+check "4096 ranks on 512 nodes projected" $? "$(cat model.out)"
+# What-ifs move the answer the way physics says.
+whatif() { "$DT" project --profile profile.json --comm-intra comm.json --ranks-per-node 4 --world-sizes 4 \
+  --json w.json "$@" >/dev/null 2>&1 && json w.json "d['rows'][0]['iteration_s']"; }
+base=$(whatif); slow=$(whatif --bw-scale 0.1); late=$(whatif --no-overlap)
+python3 -c "import sys; sys.exit(0 if $slow > $base and $late >= $base else 1)"
+check "a 10x slower network ($slow s) and no overlap ($late s) cost more than the base ($base s)" $? ""
+
+bash "$ROOT/bench/project/pytorch_ddp_dgx1.sh" "$DT" >paper.out 2>&1
+check "paper validation: PyTorch's DGX-1 table within 10%" $? "$(cat paper.out)"
+
+# Bad inputs: one line, exit 2, no report.
+expect_bad() {
+  local name=$1; shift
+  rm -f bad.json
+  timeout 60 "$DT" project "$@" --json bad.json >bad.out 2>bad.err
+  local rc=$? lines; lines=$(wc -l <bad.err)
+  [ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && [ ! -e bad.json ]
+  check "bad input: $name (exit $rc: $(head -c 160 bad.err))" $? "$(cat bad.err)"
+}
+net=(--comm-intra comm.json --ranks-per-node 2 --world-sizes 2)
+expect_bad "unknown bandwidth unit" --profile profile.json --ranks-per-node 1 --inter-bw 100Gfoo/s --inter-latency 5us
+expect_bad "negative bandwidth" --profile profile.json --ranks-per-node 1 --inter-bw -5GB/s --inter-latency 5us
+expect_bad "latency without a unit" --profile profile.json --ranks-per-node 1 --inter-bw 5GB/s --inter-latency 5
+expect_bad "no network between nodes" --profile profile.json --ranks-per-node 2 --comm-intra comm.json --world-sizes 4
+expect_bad "bandwidth without latency" --profile profile.json --inter-bw 5GB/s --world-sizes 2
+"$DT" comm --nproc 2 --collective broadcast -b 4K -e 64K --json bcast.json >/dev/null 2>&1
+expect_bad "comm report without allreduce" --profile profile.json --comm-intra bcast.json --ranks-per-node 2 --world-sizes 2
+"$DT" comm -b 4K -e 64K --json one.json >/dev/null 2>&1
+expect_bad "comm report of one rank" --profile profile.json --comm-intra one.json --ranks-per-node 2 --world-sizes 2
+"$DT" ddp --model mlp --batch-size 8 --world-sizes 1 --threads 1 --iters 2 --warmup 0 --json notrace.json >/dev/null 2>&1
+expect_bad "ddp report without a trace" --profile notrace.json "${net[@]}"
+expect_bad "a comm report as the profile" --profile comm.json "${net[@]}"
+expect_bad "missing profile file" --profile nowhere.json "${net[@]}"
+expect_bad "profile and model both" --profile profile.json --model mlp --forward-ms 1 --backward-ms 1 --optimizer-ms 1 "${net[@]}"
+expect_bad "model without phase times" --model mlp "${net[@]}"
+expect_bad "zero ranks" --profile profile.json --comm-intra comm.json --world-sizes 0
+expect_bad "unknown algorithm" --profile profile.json "${net[@]}" --algo butterfly
+expect_bad "unknown compression" --profile profile.json "${net[@]}" --compression fp8
+
+echo "project_cli: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]
