@@ -18,10 +18,18 @@ import os
 import statistics
 import time
 
-import torch
-import torch.distributed as dist
-import torch.nn as nn
-import torchvision
+# Debian's torch multiplies through OpenBLAS's pthreads build, whose own
+# worker pool ignores torch.set_num_threads: size it to --threads before
+# torch loads it, as dtbench does (src/core/blas_threads.h), so both sides
+# run the same threads per rank.
+_pre = argparse.ArgumentParser(add_help=False)
+_pre.add_argument("--threads", type=int, default=1)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", str(_pre.parse_known_args()[0].threads))
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torchvision  # noqa: E402
 
 
 def mlp(width, classes):

@@ -12,6 +12,7 @@
 #include "build_config.h"
 #include "comm/factory.h"
 #include "core/allocator.h"
+#include "core/blas_threads.h"
 #include "compat/torch_version.h"
 #include "core/host_probe.h"
 #include "device/device.h"
@@ -47,6 +48,7 @@ nlohmann::ordered_json cuda_json() {
 
 int set_rank_threads(int local_world_size) {
   if (std::getenv("OMP_NUM_THREADS") == nullptr) at::set_num_threads(threads_per_rank(local_world_size));
+  set_blas_threads(at::get_num_threads());
   return at::get_num_threads();
 }
 

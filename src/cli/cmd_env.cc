@@ -6,6 +6,7 @@
 
 #include "bench/env_info.h"
 #include "cli/commands.h"
+#include "core/blas_threads.h"
 #include "core/error.h"
 #include "device/device.h"
 #include "report/env_reporter.h"
@@ -36,7 +37,10 @@ Action register_env(CLI::App& app) {
     if (*where != "cpu" && !*probe) throw UsageError("--device applies to --probe only");
     device::check_available(*where, 1);
     if (!json_path->empty()) report::require_writable_path(*json_path, "--json");
-    if (*threads > 0) at::set_num_threads(*threads);
+    if (*threads > 0) {
+      at::set_num_threads(*threads);
+      set_blas_threads(*threads);
+    }
     auto env = bench::collect_env();
     if (*probe) env["probe"] = *where == "cuda" ? bench::probe_matmul_gpu() : bench::probe_matmul();
     if (*as_json) {

@@ -1,4 +1,5 @@
 #include "core/host_probe.h"
+#include "core/blas_threads.h"
 
 #include <algorithm>
 #include <thread>
@@ -106,6 +107,8 @@ Json probe_host() {
   for (const auto& [k, v] : topo.items()) j[k] = v;
   const std::string blas = loaded_library("libblas");
   j["blas"] = blas.empty() ? "none loaded" : blas;
+  // OpenBLAS's own pool (core/blas_threads.h), set to the intra-op threads; 0: none.
+  j["blas_threads"] = blas_threads();
   Json gpus = Json::array();
   if (have_command("nvidia-smi")) {
     const std::string out = capture(

@@ -9,6 +9,7 @@
 #include "bench/ddp/ddp_trace.h"
 #include "comm/communicator.h"
 #include "core/allocator.h"
+#include "core/blas_threads.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "stats/stats.h"
@@ -53,6 +54,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   DdpBenchResult res;
   res.threads = train::resolve_threads(opts.threads, world.local_world_size);
   torch::set_num_threads(res.threads);
+  res.blas_threads = set_blas_threads(res.threads);
   // Rank 0 counts the model's FLOPs (one forward of one example on a copy)
   // before anyone trains; the others meet it at the first collective.
   const double train_flops =
@@ -130,6 +132,7 @@ nlohmann::ordered_json compression_json(const train::CompressionStats& c) {
 
 nlohmann::ordered_json run_extras_json(const DdpBenchResult& r) {
   nlohmann::ordered_json j{{"threads", r.threads},
+                           {"blas_threads", r.blas_threads},
                            {"buckets", r.buckets},
                            {"last_loss", r.last_loss},
                            {"param_tensors", r.param_tensors},

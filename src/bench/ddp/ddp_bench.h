@@ -21,6 +21,7 @@ namespace dtbench::bench {
 struct DdpBenchResult {
   report::DdpRun run;  // complete on rank 0; this rank's samples only elsewhere
   int threads = 1;     // intra-op threads this rank used
+  int blas_threads = 0;  // the BLAS library's own pool, set to `threads` (0: the BLAS has none)
   int buckets = 0;     // gradient buckets (initial assignment; 0 for none)
   double last_loss = 0;
   long long param_tensors = 0, param_elements = 0;
