@@ -4,17 +4,20 @@
 # bucket size: project 2 nodes x 1 rank from a 1-rank profile (--trace,
 # same threads per rank) and a `dtbench comm` allreduce sweep over the capped
 # link, then run the same 2-node ddp and compare p50 iteration times; and the
-# same for 1 node x 2 ranks over loopback. Prints a table; exit 1 when any
-# |projected / measured - 1| exceeds LIMIT_PCT, 77 where namespaces cannot be
-# made (not root, no iproute2/tc).
+# same for 1 node x 2 ranks over loopback. ROUNDS rounds, interleaved (each
+# round takes its own profiles, sweeps and measurements, in the same order);
+# the table gives the medians over rounds and the error of the medians, then
+# every round's error. Exit 1 when a median error's magnitude exceeds
+# LIMIT_PCT, 77 where namespaces cannot be made (not root, no iproute2/tc).
 # Usage: netns_validate.sh path/to/dtbench
 #   CAPS=100,300,1000 (Mbit/s)  BUCKETS=25,4 (MiB)  MODEL=resnet18 IMAGE=64 BATCH=8
-#   ITERS=8 WARMUP=2 THREADS=1 LIMIT_PCT=10 LOOPBACK=1
+#   ITERS=10 WARMUP=2 THREADS=1 ROUNDS=3 LIMIT_PCT=10 LOOPBACK=1
 set -u
 DT=$(readlink -f "$1")
 CAPS=${CAPS:-100,300,1000}; BUCKETS=${BUCKETS:-25,4}
 MODEL=${MODEL:-resnet18}; IMAGE=${IMAGE:-64}; BATCH=${BATCH:-8}
-ITERS=${ITERS:-8}; WARMUP=${WARMUP:-2}; THREADS=${THREADS:-1}; LIMIT_PCT=${LIMIT_PCT:-10}; LOOPBACK=${LOOPBACK:-1}
+ITERS=${ITERS:-10}; WARMUP=${WARMUP:-2}; THREADS=${THREADS:-1}; LIMIT_PCT=${LIMIT_PCT:-10}; LOOPBACK=${LOOPBACK:-1}
+ROUNDS=${ROUNDS:-3}
 skip() { echo "SKIP: netns_validate: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces"
 command -v ip >/dev/null && command -v tc >/dev/null || skip "iproute2 (ip, tc) is not installed"
@@ -53,44 +56,59 @@ two_nodes() {
 train=(ddp -m "$MODEL" --image-size "$IMAGE" -b "$BATCH" -n "$ITERS" -w "$WARMUP" --threads "$THREADS" --timeout 300s)
 sweep=(comm --collective allreduce -b 64K -e 64M -f 4 -n 3 -w 1 --timeout 300s)
 field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['rows']; print(r[-1][sys.argv[2]])" "$@"; }
-
-printf '%-22s %8s %12s %12s %8s\n' "link" "bucket" "projected s" "measured s" "error"
-worst=0
-result() {  # result LINK BUCKET PROJECTION.json
-  local p m e
-  p=$(field "$3" iteration_s); m=$(field "$3" measured_s); e=$(field "$3" error)
-  printf '%-22s %6sMB %12.3f %12.3f %+7.1f%%\n' "$1" "$2" "$p" "$m" "$(python3 -c "print($e*100)")"
-  worst=$(python3 -c "print(max($worst, abs($e)*100))")
+# Every projection and measurement as "LINK|BUCKET|ROUND|projected|measured" lines.
+results=$tmp/results.txt
+record() {  # record LINK BUCKET ROUND PROJECTION.json
+  echo "$1|$2|$3|$(field "$4" iteration_s)|$(field "$4" measured_s)" >>"$results"
 }
 
 IFS=, read -ra caps <<<"$CAPS"; IFS=, read -ra buckets <<<"$BUCKETS"
-for b in "${buckets[@]}"; do
-  # The profile: one rank alone in namespace A, the threads per rank of the runs.
-  ip netns exec "$A" "$DT" "${train[@]}" --world-sizes 1 --bucket-cap-mb "$b" --trace "$tmp/t$b.json" \
-    --json "$tmp/profile$b.json" >"$tmp/profile$b.out" 2>&1 || { echo "profile failed"; tail -3 "$tmp/profile$b.out"; exit 1; }
-done
-for cap in "${caps[@]}"; do
-  for side in "$A:$VA" "$B:$VB"; do
-    ip netns exec "${side%%:*}" tc qdisc replace dev "${side##*:}" root tbf rate "${cap}mbit" burst 256kb latency 200ms
-  done
-  two_nodes "comm$cap" "${sweep[@]}" --json "$tmp/comm$cap.json"
+for round in $(seq 1 "$ROUNDS"); do
+  echo "round $round of $ROUNDS ..." >&2
   for b in "${buckets[@]}"; do
-    two_nodes "ddp$cap-$b" "${train[@]}" --bucket-cap-mb "$b" --no-baseline --json "$tmp/ddp$cap-$b.json"
-    "$DT" project --profile "$tmp/profile$b.json" --comm-inter "$tmp/comm$cap.json" --ranks-per-node 1 \
-      --world-sizes 2 --algo ring --measured "$tmp/ddp$cap-$b.json" --json "$tmp/proj$cap-$b.json" >"$tmp/proj.out" ||
-      { cat "$tmp/proj.out"; exit 1; }
-    result "2 nodes, ${cap} Mbit/s" "$b" "$tmp/proj$cap-$b.json"
+    # The profile: one rank alone in namespace A, the threads per rank of the runs.
+    ip netns exec "$A" "$DT" "${train[@]}" --world-sizes 1 --bucket-cap-mb "$b" --trace "$tmp/t$b.json" \
+      --json "$tmp/profile$b.json" >"$tmp/profile$b.out" 2>&1 || { echo "profile failed"; tail -3 "$tmp/profile$b.out"; exit 1; }
   done
+  for cap in "${caps[@]}"; do
+    for side in "$A:$VA" "$B:$VB"; do
+      ip netns exec "${side%%:*}" tc qdisc replace dev "${side##*:}" root tbf rate "${cap}mbit" burst 256kb latency 200ms
+    done
+    two_nodes "comm$cap" "${sweep[@]}" --json "$tmp/comm$cap.json"
+    for b in "${buckets[@]}"; do
+      two_nodes "ddp$cap-$b" "${train[@]}" --bucket-cap-mb "$b" --no-baseline --json "$tmp/ddp$cap-$b.json"
+      "$DT" project --profile "$tmp/profile$b.json" --comm-inter "$tmp/comm$cap.json" --ranks-per-node 1 \
+        --world-sizes 2 --algo ring --measured "$tmp/ddp$cap-$b.json" --json "$tmp/proj.json" >"$tmp/proj.out" ||
+        { cat "$tmp/proj.out"; exit 1; }
+      record "2 hosts, ${cap} Mbit/s" "$b" "$round" "$tmp/proj.json"
+    done
+  done
+  if [ "$LOOPBACK" = 1 ]; then
+    ip netns exec "$A" "$DT" "${sweep[@]}" --nproc 2 --json "$tmp/comm_lo.json" >/dev/null 2>&1 ||
+      { echo "loopback comm failed"; exit 1; }
+    for b in "${buckets[@]}"; do
+      ip netns exec "$A" "$DT" "${train[@]}" --world-sizes 2 --bucket-cap-mb "$b" --no-baseline \
+        --json "$tmp/ddp_lo$b.json" >/dev/null 2>&1 || { echo "loopback ddp failed"; exit 1; }
+      "$DT" project --profile "$tmp/profile$b.json" --comm-intra "$tmp/comm_lo.json" --ranks-per-node 2 \
+        --world-sizes 2 --algo ring --measured "$tmp/ddp_lo$b.json" --json "$tmp/proj.json" >/dev/null || exit 1
+      record "1 host, 2 ranks, loopback" "$b" "$round" "$tmp/proj.json"
+    done
+  fi
 done
-if [ "$LOOPBACK" = 1 ]; then
-  ip netns exec "$A" "$DT" "${sweep[@]}" --nproc 2 --json "$tmp/comm_lo.json" >/dev/null 2>&1 || { echo "loopback comm failed"; exit 1; }
-  for b in "${buckets[@]}"; do
-    ip netns exec "$A" "$DT" "${train[@]}" --world-sizes 2 --bucket-cap-mb "$b" --no-baseline \
-      --json "$tmp/ddp_lo$b.json" >/dev/null 2>&1 || { echo "loopback ddp failed"; exit 1; }
-    "$DT" project --profile "$tmp/profile$b.json" --comm-intra "$tmp/comm_lo.json" --ranks-per-node 2 \
-      --world-sizes 2 --algo ring --measured "$tmp/ddp_lo$b.json" --json "$tmp/proj_lo$b.json" >/dev/null || exit 1
-    result "1 node, 2 ranks (lo)" "$b" "$tmp/proj_lo$b.json"
-  done
-fi
-echo "worst |error|: $(printf '%.1f' "$worst")% (limit ${LIMIT_PCT}%)"
-python3 -c "import sys; sys.exit(0 if $worst <= $LIMIT_PCT else 1)"
+python3 - "$results" "$LIMIT_PCT" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    link, bucket, rnd, p, m = line.strip().split("|")
+    rows.setdefault((link, bucket), []).append((float(p), float(m)))
+print(f"{'link':<28} {'bucket':>7} {'projected s':>12} {'measured s':>11} {'error':>7}   per round")
+worst = 0
+for (link, bucket), v in rows.items():
+    p = statistics.median(x for x, _ in v); m = statistics.median(y for _, y in v)
+    e = p / m - 1; worst = max(worst, abs(e))
+    per = " ".join(f"{x / y - 1:+.1%}" for x, y in v)
+    print(f"{link:<28} {bucket + ' MiB':>7} {p:>12.3f} {m:>11.3f} {e:>+7.1%}   {per}")
+limit = float(sys.argv[2])
+print(f"worst |error| of the medians: {worst:.1%} (limit {limit:g}%)")
+sys.exit(0 if worst * 100 <= limit else 1)
+PY
