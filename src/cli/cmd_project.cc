@@ -38,10 +38,11 @@ struct ProjectFlags {
   double bw_scale = 1;
   // What to project, and what-ifs.
   std::string world_sizes = "1,2,4,8,16,32,64,128,256,512,1024,2048,4096";
-  double bucket_cap_mb = -1, first_bucket_cap_mb = -1;
+  double bucket_cap_mb = 0, first_bucket_cap_mb = 0;  // 0: not given (the profile's buckets)
   std::string compression = "none";
   bool no_overlap = false;
   std::string json;
+  bool bucket_cap_given = false, first_bucket_cap_given = false;  // set after parsing
 };
 
 std::vector<int> parse_world_sizes(const std::string& text) {
@@ -83,6 +84,9 @@ project::Level make_level(const std::string& bw, const std::string& latency, con
 }
 
 project::ComputeProfile model_profile(const ProjectFlags& f) {
+  if (f.ddp_overhead_ms < 0) throw UsageError("--ddp-overhead-ms must not be negative");
+  if (f.batch_size < 1 || f.image_size < 1 || f.seq_len < 1)
+    throw UsageError("--batch-size, --image-size and --seq-len must be at least 1");
   if (f.forward_ms < 0 || f.backward_ms <= 0 || f.optimizer_ms < 0)
     throw UsageError("--model needs the phase times of one rank: --forward-ms, --backward-ms and --optimizer-ms "
                      "(or give --profile REPORT instead)");
@@ -100,19 +104,9 @@ project::ComputeProfile model_profile(const ProjectFlags& f) {
   p.backward_s = f.backward_ms / 1e3;
   p.optimizer_s = f.optimizer_ms / 1e3;
   p.fixed_s = f.ddp_overhead_ms / 1e3;
-  // Backward runs the layers in reverse; a layer's gradients are ready when
-  // the backward of it and of every layer after it is done, each taking
-  // time in proportion to its multiply-adds. Parameters no counted layer
-  // reads (embeddings, norms) are taken as ready when backward ends.
-  double counted = 0;
-  for (const auto& l : cost.layers) counted += l.param_elements;
-  double done_macs = 0;
-  for (auto it = cost.layers.rbegin(); it != cost.layers.rend(); ++it) {
-    done_macs += it->macs;
-    if (it->param_elements > 0)
-      p.grads.push_back({it->param_elements * 4, p.backward_s * done_macs / cost.macs_per_example});
-  }
-  if (cost.param_elements > counted) p.grads.push_back({(cost.param_elements - counted) * 4, p.backward_s});
+  std::vector<project::LayerWork> layers;
+  for (const auto& l : cost.layers) layers.push_back({l.macs, l.param_elements});
+  p.grads = project::grads_from_layers(layers, cost.param_elements, p.backward_s);
   return p;
 }
 
@@ -130,12 +124,12 @@ int run_project(const ProjectFlags& f) {
   if (f.compression == "fp16" || f.compression == "bf16") o.wire_ratio = 0.5;
   else if (f.compression != "none")
     throw UsageError(fmt::format("--compression: '{}' is not a wire format (use none, fp16 or bf16)", f.compression));
-  if (f.bucket_cap_mb >= 0 || f.first_bucket_cap_mb >= 0) {
-    if (f.bucket_cap_mb == 0 || f.first_bucket_cap_mb == 0)
+  if (f.bucket_cap_given || f.first_bucket_cap_given) {
+    if ((f.bucket_cap_given && !(f.bucket_cap_mb > 0)) || (f.first_bucket_cap_given && !(f.first_bucket_cap_mb > 0)))
       throw UsageError("--bucket-cap-mb and --first-bucket-cap-mb must be positive");
     project::BucketOptions b;
-    if (f.bucket_cap_mb > 0) b.cap_bytes = f.bucket_cap_mb * 1024 * 1024;
-    if (f.first_bucket_cap_mb > 0) b.first_cap_bytes = f.first_bucket_cap_mb * 1024 * 1024;
+    if (f.bucket_cap_given) b.cap_bytes = f.bucket_cap_mb * 1024 * 1024;
+    if (f.first_bucket_cap_given) b.first_cap_bytes = f.first_bucket_cap_mb * 1024 * 1024;
     o.rebucket = b;
   }
   o.net.ranks_per_node = f.ranks_per_node;
@@ -209,15 +203,19 @@ Action register_project(CLI::App& app) {
   cmd->add_option("--algo", f->algo, "Allreduce algorithm: ring, tree or auto (the cheaper per bucket, as NCCL)")
       ->capture_default_str();
   cmd->add_option("--world-sizes", f->world_sizes, "Rank counts to project")->capture_default_str();
-  cmd->add_option("--bucket-cap-mb", f->bucket_cap_mb, "What if: re-bucket the gradients at this capacity, MiB");
-  cmd->add_option("--first-bucket-cap-mb", f->first_bucket_cap_mb, "What if: first bucket's capacity, MiB");
+  auto* cap = cmd->add_option("--bucket-cap-mb", f->bucket_cap_mb, "What if: re-bucket the gradients at this capacity, MiB");
+  auto* first = cmd->add_option("--first-bucket-cap-mb", f->first_bucket_cap_mb, "What if: first bucket's capacity, MiB");
   cmd->add_option("--compression", f->compression, "What if: allreduce in fp16 or bf16 (half the bytes)")
       ->capture_default_str();
   cmd->add_flag("--no-overlap", f->no_overlap, "What if: every allreduce after backward ends");
   cmd->add_option("--bw-scale", f->bw_scale, "What if: every bandwidth times this (2 = a network twice as fast)")
       ->capture_default_str();
   cmd->add_option("--json", f->json, "Write the projection as JSON here (schema dtbench.project)");
-  return [f]() { return run_project(*f); };
+  return [f, cap, first]() {
+    f->bucket_cap_given = cap->count() > 0;
+    f->first_bucket_cap_given = first->count() > 0;
+    return run_project(*f);
+  };
 }
 
 }  // namespace dtbench::cli

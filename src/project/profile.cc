@@ -113,6 +113,23 @@ ComputeProfile profile_from_ddp_report(const Json& doc, const std::string& path,
   return p;
 }
 
+std::vector<GradItem> grads_from_layers(const std::vector<LayerWork>& layers, double param_elements,
+                                        double backward_s) {
+  double counted = 0, macs = 0;
+  for (const auto& l : layers) {
+    counted += l.param_elements;
+    macs += l.macs;
+  }
+  std::vector<GradItem> out;
+  double done = 0;
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    done += it->macs;
+    if (it->param_elements > 0) out.push_back({it->param_elements * 4, macs > 0 ? backward_s * done / macs : backward_s});
+  }
+  if (param_elements > counted) out.push_back({(param_elements - counted) * 4, backward_s});
+  return out;
+}
+
 std::vector<std::pair<int, double>> measured_points(const Json& doc, const std::string& path) {
   std::vector<std::pair<int, double>> out;
   for (const auto& r : runs_of(doc, path)) {

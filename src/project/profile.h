@@ -20,6 +20,22 @@ namespace dtbench::project {
 ComputeProfile profile_from_ddp_report(const nlohmann::ordered_json& doc, const std::string& path,
                                        const std::string& row);
 
+// One layer of a forward pass for the model profile: its multiply-adds and
+// the parameter elements it reads (train/flops' LayerCost, torch-free here).
+struct LayerWork {
+  double macs = 0;
+  double param_elements = 0;
+};
+
+// Gradient items of a model from its layers in forward order: backward runs
+// them in reverse, so a layer's gradients (4 bytes per element) are ready
+// when backward has done its and every later layer's multiply-adds, at
+// backward_s x (those multiply-adds / all of them); parameters no layer
+// reads (`param_elements` beyond the layers': embeddings, norms) are ready
+// when backward ends.
+std::vector<GradItem> grads_from_layers(const std::vector<LayerWork>& layers, double param_elements,
+                                        double backward_s);
+
 // Measured iteration p50 of every row of more than one rank in a ddp report
 // (world size, seconds), for comparing with the projection.
 std::vector<std::pair<int, double>> measured_points(const nlohmann::ordered_json& doc, const std::string& path);

@@ -90,6 +90,17 @@ expect_bad "model without phase times" --model mlp "${net[@]}"
 expect_bad "zero ranks" --profile profile.json --comm-intra comm.json --world-sizes 0
 expect_bad "unknown algorithm" --profile profile.json "${net[@]}" --algo butterfly
 expect_bad "unknown compression" --profile profile.json "${net[@]}" --compression fp8
+expect_bad "no such row" --profile profile.json "${net[@]}" --row 9N/9R
+expect_bad "a comm report as --measured" --profile profile.json "${net[@]}" --measured comm.json
+expect_bad "zero bucket cap" --profile profile.json "${net[@]}" --bucket-cap-mb 0
+expect_bad "negative first bucket cap" --profile profile.json "${net[@]}" --first-bucket-cap-mb -1
+expect_bad "zero bandwidth scale" --profile profile.json "${net[@]}" --bw-scale 0
+expect_bad "zero ranks per node" --profile profile.json --comm-intra comm.json --ranks-per-node 0 --world-sizes 2
+expect_bad "base latency without a unit" --profile profile.json "${net[@]}" --base-latency 5
+expect_bad "both a report and stated figures for a level" --profile profile.json "${net[@]}" --intra-bw 1GB/s --intra-latency 1us
+expect_bad "negative DDP overhead" --model mlp --forward-ms 1 --backward-ms 1 --optimizer-ms 1 --ddp-overhead-ms -1 "${net[@]}"
+expect_bad "zero batch" --model mlp --batch-size 0 --forward-ms 1 --backward-ms 1 --optimizer-ms 1 "${net[@]}"
+expect_bad "unknown model" --model nosuchnet --forward-ms 1 --backward-ms 1 --optimizer-ms 1 "${net[@]}"
 
 echo "project_cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -262,6 +262,19 @@ TEST(Profile, FromADdpReport) {
   EXPECT_NEAR(p.measured[0].second, 0.040, 1e-12);
 }
 
+TEST(Profile, GradientsFromLayers) {
+  // Three layers in forward order, 1 + 2 + 1 multiply-adds; the middle one
+  // reads no parameters (attention's bmm); 10 elements nobody reads.
+  const auto g = grads_from_layers({{1, 100}, {2, 0}, {1, 50}}, 160, 0.4);
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_DOUBLE_EQ(g[0].bytes, 200);     // the last layer first: ready after its own quarter
+  EXPECT_DOUBLE_EQ(g[0].ready_s, 0.1);
+  EXPECT_DOUBLE_EQ(g[1].bytes, 400);     // the first layer: ready when backward ends
+  EXPECT_DOUBLE_EQ(g[1].ready_s, 0.4);
+  EXPECT_DOUBLE_EQ(g[2].bytes, 40);      // the unread parameters, at the end
+  EXPECT_DOUBLE_EQ(g[2].ready_s, 0.4);
+}
+
 TEST(Profile, SaysWhatTheReportLacks) {
   EXPECT_THROW(profile_from_ddp_report(ddp_report(false, false), "r.json", ""), UsageError);  // no trace
   EXPECT_THROW(profile_from_ddp_report(ddp_report(true, false), "r.json", ""), UsageError);   // no ready times

@@ -54,6 +54,7 @@ Json analysis_json(const std::vector<trace::RankTimeline>& ranks) {
   Json nodes = Json::array();
   for (const auto& n : late.nodes)
     nodes.push_back({{"node", n.node}, {"launched_last_share", n.last_share}, {"mean_lateness_ms", ms(n.mean_late_us)}});
+  const double backward = trace::backward_compute_p50(ranks);
   Json j{{"rank_iterations", s.rank_iterations},
          {"wall_ms_p50", ms(s.wall_p50)},
          {"compute_ms_p50", ms(s.compute_p50)},
@@ -61,9 +62,7 @@ Json analysis_json(const std::vector<trace::RankTimeline>& ranks) {
          {"overlap", s.overlap},
          {"exposed_comm_ms_p50", ms(s.exposed_p50)},
          {"idle_ms_p50", ms(s.idle_p50)},
-         {"backward_compute_ms_p50", trace::backward_compute_p50(ranks) < 0
-                                         ? Json(nullptr)
-                                         : Json(ms(trace::backward_compute_p50(ranks)))},
+         {"backward_compute_ms_p50", backward < 0 ? Json(nullptr) : Json(ms(backward))},
          {"collectives", late.collectives},
          {"straggler", late.worst ? Json(*late.worst) : Json(nullptr)},
          {"verdict", late.verdict},
