@@ -127,6 +127,28 @@ int run_comm(CommFlags& f) {
   const std::string label = env["world"]["label"];
 
   report::CommConsoleReporter console(std::cout);
+  // The --json report is rewritten (atomically) after every row with
+  // "complete": false, so a run ended early (a scheduler's time limit, a
+  // signal, a failed peer) leaves a valid report of the rows it finished.
+  std::vector<report::CommRecord> done;
+  auto write_report = [&](bool complete, const std::vector<std::string>& skipped) {
+    if (!leader || f.run.json_path.empty()) return;
+    nlohmann::ordered_json doc;
+    doc["schema"] = "dtbench.comm";
+    doc["schema_version"] = 1;
+    doc["created"] = report::utc_timestamp();
+    doc["complete"] = complete;
+    doc["command"] = original_args();
+    doc["env"] = env;
+    doc["config"] = config_json(f, opts);
+    nlohmann::ordered_json recs = nlohmann::ordered_json::array();
+    for (const auto& r : done) recs.push_back(report::to_json(r));
+    doc["results"] = recs;
+    doc["skipped"] = skipped;
+    doc["summary"] = {{"avg_busbw_gbs", report::average_busbw(done)},
+                      {"wrong", report::total_wrong(done)}};
+    report::write_json_atomic(f.run.json_path, doc);
+  };
   if (leader) {
     report::print_env(std::cout, env);
     std::cout << fmt::format(
@@ -137,28 +159,17 @@ int run_comm(CommFlags& f) {
     console.header();
   }
   auto result = bench::run_comm_bench(*comm, opts, [&](const report::CommRecord& r) {
-    if (leader) console.row(r);
+    if (!leader) return;
+    console.row(r);
+    done.push_back(r);
+    write_report(false, {});
   });
   const auto wrong = report::total_wrong(result.records);
   if (leader) {
     console.footer(result.records, result.skipped);
     console.nodes(result.records, launch::describe_nodes(opts.topology));
-    if (!f.run.json_path.empty()) {
-      nlohmann::ordered_json doc;
-      doc["schema"] = "dtbench.comm";
-      doc["schema_version"] = 1;
-      doc["created"] = report::utc_timestamp();
-      doc["command"] = original_args();
-      doc["env"] = env;
-      doc["config"] = config_json(f, opts);
-      nlohmann::ordered_json recs = nlohmann::ordered_json::array();
-      for (const auto& r : result.records) recs.push_back(report::to_json(r));
-      doc["results"] = recs;
-      doc["skipped"] = result.skipped;
-      doc["summary"] = {{"avg_busbw_gbs", report::average_busbw(result.records)},
-                        {"wrong", wrong}};
-      report::write_json_atomic(f.run.json_path, doc);
-    }
+    done = result.records;
+    write_report(true, result.skipped);
   }
   comm->barrier();
   if (wrong != 0)

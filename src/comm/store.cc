@@ -12,6 +12,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "comm/error_text.h"
+#include "comm/liveness.h"
 #include "compat/c10d_compat.h"
 #include "core/error.h"
 #include "core/net_route.h"
@@ -93,6 +94,12 @@ c10::intrusive_ptr<c10d::Store> connect_store(const launch::World& world,
     store = c10::make_intrusive<c10d::PrefixStore>(fmt::format("dtbench/attempt{}", world.restart_count), store);
   }
   check_job(*store, world, timeout);
+  StoreEndpoint at;
+  at.addr = world.master_addr;
+  at.port = port;
+  at.prefix = join_agent ? fmt::format("dtbench/attempt{}", world.restart_count) : "";
+  at.hosted_by_rank0 = !join_agent;
+  start_heartbeat(at, world.rank, world.world_size);
   return store;
 }
 
@@ -140,6 +147,26 @@ std::string published_failure(const c10::intrusive_ptr<c10d::Store>& store,
   }).detach();
   if (future.wait_for(wait + std::chrono::milliseconds(200)) != std::future_status::ready) return "";
   return future.get();
+}
+
+std::string failure_cause(const c10::intrusive_ptr<c10d::Store>& store, std::chrono::milliseconds wait) {
+  // Both questions at once: what a launcher published, and whose heartbeat
+  // stood still (asked from a detached thread: a store that does not answer
+  // must not hold this rank beyond `wait`).
+  auto silent = std::make_shared<std::promise<std::string>>();
+  auto verdict = silent->get_future();
+  std::thread([silent, wait]() {
+    std::string text;
+    try {
+      text = silent_ranks(wait);
+    } catch (const std::exception&) {
+    }
+    silent->set_value(text);
+  }).detach();
+  auto published = published_failure(store, wait);
+  if (!published.empty()) return published;
+  if (verdict.wait_for(std::chrono::milliseconds(1500)) != std::future_status::ready) return "";
+  return verdict.get();
 }
 
 std::string progress_key(const std::string& progress) { return "dtbench/progress/" + progress; }
@@ -200,13 +227,13 @@ std::exception_ptr add_cause(std::exception_ptr error, const std::string& cause)
   }
 }
 
-std::exception_ptr with_published_cause(std::exception_ptr error,
+std::exception_ptr with_failure_cause(std::exception_ptr error,
                                         const c10::intrusive_ptr<c10d::Store>& store) {
   try {
     std::rethrow_exception(error);
   } catch (const CommError& e) {  // TimeoutError too
     if (std::string(e.what()).find("; cause: ") != std::string::npos) return error;
-    return add_cause(error, published_failure(store, std::chrono::milliseconds(2000)));
+    return add_cause(error, failure_cause(store, std::chrono::milliseconds(2000)));
   } catch (...) {
     return error;
   }

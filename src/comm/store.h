@@ -63,14 +63,20 @@ bool publish_failure(const std::string& master_addr, int master_port, const std:
 std::string published_failure(const c10::intrusive_ptr<c10d::Store>& store,
                               std::chrono::milliseconds wait);
 
+// What is known of why a peer failed: what a launcher published (the
+// most precise: signal and node), else the ranks whose heartbeat stood still
+// during `wait` (comm/liveness: works under any launcher), else "". Blocks
+// for about `wait` when nothing was published.
+std::string failure_cause(const c10::intrusive_ptr<c10d::Store>& store, std::chrono::milliseconds wait);
+
 // `error` (a TimeoutError/CommError, kept as its type) with "; cause:
 // <cause>" appended; other errors, an empty cause, or a message that already
 // names a cause are returned as they are.
 std::exception_ptr add_cause(std::exception_ptr error, const std::string& cause);
-// add_cause with what a launcher published in `store` (waiting up to 2 s),
-// asked only for a TimeoutError/CommError: how the RPC paths of kvstore and
-// hybrid name a stopped or dead rank as the collectives do.
-std::exception_ptr with_published_cause(std::exception_ptr error,
+// add_cause with failure_cause (up to about 2 s), asked only for a
+// TimeoutError/CommError: how the collectives and the RPC paths of kvstore
+// and hybrid name a stopped or dead rank.
+std::exception_ptr with_failure_cause(std::exception_ptr error,
                                         const c10::intrusive_ptr<c10d::Store>& store);
 
 }  // namespace dtbench::comm

@@ -68,7 +68,8 @@ fi
 sleep 1
 none_left "dtbench comm -b 8 -e 8 -n 1000000" "the killed-worker job"
 # A worker stopped (SIGSTOP), not killed: rank 0's collective times out after
-# --timeout (torchrun publishes nothing, so it names no cause), rank 0 exits
+# --timeout and names rank 1 (torchrun publishes nothing; rank 1's heartbeat
+# in the store stood still: comm/liveness), rank 0 exits
 # 1, torchrun tears the job down, the stopped rank included (SIGTERM stays
 # pending on a stopped process: torchrun's SIGKILL comes after its own 30 s
 # grace, so the job ends ~40 s after the stop).
@@ -89,8 +90,8 @@ kill -STOP "$victim"
 wait "$job"; rc=$?
 took=$(( $(date +%s) - stopped_at ))
 if [ -n "$victim" ] && [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$took" -lt 60 ] &&
-   grep -q "dtbench\[rank 0\]: error: gloo .*no answer within --timeout" "$tmp/stop.out"; then
-  ok "stopped worker: rank 0 timed out, torchrun exit $rc ${took}s after SIGSTOP"
+   grep -q "dtbench\[rank 0\]: error: gloo .*no answer within --timeout.*; cause: rank 1 (pid $victim on .*) sent no heartbeat" "$tmp/stop.out"; then
+  ok "stopped worker: rank 0 timed out naming rank 1 (its heartbeat), torchrun exit $rc ${took}s after SIGSTOP"
 else
   fail "stopped worker (pid $victim): exit $rc ${took}s after SIGSTOP"; tail -20 "$tmp/stop.out"
 fi

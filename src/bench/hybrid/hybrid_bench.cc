@@ -374,7 +374,7 @@ HybridRunResult run_hybrid(const launch::World& world, const HybridOptions& o,
       return result;
     }();
   } catch (...) {
-    std::rethrow_exception(comm::with_published_cause(std::current_exception(), store));
+    std::rethrow_exception(comm::with_failure_cause(std::current_exception(), store));
   }
 }
 

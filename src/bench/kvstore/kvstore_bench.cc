@@ -177,7 +177,7 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
       return result;
     }();
   } catch (...) {
-    std::rethrow_exception(comm::with_published_cause(std::current_exception(), store));
+    std::rethrow_exception(comm::with_failure_cause(std::current_exception(), store));
   }
 }
 

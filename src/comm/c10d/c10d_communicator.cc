@@ -136,7 +136,7 @@ class C10dCommunicator : public Communicator {
     auto translated = Communicator::explain_failure(error, context);
     if (translated == error) return error;  // not a peer failure
     failed_->store(true);
-    return with_published_cause(translated, s_.store);
+    return with_failure_cause(translated, s_.store);
   }
   ~C10dCommunicator() override {
     if (!s_.close) return;
@@ -315,7 +315,7 @@ class C10dCommunicator : public Communicator {
       auto store = s_.store;
       return std::make_unique<C10dWorkHandle>(
           start(), context,
-          [store]() { return published_failure(store, std::chrono::milliseconds(2000)); },
+          [store]() { return failure_cause(store, std::chrono::milliseconds(2000)); },
           std::move(post), failed_);
     } catch (...) {
       failed_->store(true);
