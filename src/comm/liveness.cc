@@ -21,6 +21,10 @@ namespace {
 constexpr auto kBeat = std::chrono::milliseconds(500);
 
 std::string alive_key(int rank) { return fmt::format("dtbench/alive/{}", rank); }
+// Set by a rank that stops beating on purpose: it finished, or it is itself
+// failing (and will exit). Its silence then names nobody.
+std::string gone_key(int rank) { return fmt::format("dtbench/gone/{}", rank); }
+const std::vector<std::uint8_t> kOne{'1'};
 
 // A client of its own to the job's store; throws when it cannot be reached
 // within `timeout` (which also bounds every later request).
@@ -62,6 +66,10 @@ void beat_loop(const std::shared_ptr<Beat>& b) {
     b->cv.wait_for(lock, kBeat, [&] { return b->stop; });
   }
   lock.unlock();
+  try {
+    if (store) store->set(gone_key(b->rank), kOne);
+  } catch (const std::exception&) {
+  }
   store.reset();  // closed before the program may go on to exit
   lock.lock();
   b->done = true;
@@ -142,6 +150,7 @@ std::string silent_ranks(std::chrono::milliseconds window) {
   std::vector<std::int64_t> before(b->size), after(b->size);
   try {
     store = open_client(b->at, window);
+    store->set(gone_key(b->rank), kOne);  // this rank is failing: its own silence is no news
     for (int r = 0; r < b->size; ++r) before[r] = store->add(alive_key(r), 0);
   } catch (const std::exception&) {
     if (b->at.hosted_by_rank0 && b->rank != 0)
@@ -157,7 +166,13 @@ std::string silent_ranks(std::chrono::milliseconds window) {
   } catch (const std::exception&) {
     return "";
   }
-  const auto silent = stalled(before, after, b->rank);
+  std::vector<int> silent;
+  try {
+    for (const int r : stalled(before, after, b->rank))
+      if (!store->check({gone_key(r)})) silent.push_back(r);
+  } catch (const std::exception&) {
+    return "";
+  }
   if (silent.empty()) return "";
   std::string names;
   for (std::size_t i = 0; i < silent.size(); ++i) {

@@ -30,7 +30,10 @@ void start_heartbeat(const StoreEndpoint& at, int rank, int world_size);
 void stop_heartbeat();
 
 // One line naming the ranks (this one excluded) whose beat did not advance
-// during `window`, each with the pid and host it claimed at rendezvous
+// during `window` and that did not say they stopped on purpose (a rank
+// marks itself gone when its heartbeat ends normally and when it calls
+// this, i.e. when it is failing itself: so ranks that fail in a cascade
+// after the first one are not named), each with the pid and host it claimed at rendezvous
 // ("rank 3 (pid 8123 on node1) sent no heartbeat for 2.0 s: it is stopped,
 // hung or dead"); or, when the store itself does not answer within
 // `window`, a line saying so (naming rank 0 where it hosts the store); ""

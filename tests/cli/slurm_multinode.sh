@@ -7,9 +7,10 @@
 #   srun --mpi=pmix of comm with the mpi backend;
 #   the README's two-node batch script through `sbatch --wait`, and its
 #   commented one-launcher-per-node variant as a script of its own;
-#   a task killed mid-step (the step ends, srun names the task, nothing is
-#   left on either host), a task stopped mid-step (the others name it from
-#   its heartbeat) and a step over its --time (Slurm ends it; the
+#   a task killed mid-step (the survivors name it from its heartbeat, srun
+#   names the task, the step ends, nothing is left on either host), a task stopped mid-step (gloo: the others name it
+#   from its heartbeat; mpi under PMIx: the watchdog aborts the job) and a
+#   step over its --time (Slurm ends it; the
 #   --json report is valid, "complete": false, with the rows finished).
 # Needs root, iproute2 and the slurmd/slurmctld/slurm-client/munge packages;
 # exit 77 (skipped) with the reason otherwise. Daemons, namespaces and files
@@ -176,17 +177,30 @@ else
   fail "README launcher variant: sbatch --wait failed"; cat sbatch.err; tail -10 launch-sbatch.out
 fi
 
-# 5. A task killed mid-step on the second host: the step ends, srun names
-# the task, and nothing of the job is left on either host.
+# 5. A task killed mid-step on the second host: the survivors' collectives
+# fail and name it (its heartbeat stood still: Slurm publishes nothing), srun
+# names the task, the step ends, and nothing is left on either host.
 start=$(date +%s)
-in_a timeout 120 srun -N 2 -n 4 --kill-on-bad-exit=1 bash -c \
-  'dtbench comm -b 8 -e 8 -n 1000000 --timeout 20s & pid=$!; if [ "$SLURM_PROCID" = 3 ]; then sleep 4; kill -9 $pid; fi; wait $pid' \
-  >kill.out 2>&1
-rc=$?; took=$(( $(date +%s) - start ))
-if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$took" -lt 60 ] && grep -q "task 3" kill.out; then
-  ok "killed task 3 on $HOST_B: srun exit $rc after ${took}s: $(grep -m1 "task 3" kill.out)"
+in_a timeout 120 srun -N 2 -n 4 dtbench comm -b 8 -e 8 -n 999997 --timeout 20s >kill.out 2>&1 &
+job=$!
+victim=""
+for _ in $(seq 1 100); do
+  for p in $(ip netns pids "$NS_B"); do
+    grep -qa "999997" "/proc/$p/cmdline" 2>/dev/null && grep -qa "dtbench" "/proc/$p/cmdline" &&
+      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_PROCID=3" && victim=$p
+  done
+  [ -n "$victim" ] && break; sleep 0.2
+done
+sleep 3
+killed_at=$(date +%s)
+[ -n "$victim" ] && kill -9 "$victim"
+wait "$job"; rc=$?
+took=$(( $(date +%s) - killed_at ))
+if [ -n "$victim" ] && [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$took" -lt 30 ] && grep -q "task 3" kill.out &&
+   grep -q "dtbench\[rank 0\]: error: .*; cause: rank 3 (pid $victim on $HOST_B) sent no heartbeat" kill.out; then
+  ok "killed task 3 on $HOST_B: rank 0 named it, srun exit $rc ${took}s after: $(grep -m1 "task 3" kill.out)"
 else
-  fail "killed task: exit $rc after ${took}s"; tail -10 kill.out
+  fail "killed task (pid $victim): srun exit $rc ${took}s after SIGKILL"; tail -n 12 kill.out
 fi
 sleep 2
 if [ -n "$(left)" ]; then fail "dtbench processes left after the killed task: $(left)"; else ok "no process left on either host"; fi
@@ -219,6 +233,34 @@ else
 fi
 sleep 2
 if [ -n "$(left)" ]; then fail "dtbench processes left after the stopped task: $(left)"; else ok "no process left after the stopped task"; fi
+
+# 6b. The same with the mpi backend under srun --mpi=pmix: MPI has no
+# timeout, so dtbench's watchdog ends the job (MPI_Abort) after --timeout.
+start=$(date +%s)
+in_a timeout 120 srun --mpi=pmix -N 2 -n 4 --kill-on-bad-exit=1 dtbench comm --backend mpi -b 1M -e 1M \
+  -n 999998 --timeout 5s >mstop.out 2>&1 &
+job=$!
+victim=""
+for _ in $(seq 1 100); do
+  for p in $(ip netns pids "$NS_B"); do
+    grep -qa "999998" "/proc/$p/cmdline" 2>/dev/null && grep -qa "dtbench" "/proc/$p/cmdline" &&
+      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_PROCID=3" && victim=$p
+  done
+  [ -n "$victim" ] && break; sleep 0.2
+done
+sleep 3
+stopped_at=$(date +%s)
+[ -n "$victim" ] && kill -STOP "$victim"
+wait "$job"; rc=$?
+took=$(( $(date +%s) - stopped_at ))
+if [ -n "$victim" ] && [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$took" -lt 40 ] &&
+   grep -q "mpi: rank [0-2]: .* made no progress for .*aborting the job (MPI_Abort)" mstop.out; then
+  ok "mpi task stopped under srun --mpi=pmix: the watchdog aborted the job, srun exit $rc ${took}s after SIGSTOP"
+else
+  fail "mpi task stopped under srun --mpi=pmix (pid $victim): srun exit $rc ${took}s after SIGSTOP"; tail -n 12 mstop.out
+fi
+sleep 2
+if [ -n "$(left)" ]; then fail "dtbench processes left after the stopped mpi task: $(left)"; else ok "no process left after the stopped mpi task"; fi
 
 # 7. A step over its --time (1 minute, Slurm's smallest): Slurm ends it
 # (SIGTERM, SIGKILL after KillWait); the report holds the rows finished.

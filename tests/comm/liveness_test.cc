@@ -59,6 +59,22 @@ TEST(Liveness, NamesTheRankWhoseBeatStoodStill) {
   stop_heartbeat();
 }
 
+TEST(Liveness, ARankThatSaidItIsGoneIsNotNamed) {
+  auto store = host_store();
+  StoreEndpoint at;
+  at.addr = "127.0.0.1";
+  at.port = store->getPort();
+  // Rank 1 failed itself (or finished): it marked itself gone; rank 2 did not.
+  store->set("dtbench/gone/1", std::vector<std::uint8_t>{'1'});
+  start_heartbeat(at, 0, 3);
+  const auto line = silent_ranks(std::chrono::milliseconds(1000));
+  EXPECT_NE(line.find("rank 2 sent no heartbeat"), std::string::npos) << line;
+  EXPECT_EQ(line.find("rank 1"), std::string::npos) << line;
+  // This rank, failing, marked itself; a normal stop marks it too.
+  EXPECT_TRUE(store->check({"dtbench/gone/0"}));
+  stop_heartbeat();
+}
+
 TEST(Liveness, EveryRankBeatingNamesNobody) {
   auto store = host_store();
   StoreEndpoint at;
