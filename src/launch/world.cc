@@ -9,6 +9,15 @@
 namespace dtbench::launch {
 namespace {
 
+// A Slurm id (job ids pass a million on large clusters); nullopt when absent
+// or not a plain non-negative number.
+std::optional<long long> slurm_number(const EnvLookup& env, const std::string& name) {
+  const auto v = env(name);
+  if (!v || v->empty() || v->find_first_not_of("0123456789") != std::string::npos || v->size() > 18)
+    return std::nullopt;
+  return std::stoll(*v);
+}
+
 int parse_int(const EnvLookup& env, const std::string& name, int fallback, int min_value) {
   const auto v = env(name);
   if (!v) return fallback;
@@ -77,6 +86,10 @@ std::string first_slurm_host(const std::string& nodelist) {
   return first.substr(0, open) + range + first.substr(close + 1);
 }
 
+int slurm_store_port(long long job_id, long long step_id) {
+  return static_cast<int>(20000 + (job_id % 1000) * 10 + step_id % 10);
+}
+
 bool is_loopback(const std::string& addr) {
   return addr.rfind("127.", 0) == 0 || addr == "localhost" || addr == "::1";
 }
@@ -118,6 +131,10 @@ World world_from_env(const EnvLookup& env) {
       w.master_addr = first_slurm_host(*list);
       w.master_given = true;
     }
+    // Steps of several jobs (or of one job) can share the first node: each
+    // step gets a store port of its own unless MASTER_PORT says otherwise.
+    if (const auto job = slurm_number(env, "SLURM_JOB_ID"))
+      w.master_port = slurm_store_port(*job, slurm_number(env, "SLURM_STEP_ID").value_or(0));
   } else if (env("PMI_RANK")) {
     w.source = "pmi";
     rank_var = "PMI_RANK";

@@ -54,5 +54,9 @@ std::string first_slurm_host(const std::string& nodelist);
 
 // True when MASTER_ADDR names this host's loopback ("127.x", "localhost", "::1").
 bool is_loopback(const std::string& addr);
+// The store port of a Slurm step without MASTER_PORT: 20000 + (job id mod
+// 1000) x 10 + step id mod 10, so concurrent steps sharing the first node
+// (of one job or of several) rarely meet on one port.
+int slurm_store_port(long long job_id, long long step_id);
 
 }  // namespace dtbench::launch

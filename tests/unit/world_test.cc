@@ -77,6 +77,24 @@ TEST(World, SlurmUsesFirstHostOfNodeList) {
   EXPECT_EQ(w.label(), "2N/4R");
 }
 
+TEST(World, SlurmStepsGetAStorePortOfTheirOwn) {
+  auto slurm = [](std::map<std::string, std::string> extra) {
+    std::map<std::string, std::string> e{{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"},
+                                         {"SLURM_JOB_NODELIST", "n1"}};
+    e.insert(extra.begin(), extra.end());
+    return world_from_env(env_of(e));
+  };
+  EXPECT_EQ(slurm({{"SLURM_JOB_ID", "12345678"}, {"SLURM_STEP_ID", "3"}}).master_port, 20000 + 678 * 10 + 3);
+  EXPECT_EQ(slurm({{"SLURM_JOB_ID", "7"}}).master_port, 20070);
+  EXPECT_NE(slurm({{"SLURM_JOB_ID", "7"}, {"SLURM_STEP_ID", "1"}}).master_port,
+            slurm({{"SLURM_JOB_ID", "7"}, {"SLURM_STEP_ID", "2"}}).master_port);
+  EXPECT_EQ(slurm({}).master_port, 29500);                     // no job id: the default
+  EXPECT_EQ(slurm({{"SLURM_JOB_ID", "x1"}}).master_port, 29500);  // not a number: the default
+  const auto given = slurm({{"SLURM_JOB_ID", "7"}, {"MASTER_PORT", "31000"}});
+  EXPECT_EQ(given.master_port, 31000);  // MASTER_PORT wins
+  EXPECT_TRUE(given.master_port_given);
+}
+
 TEST(World, Pmi) {
   const auto w = world_from_env(env_of({{"PMI_RANK", "1"}, {"PMI_SIZE", "3"}}));
   EXPECT_EQ(w.source, "pmi");
