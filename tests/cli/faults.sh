@@ -239,6 +239,34 @@ if command -v mpirun >/dev/null; then
   check "mpi stopped rank: exit $rc ${elapsed}s after SIGSTOP, $hung report(s), $left left: $(grep "made no progress" "$tmp/stop.err")" $? \
     "victim $victim $(cat "$tmp/stop.err" | head -5)"
   kill -9 "$victim" 2>/dev/null
+
+  # 8. A gloo rank stopped under mpirun, which publishes nothing: the others'
+  # collectives time out after --timeout and name it from its heartbeat in
+  # the job's store (comm/liveness); mpirun then ends the job.
+  mpirun --allow-run-as-root --oversubscribe -np 3 "$DTBENCH" comm --backend gloo -b 1M -e 1M -n 999996 -w 1 \
+    --timeout 5s >"$tmp/mg.out" 2>"$tmp/mg.err" &
+  job=$!
+  victim=""
+  for _ in $(seq 1 100); do
+    for p in $(pgrep -f "dtbench comm --backend gloo -b 1M -e 1M -n 999996"); do
+      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=2" && victim=$p
+    done
+    [ -n "$victim" ] && grep -q "dtbench comm:" "$tmp/mg.out" 2>/dev/null && break
+    sleep 0.2
+  done
+  sleep 2  # inside the allreduces
+  start=$(date +%s)
+  kill -STOP "$victim"
+  wait "$job"; rc=$?
+  elapsed=$(( $(date +%s) - start ))
+  sleep 0.5
+  left=$(pgrep -f "n 999996" | wc -l)
+  named=$(grep -c "error: gloo .*no answer within --timeout.*; cause: rank 2 (pid $victim on [^)]*) sent no heartbeat" "$tmp/mg.err")
+  # Bound: --timeout 5 s + the heartbeat look (2 s) + mpirun's teardown.
+  [ -n "$victim" ] && [ "$rc" -ne 0 ] && [ "$elapsed" -lt 20 ] && [ "$left" -eq 0 ] && [ "$named" -ge 1 ]
+  check "mpirun, gloo rank stopped: exit $rc ${elapsed}s after SIGSTOP, $named rank(s) name rank 2 from its heartbeat, $left left" $? \
+    "victim $victim $(grep -v "^ \|^#" "$tmp/mg.err" | head -6)"
+  [ -n "$victim" ] && kill -9 "$victim" 2>/dev/null
 fi
 
 echo "$passes passed, $fails failed"

@@ -12,8 +12,7 @@
 #       reason in NETNS_ERROR) where namespaces cannot be made.
 #   in_a CMD... / in_b CMD...
 #       run CMD inside host A / B (its network namespace; with host names
-#       also its own host name and /etc/hosts, and with NETNS_TMP_BASE set
-#       its own /tmp).
+#       also its own host name and /etc/hosts).
 #   netns_cleanup
 #       kill everything still running in both namespaces, delete them and
 #       their /etc/netns entries. Safe to call more than once.
@@ -51,12 +50,8 @@ _in_ns() {  # NS HOSTNAME CMD...
     # Only the network namespace is entered (not `ip netns exec`, which
     # mounts a /sys without the cgroup tree that daemons such as slurmd
     # read), plus a host name and an /etc/hosts of this host's own.
-    # With NETNS_TMP_BASE set, each host also gets a /tmp of its own
-    # (NETNS_TMP_BASE/NAME), as separate machines have.
     nsenter --net="/run/netns/$ns" unshare --uts --mount sh -c \
-      'hostname "$0" && mount --bind "/etc/netns/$1/hosts" /etc/hosts &&
-       if [ -n "$2" ]; then mkdir -p "$2/$0" && mount --bind "$2/$0" /tmp; fi &&
-       shift 2 && exec "$@"' "$name" "$ns" "${NETNS_TMP_BASE:-}" "$@"
+      'hostname "$0" && mount --bind "/etc/netns/$1/hosts" /etc/hosts && shift && exec "$@"' "$name" "$ns" "$@"
   else
     ip netns exec "$ns" "$@"
   fi

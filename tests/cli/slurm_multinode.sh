@@ -29,10 +29,7 @@ done
 . "$ROOT/tests/cli/netns_lib.sh"
 . "$ROOT/tests/cli/check_lib.sh"
 
-# Outside /tmp: each host gets a /tmp of its own (Slurm's PMIx plugin keeps
-# per-step directories there, which two hosts sharing one /tmp collide on).
-tmp=$(mktemp -d /var/tmp/dtbench-slurm2.XXXXXX)
-export NETNS_TMP_BASE=$tmp/hosts-tmp
+tmp=$(mktemp -d /tmp/dtbench-slurm2.XXXXXX)
 cleanup() {
   [ -f "$tmp/slurm.conf" ] && [ -n "${NS_A:-}" ] &&
     SLURM_CONF=$tmp/slurm.conf in_a timeout 10 scancel --quiet --user=root >/dev/null 2>&1
@@ -49,7 +46,9 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 netns_pair dts 10.231.13 dtbn0 dtbn1 || skip "$NETNS_ERROR"
 
-mkdir -p "$tmp/state" "$tmp/bin" "$tmp/work" "$tmp/spool-dtbn0" "$tmp/spool-dtbn1"
+# TmpFS per host: Slurm's PMIx plugin keeps per-step directories there, which
+# two hosts sharing one /tmp collide on.
+mkdir -p "$tmp/state" "$tmp/bin" "$tmp/work" "$tmp/spool-dtbn0" "$tmp/spool-dtbn1" "$tmp/tmp-dtbn0" "$tmp/tmp-dtbn1"
 cat >"$tmp/slurm.conf" <<CONF
 ClusterName=dtbench2
 SlurmctldHost=$HOST_A($ADDR_A)
@@ -58,6 +57,7 @@ AuthType=auth/munge
 AuthInfo=socket=$tmp/munge.sock
 StateSaveLocation=$tmp/state
 SlurmdSpoolDir=$tmp/spool-%n
+TmpFS=$tmp/tmp-%n
 SlurmctldPidFile=$tmp/slurmctld.pid
 SlurmdPidFile=$tmp/slurmd-%n.pid
 SlurmctldLogFile=$tmp/slurmctld.log
