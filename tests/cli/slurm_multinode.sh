@@ -106,6 +106,13 @@ left() { for ns in "$NS_A" "$NS_B"; do ip netns pids "$ns"; done | while read -r
   [ "${1:-}" != all ] && grep -qa limit.json "/proc/$p/cmdline" 2>/dev/null && continue
   echo "$p"; done; }
 
+# in_loop FILE: wait until rank 0 printed the sweep's header to FILE (every
+# rank is past start-up and rendezvous, inside the collectives), plus 2 s.
+in_loop() {
+  for _ in $(seq 1 300); do grep -q "# dtbench comm:" "$1" 2>/dev/null && break; sleep 0.2; done
+  sleep 2
+}
+
 # 7 (started first, checked last: Slurm's smallest limit is a minute). A
 # step over its --time: Slurm ends it (SIGTERM, SIGKILL after KillWait);
 # the report holds the rows finished. One task per host, so the other steps
@@ -204,7 +211,7 @@ for _ in $(seq 1 100); do
   done
   [ -n "$victim" ] && break; sleep 0.2
 done
-sleep 3
+in_loop kill.out
 killed_at=$(date +%s)
 [ -n "$victim" ] && kill -9 "$victim"
 wait "$job"; rc=$?
@@ -233,7 +240,7 @@ for _ in $(seq 1 100); do
   done
   [ -n "$victim" ] && break; sleep 0.2
 done
-sleep 3
+in_loop stop.out
 stopped_at=$(date +%s)
 [ -n "$victim" ] && kill -STOP "$victim"
 wait "$job"; rc=$?
@@ -261,7 +268,7 @@ for _ in $(seq 1 100); do
   done
   [ -n "$victim" ] && break; sleep 0.2
 done
-sleep 3
+in_loop mstop.out
 stopped_at=$(date +%s)
 [ -n "$victim" ] && kill -STOP "$victim"
 wait "$job"; rc=$?
