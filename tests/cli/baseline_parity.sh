@@ -67,9 +67,13 @@ for round in 1 2 3; do
   cat "$work/r$round.rows"
 done
 # The control on resnet50 64x64: its activations are large enough that glibc's
-# dynamic thresholds re-fault them every iteration without fail (~28,000
-# faults/iter against ddp's < 1,000). With resnet18 32x32 the effect is small
-# and came and went between machines (760 vs 18 faults/iter).
+# dynamic thresholds re-fault them every iteration without fail (5,000-30,000
+# faults/iter in `none` seen, against the tuned rows' tens to ~120). Whether the
+# ddp row faults too under the defaults depends on what else the process
+# holds (it did not, then did once each rank also ran the store heartbeat's
+# thread: ~12,000 in the 2.11 build), so the control checks `none` alone.
+# With resnet18 32x32 the effect is small and came and went between machines
+# (760 vs 18 faults/iter).
 ctl_model=(--model resnet50 --image-size 64 --batch-size 16 --iters 5 --warmup 2 --threads 1)
 DTBENCH_MALLOC=default "$DTBENCH" ddp "${ctl_model[@]}" --world-sizes 1 --json "$work/ctl.json" >/dev/null 2>&1
 rows "$work/ctl.json" >"$work/ctl.rows"
@@ -93,7 +97,7 @@ for k in (1, 2, 3):
     ratios.append(float(r["ddp"][0]) / float(r["none"][0]))
 ctl = load("ctl")
 assert ctl["none"][3] == "default", ctl
-assert not faults_ok(ctl), ("negative control: glibc defaults should fault in 'none'", ctl)
+assert float(ctl["none"][1]) > 1000, ("negative control: glibc defaults should fault in 'none'", ctl)
 m = statistics.median(ratios)
 print(f"ok: ddp 1N/1R / none per round {[round(x, 3) for x in ratios]}, median {m:.3f};"
       f" control (DTBENCH_MALLOC=default) faults none {ctl['none'][1]} vs ddp {ctl['ddp'][1]}")
