@@ -106,6 +106,18 @@ left() { for ns in "$NS_A" "$NS_B"; do ip netns pids "$ns"; done | while read -r
   [ "${1:-}" != all ] && grep -qa limit.json "/proc/$p/cmdline" 2>/dev/null && continue
   echo "$p"; done; }
 
+# task3_pid MARK: the pid of task 3 (on the second host) of the step whose
+# command line holds MARK, once it runs ("" after 20 s).
+task3_pid() {
+  local p
+  for _ in $(seq 1 100); do
+    for p in $(ip netns pids "$NS_B"); do
+      grep -qa "$1" "/proc/$p/cmdline" 2>/dev/null && grep -qa dtbench "/proc/$p/cmdline" &&
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_PROCID=3" && { echo "$p"; return; }
+    done
+    sleep 0.2
+  done
+}
 # in_loop FILE: wait until rank 0 printed the sweep's header to FILE (every
 # rank is past start-up and rendezvous, inside the collectives), plus 2 s.
 in_loop() {
@@ -203,14 +215,7 @@ fi
 start=$(date +%s)
 in_a timeout 120 srun -N 2 -n 4 dtbench comm -b 8 -e 8 -n 999997 --timeout 20s >kill.out 2>&1 &
 job=$!
-victim=""
-for _ in $(seq 1 100); do
-  for p in $(ip netns pids "$NS_B"); do
-    grep -qa "999997" "/proc/$p/cmdline" 2>/dev/null && grep -qa "dtbench" "/proc/$p/cmdline" &&
-      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_PROCID=3" && victim=$p
-  done
-  [ -n "$victim" ] && break; sleep 0.2
-done
+victim=$(task3_pid 999997)
 in_loop kill.out
 killed_at=$(date +%s)
 [ -n "$victim" ] && kill -9 "$victim"
@@ -232,14 +237,7 @@ start=$(date +%s)
 in_a timeout 120 srun -N 2 -n 4 --kill-on-bad-exit=1 dtbench comm -b 8 -e 8 -n 999999 --timeout 5s \
   >stop.out 2>&1 &
 job=$!
-victim=""
-for _ in $(seq 1 100); do
-  for p in $(ip netns pids "$NS_B"); do
-    grep -qa "999999" "/proc/$p/cmdline" 2>/dev/null && grep -qa "dtbench" "/proc/$p/cmdline" &&
-      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_PROCID=3" && victim=$p
-  done
-  [ -n "$victim" ] && break; sleep 0.2
-done
+victim=$(task3_pid 999999)
 in_loop stop.out
 stopped_at=$(date +%s)
 [ -n "$victim" ] && kill -STOP "$victim"
@@ -260,14 +258,7 @@ start=$(date +%s)
 in_a timeout 120 srun --mpi=pmix -N 2 -n 4 --kill-on-bad-exit=1 dtbench comm --backend mpi -b 1M -e 1M \
   -n 999998 --timeout 5s >mstop.out 2>&1 &
 job=$!
-victim=""
-for _ in $(seq 1 100); do
-  for p in $(ip netns pids "$NS_B"); do
-    grep -qa "999998" "/proc/$p/cmdline" 2>/dev/null && grep -qa "dtbench" "/proc/$p/cmdline" &&
-      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_PROCID=3" && victim=$p
-  done
-  [ -n "$victim" ] && break; sleep 0.2
-done
+victim=$(task3_pid 999998)
 in_loop mstop.out
 stopped_at=$(date +%s)
 [ -n "$victim" ] && kill -STOP "$victim"
