@@ -6,7 +6,8 @@
 //           service chooses (reused, never freshly allocated per message) on
 //           the event loop, then handled on the server's own handler thread,
 //           which may reply at once or later (a deferred pull); the event
-//           loop never runs service code that blocks
+//           loop never runs service code that blocks (a service may ask for
+//           short requests to be handled right there: handle_inline)
 //   Client  one pipe to one server; requests carry ids, so any number may be
 //           in flight; each reply lands in buffers given with the request;
 //           every request has a deadline (TransportOptions::timeout)
@@ -83,6 +84,11 @@ class Service {
   virtual std::vector<Buffer> receive_into(const Header& h,
                                            const std::vector<std::size_t>& lengths) = 0;
   virtual void handle(Request req) = 0;
+  // True: handle() runs for this request on the event loop as soon as its
+  // parts arrived, skipping the hop to the handler thread and back (for
+  // short work that never waits: a lookup of a few rows). The service must
+  // then guard what such requests share with the handler thread.
+  virtual bool handle_inline(const Header& h) const { return false; }
   // A peer's pipe closed (`why` says how). Called once per connection.
   virtual void disconnected(std::uint32_t peer, const std::string& why) {}
 };

@@ -87,6 +87,20 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     }
   }
 
+  // A request the service handles on the event loop (handle_inline).
+  void run_inline(Request req) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (stopping) return;
+      last_activity = Clock::now();
+    }
+    try {
+      service->handle(std::move(req));
+    } catch (const std::exception& e) {
+      finish(fmt::format("{}: {}", node.name(), e.what()));
+    }
+  }
+
   void accept_next() {
     auto self = shared_from_this();
     listener->accept([self](const tensorpipe::Error& e, std::shared_ptr<tensorpipe::Pipe> pipe) {
@@ -159,7 +173,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       c->pipe->read(allocation_for(d, into), [self, c, h, into](const tensorpipe::Error& e2) {
         if (e2) return self->drop(c, detail::what(e2));
         Request req{c->peer, h, into};
-        self->post([self, req]() mutable { self->service->handle(std::move(req)); });
+        if (self->service->handle_inline(h))
+          self->run_inline(std::move(req));
+        else
+          self->post([self, req]() mutable { self->service->handle(std::move(req)); });
         self->read_next(c);
       });
     });

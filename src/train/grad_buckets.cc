@@ -25,6 +25,14 @@ double fp16_scale_for(double max_abs, double current) {
   return std::clamp(s, kMinScale, kMaxScale);
 }
 
+// Parameter `p`'s slot in `flat` at `offset`, with p's strides where p is
+// dense (as c10d's Reducer lays out its bucket views), else contiguous.
+torch::Tensor slot_view(const torch::Tensor& flat, int64_t offset, const torch::Tensor& p) {
+  if (p.is_non_overlapping_and_dense())
+    return flat.as_strided(p.sizes(), p.strides(), offset);
+  return flat.narrow(0, offset, p.numel()).view(p.sizes());
+}
+
 }  // namespace
 
 Compression parse_compression(const std::string& name) {
@@ -71,6 +79,14 @@ GradBuckets::GradBuckets(std::vector<torch::Tensor> params,
           {numel}, bucket.flat.options().dtype(compression_ == Compression::kFp16 ? torch::kHalf
                                                                                   : torch::kBFloat16));
     if (bf16_gather_) bucket.gathered = torch::zeros({comm_.size() * numel}, bucket.wire.options());
+    torch::NoGradGuard no_grad;
+    for (std::size_t k = 0; k < bucket.params.size(); ++k) {
+      auto& p = params_[bucket.params[k]];
+      auto view = slot_view(bucket.flat, bucket.offsets[k], p);
+      if (p.grad().defined()) view.copy_(p.grad());
+      p.mutable_grad() = view;
+      bucket.views.push_back(std::move(view));
+    }
     bucket.pending = bucket.params.size();
     buckets_.push_back(std::move(bucket));
   }
@@ -81,8 +97,11 @@ bool GradBuckets::add_gradient(std::size_t i) {
   const auto& g = params_[i].grad();
   if (!g.defined())
     throw CommError(fmt::format("parameter {} has no gradient after its backward hook", i));
-  const auto n = params_[i].numel();
-  bucket.flat.narrow(0, bucket.offsets[slot_of_[i]], n).view(g.sizes()).copy_(g);
+  const auto& view = bucket.views[slot_of_[i]];
+  if (!g.is_same(view)) {
+    torch::NoGradGuard no_grad;
+    view.copy_(g);
+  }
   DTBENCH_CHECK(bucket.pending > 0, "gradient of one parameter reported twice in one backward");
   return --bucket.pending == 0;
 }
@@ -200,10 +219,11 @@ void GradBuckets::finish() {
       observer_.cast_end(index);
       if (bucket.exact_work) record_probe(bucket);
     }
+    // The average is in the views; a gradient that is not one (replaced
+    // since the last iteration) becomes one again.
     for (std::size_t k = 0; k < bucket.params.size(); ++k) {
       auto& p = params_[bucket.params[k]];
-      auto g = p.mutable_grad();
-      g.copy_(bucket.flat.narrow(0, bucket.offsets[k], p.numel()).view(g.sizes()));
+      if (!p.grad().is_same(bucket.views[k])) p.mutable_grad() = bucket.views[k];
     }
   }
 }

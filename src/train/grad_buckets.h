@@ -6,6 +6,15 @@
 // to float16 / bfloat16 on the wire. Where the backend has no bfloat16
 // allreduce, bf16 buckets travel through an allgather and are summed locally
 // in rank order (so every rank still gets identical bytes).
+//
+// Gradients live in the buckets (as PyTorch DDP's gradient_as_bucket_view):
+// the constructor makes every parameter's .grad() a view of its slot in the
+// bucket (with the parameter's own strides where it is dense, so a
+// channels-last weight keeps a channels-last gradient), autograd accumulates
+// into it in place, and the average is written where the optimizer reads it:
+// no copy in, no copy back. A gradient that was replaced by another tensor
+// (set to None and re-created, assigned by hand) is copied into its slot and
+// re-pointed at it after the reduction.
 #include <memory>
 #include <vector>
 
@@ -32,17 +41,18 @@ class GradBuckets {
   // Bucket holding parameter `param_index`.
   std::size_t bucket_of(std::size_t param_index) const { return bucket_of_[param_index]; }
 
-  // Copies parameter `param_index`'s gradient into its bucket; returns true
-  // when that completes the bucket. Throws CommError for a missing gradient.
+  // Marks parameter `param_index`'s gradient ready (copying it into its slot
+  // when it is not the slot's view); returns true when that completes the
+  // bucket. Throws CommError for a missing gradient.
   bool add_gradient(std::size_t param_index);
-  // Copies every gradient of bucket `b` in (sync reducer).
+  // Marks every gradient of bucket `b` ready (sync reducer).
   void fill(std::size_t b);
   // Starts the allreduce (sum) of bucket `b`. Buckets must be launched in order.
   void launch(std::size_t b);
   // Launches every complete bucket in order; returns how many are launched.
   std::size_t launch_ready();
-  // Waits for every launched bucket, divides by the world size and writes the
-  // averages back into the parameters' gradients. Throws CommError when a
+  // Waits for every launched bucket and divides by the world size, which
+  // leaves the averages in the parameters' gradients. Throws CommError when a
   // bucket never completed (a parameter without gradient) and TimeoutError.
   void finish();
   // Clears the per-iteration state.
@@ -58,6 +68,7 @@ class GradBuckets {
   struct Bucket {
     std::vector<size_t> params;
     std::vector<int64_t> offsets;
+    std::vector<torch::Tensor> views;  // each parameter's slot, shaped as its gradient
     torch::Tensor flat;   // float32 gradients, then their average
     torch::Tensor wire;   // compressed copy (fp16/bf16) that is allreduced
     torch::Tensor exact;  // float32 copy reduced alongside while probing

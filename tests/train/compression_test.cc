@@ -4,6 +4,7 @@
 // again in float32 and the scale lowered, tiny gradients are scaled up, the
 // error probe measures what it should, every rank gets identical bytes, and
 // training with compression stays close to one process with the whole batch.
+// Also: the gradients are views of their bucket (GradBuckets).
 //   compression_test --backend gloo|mpi   (inside a launched job)
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -158,6 +159,42 @@ TEST(Compression, TrainingStaysCloseToOneProcess) {
     for (std::size_t i = 0; i < a.size(); ++i) d = std::max(d, (a[i] - r[i]).abs().max().item<double>());
     EXPECT_LT(d, 5e-3) << c << ": compressed training drifted from the float32 reference";
   }
+}
+
+// Gradients live in the bucket: autograd accumulates into the bucket's
+// slots (a channels-last weight's slot keeps its strides), the average is
+// left there, and a gradient replaced by another tensor is copied in and
+// becomes a view of its slot again.
+TEST(GradBuckets, GradientsAreViewsOfTheBucket) {
+  auto w = torch::zeros({4, 3, 2, 2}).contiguous(at::MemoryFormat::ChannelsLast).requires_grad_();
+  auto v = torch::zeros({7}, torch::requires_grad());
+  train::GradBuckets b({w, v}, {{0, 1}}, *g_comm);
+  ASSERT_TRUE(w.grad().defined());
+  EXPECT_TRUE(w.grad().is_alias_of(v.grad())) << "the two gradients are not in one bucket";
+  EXPECT_EQ(w.grad().strides(), w.strides()) << "the slot lost the channels-last layout";
+
+  const double r = g_comm->rank() + 1, mean = (g_comm->size() + 1) / 2.0;
+  auto cw = torch::arange(w.numel(), torch::kFloat).view(w.sizes());
+  auto cv = torch::arange(v.numel(), torch::kFloat);
+  auto reduce = [&] {
+    b.reset();
+    b.fill(0);
+    b.launch(0);
+    b.finish();
+  };
+  ((w * cw).sum() * r + (v * cv).sum() * r).backward();  // accumulates in place
+  const auto* slot = w.grad().data_ptr<float>();
+  reduce();
+  EXPECT_EQ(w.grad().data_ptr<float>(), slot);
+  EXPECT_TRUE(torch::allclose(w.grad(), cw * mean));
+  EXPECT_TRUE(torch::allclose(v.grad(), cv * mean));
+
+  v.mutable_grad() = torch::full({7}, r);  // replaced: copied in, re-pointed after
+  w.mutable_grad().zero_();
+  reduce();
+  EXPECT_TRUE(v.grad().is_alias_of(w.grad())) << "the replaced gradient did not return to its slot";
+  EXPECT_TRUE(torch::allclose(v.grad(), torch::full({7}, mean)));
+  EXPECT_TRUE(torch::allclose(w.grad(), torch::zeros_like(w)));
 }
 
 }  // namespace

@@ -11,6 +11,11 @@ EmbeddingServer::EmbeddingServer(const HybridOptions& opts, int index, rpc::Serv
   tables_.assign(opts_.tables, std::vector<float>(static_cast<std::size_t>(local_rows_) * opts_.embedding_dim));
 }
 
+bool EmbeddingServer::handle_inline(const rpc::Header& h) const {
+  return h.op == kLookup || h.op == kUpdate;
+}
+
+// Callers hold tables_mu_.
 std::vector<float>& EmbeddingServer::table(std::uint64_t t) {
   if (t >= tables_.size())
     throw CommError(fmt::format("hybrid server {}: no table {}", index_, t));
@@ -53,6 +58,7 @@ void EmbeddingServer::handle(rpc::Request req) {
   const std::size_t dim = static_cast<std::size_t>(opts_.embedding_dim);
   switch (h.op) {
     case kInit: {
+      std::lock_guard<std::mutex> lock(tables_mu_);
       for (int t = 0; t < opts_.tables; ++t)
         for (std::int64_t lr = 0; lr < local_rows_; ++lr)
           for (std::size_t c = 0; c < dim; ++c)
@@ -62,46 +68,61 @@ void EmbeddingServer::handle(rpc::Request req) {
       return server_.reply(req.peer, h, {});
     }
     case kLookup: {
-      auto& tab = table(h.key);
       const Scratch* in = &inbox(h);
       const std::size_t n = req.parts[0].bytes / sizeof(std::int64_t);
       check_rows(in->rows, n);
-      auto& out = out_[{h.from, h.key}].values;  // handler thread only
+      std::vector<float>* outp;
+      {
+        std::lock_guard<std::mutex> lock(scratch_mu_);
+        outp = &out_[{h.from, h.key}].values;  // this sender's next lookup waits for the reply
+      }
+      auto& out = *outp;
       out.resize(n * dim);
-      for (std::size_t i = 0; i < n; ++i)
-        std::copy_n(&tab[local_row(opts_, in->rows[i]) * dim], dim, &out[i * dim]);
+      {
+        std::lock_guard<std::mutex> lock(tables_mu_);
+        auto& tab = table(h.key);
+        for (std::size_t i = 0; i < n; ++i)
+          std::copy_n(&tab[local_row(opts_, in->rows[i]) * dim], dim, &out[i * dim]);
+      }
       ++lookups_;
       return server_.reply(req.peer, h, {{out.data(), out.size() * sizeof(float)}});
     }
     case kUpdate: {
-      auto& tab = table(h.key);
       const Scratch* in = &inbox(h);
       const std::size_t n = req.parts[0].bytes / sizeof(std::int64_t);
       check_rows(in->rows, n);
-      for (std::size_t i = 0; i < n; ++i) {
-        float* row = &tab[local_row(opts_, in->rows[i]) * dim];
-        const float* g = &in->values[i * dim];
-        for (std::size_t c = 0; c < dim; ++c) row[c] -= opts_.lr * g[c];
+      {
+        std::lock_guard<std::mutex> lock(tables_mu_);
+        auto& tab = table(h.key);
+        for (std::size_t i = 0; i < n; ++i) {
+          float* row = &tab[local_row(opts_, in->rows[i]) * dim];
+          const float* g = &in->values[i * dim];
+          for (std::size_t c = 0; c < dim; ++c) row[c] -= opts_.lr * g[c];
+        }
       }
       ++updates_;
       return server_.reply(req.peer, h, {});
     }
     case kDump: {
+      std::lock_guard<std::mutex> lock(tables_mu_);  // the trainers have finished: nothing waits
       auto& tab = table(h.key);
       return server_.reply(req.peer, h, {{tab.data(), tab.size() * sizeof(float)}});
     }
-    case kBye:
+    case kBye:  // the server ends once every peer said bye and closed its pipe
       said_bye_[req.peer] = true;
-      server_.reply(req.peer, h, {});
-      if (++byes_ == 1 + opts_.trainers) server_.finish();
-      return;
+      return server_.reply(req.peer, h, {});
     default:
       server_.reply_error(req.peer, h, fmt::format("hybrid server {}: unknown operation {}", index_, h.op));
   }
 }
 
 void EmbeddingServer::disconnected(std::uint32_t peer, const std::string& why) {
-  if (said_bye_.count(peer)) return;
+  // Ending at the last bye instead would close pipes whose bye reply was
+  // still unsent: the peer saw "closed the connection" (1 run in ~15).
+  if (said_bye_.count(peer)) {
+    if (++byes_ == 1 + opts_.trainers) server_.finish();
+    return;
+  }
   server_.finish(fmt::format("hybrid server {}: a trainer or the master disconnected before "
                              "finishing ({})",
                              index_, why));

@@ -1,6 +1,6 @@
 #include "bench/kvstore/kv_server.h"
 
-#include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -56,11 +56,9 @@ void KvServer::handle(rpc::Request req) {
     case kPush: return on_push(req);
     case kPull:
     case kPullLatest: return on_pull(req);
-    case kBye:
-      server_.reply(req.peer, req.header, {});
+    case kBye:  // the server ends once every worker said bye and closed its pipe
       said_bye_[req.peer] = true;
-      if (++byes_ == opts_.workers) server_.finish();
-      return;
+      return server_.reply(req.peer, req.header, {});
     default:
       server_.reply_error(req.peer, req.header,
                           fmt::format("kvstore server {}: unknown operation {}", index_, req.header.op));
@@ -91,10 +89,14 @@ void KvServer::on_push(const rpc::Request& req) {
 }
 
 void KvServer::finalize(Key& k, std::int64_t round) {
+  // The first push becomes the sum's start by swapping buffers, not copying:
+  // the buffer given up held round - 2, which every worker pulled before it
+  // pushed round - 1 (a worker's pushes wait for its previous round's pulls),
+  // so nothing still sends from it, and it takes worker 0's next push.
+  std::swap(k.result[round & 1], k.inbox[0]);
   float* out = k.result[round & 1].data();
   const float* prev = k.result[(round + 1) & 1].data();
   // Sum in worker order: integers, so exact in any order anyway.
-  std::memcpy(out, k.inbox[0].data(), k.numel * sizeof(float));
   for (std::size_t s = 1; s < k.inbox.size(); ++s) {
     const float* in = k.inbox[s].data();
     for (std::size_t j = 0; j < k.numel; ++j) out[j] += in[j];
@@ -140,7 +142,12 @@ void KvServer::answer(std::uint32_t peer, const rpc::Header& request, const floa
 }
 
 void KvServer::disconnected(std::uint32_t peer, const std::string& why) {
-  if (said_bye_.count(peer)) return;
+  // Ending at the last bye instead would close pipes whose bye reply was
+  // still unsent, and the worker saw "closed the connection".
+  if (said_bye_.count(peer)) {
+    if (++byes_ == opts_.workers) server_.finish();
+    return;
+  }
   auto it = peer_worker_.find(peer);
   const std::string who = it == peer_worker_.end() ? "a worker" : fmt::format("worker rank {}", it->second);
   server_.finish(fmt::format("kvstore server {}: {} disconnected before finishing ({})", index_,

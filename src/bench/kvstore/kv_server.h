@@ -7,7 +7,8 @@
 //                the number of pushes applied so far (for staleness).
 // Receive buffers are allocated once per (key, worker, push slot) and reused.
 // A worker that disconnects before saying goodbye ends the server with an
-// error naming it.
+// error naming it; the server ends cleanly once every worker said goodbye
+// and closed its pipe (not at the last goodbye: its reply must get out).
 #include <cstdint>
 #include <map>
 #include <string>
