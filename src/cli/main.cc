@@ -1,6 +1,8 @@
 // dtbench: distributed deep-learning training benchmarks.
 // main() parses the command line, runs one subcommand and maps errors to exit
 // codes: 0 success, 1 runtime failure, 2 usage error, 3 wrong results.
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 
@@ -8,6 +10,7 @@
 
 #include "build_config.h"
 #include "cli/commands.h"
+#include "comm/liveness.h"
 #include "core/allocator.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -28,6 +31,19 @@ namespace {
 
 int fail(int code, const std::string& msg) {
   dtbench::log::error(msg);
+  return code;
+}
+
+// The exit status, after the heartbeat thread (comm/liveness) has stopped:
+// static destructors must not run while it is inside a store request. If it
+// does not finish in time, the process ends without them (output flushed).
+int finish(int code) {
+  if (!dtbench::comm::stop_heartbeat()) {
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
   return code;
 }
 
@@ -76,13 +92,13 @@ int main(int argc, char** argv) {
   }
 
   try {
-    for (auto* sub : app.get_subcommands()) return actions.at(sub->get_name())();
+    for (auto* sub : app.get_subcommands()) return finish(actions.at(sub->get_name())());
     return fail(2, "no command given (see 'dtbench --help')");
   } catch (const UsageError& e) {
-    return fail(2, e.what());
+    return finish(fail(2, e.what()));
   } catch (const VerificationError& e) {
-    return fail(3, std::string("wrong results: ") + e.what());
+    return finish(fail(3, std::string("wrong results: ") + e.what()));
   } catch (const std::exception& e) {
-    return fail(1, e.what());
+    return finish(fail(1, e.what()));
   }
 }

@@ -80,19 +80,25 @@ void beat_loop(const std::shared_ptr<Beat>& b) {
 struct Heart {
   std::mutex mu;
   std::shared_ptr<Beat> beat;
+  std::shared_ptr<void> keep;  // the hosted store: outlives the beat's connection
 
-  void stop() {
+  bool stop() {
     std::shared_ptr<Beat> b;
+    std::shared_ptr<void> k;
     {
       std::lock_guard<std::mutex> g(mu);
       b.swap(beat);
+      k.swap(keep);
     }
-    if (!b) return;
+    if (!b) return true;
     std::unique_lock<std::mutex> lock(b->mu);
     b->stop = true;
     b->cv.notify_all();
-    // A request in flight is bounded by its 1 s store timeout.
-    b->cv.wait_for(lock, std::chrono::milliseconds(1500), [&] { return b->done; });
+    // A request in flight and the final "gone" mark are each bounded by the
+    // 1 s store timeout (a connect to a store that went away retries for it).
+    const bool done = b->cv.wait_for(lock, std::chrono::milliseconds(3000), [&] { return b->done; });
+    if (!done) new std::shared_ptr<void>(std::move(k));  // never torn down under the thread
+    return done;
   }
   ~Heart() { stop(); }
 };
@@ -124,7 +130,7 @@ std::vector<int> stalled(const std::vector<std::int64_t>& before, const std::vec
   return out;
 }
 
-void start_heartbeat(const StoreEndpoint& at, int rank, int world_size) {
+void start_heartbeat(const StoreEndpoint& at, int rank, int world_size, std::shared_ptr<void> keep) {
   auto& h = heart();
   h.stop();
   auto b = std::make_shared<Beat>();
@@ -134,9 +140,10 @@ void start_heartbeat(const StoreEndpoint& at, int rank, int world_size) {
   std::thread(beat_loop, b).detach();
   std::lock_guard<std::mutex> g(h.mu);
   h.beat = b;
+  h.keep = std::move(keep);
 }
 
-void stop_heartbeat() { heart().stop(); }
+bool stop_heartbeat() { return heart().stop(); }
 
 std::string silent_ranks(std::chrono::milliseconds window) {
   std::shared_ptr<Beat> b;

@@ -9,6 +9,7 @@
 // rank whose collective failed then looks for ranks whose beat stood still.
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,10 +25,18 @@ struct StoreEndpoint {
 
 // Starts this process's heartbeat for `rank` of `world_size` (replacing an
 // earlier one). Best effort: a store that cannot be reached only means no
-// beats (retried every beat). Stopped at exit, or by stop_heartbeat, within
-// about a second.
-void start_heartbeat(const StoreEndpoint& at, int rank, int world_size);
-void stop_heartbeat();
+// beats (retried every beat). Stopped by stop_heartbeat (store_final_barrier
+// and main() call it), else at exit. `keep` (the store this process hosts, if
+// any) is released only after the heartbeat's own connection has closed: a
+// store server that went away under a connected client made c10d's client
+// thread throw "Connection reset by peer" and abort the process (seen in CI).
+void start_heartbeat(const StoreEndpoint& at, int rank, int world_size,
+                     std::shared_ptr<void> keep = nullptr);
+// Stops the heartbeat and waits (at most 3 s: each store request in flight is
+// bounded by 1 s) for its thread to finish, then releases `keep`. Returns
+// false when the thread is still running (`keep` is then never released, and
+// the caller must not run static destructors under the thread).
+bool stop_heartbeat();
 
 // One line naming the ranks (this one excluded) whose beat did not advance
 // during `window` and that did not say they stopped on purpose (a rank

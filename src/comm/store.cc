@@ -62,6 +62,9 @@ c10::intrusive_ptr<c10d::Store> connect_store(const launch::World& world,
                                               std::chrono::milliseconds timeout) {
   // Under torchrun the agent's store is already at MASTER_PORT: join it, or,
   // where this LibTorch cannot talk to it, host one at MASTER_PORT + 1.
+  // An earlier job's heartbeat (a sweep in this process) ends first: it may
+  // hold that job's store, and with it this port.
+  stop_heartbeat();
   const bool join_agent = world.agent_store && compat::can_join_torchrun_store();
   const int port = world.master_port + (world.agent_store && !join_agent ? 1 : 0);
   if (port > 65535)
@@ -99,7 +102,9 @@ c10::intrusive_ptr<c10d::Store> connect_store(const launch::World& world,
   at.port = port;
   at.prefix = join_agent ? fmt::format("dtbench/attempt{}", world.restart_count) : "";
   at.hosted_by_rank0 = !join_agent;
-  start_heartbeat(at, world.rank, world.world_size);
+  std::shared_ptr<void> keep;
+  if (opts.isServer) keep = std::shared_ptr<void>(nullptr, [store](void*) mutable { store.reset(); });
+  start_heartbeat(at, world.rank, world.world_size, std::move(keep));
   return store;
 }
 
@@ -201,6 +206,9 @@ void store_barrier(c10d::Store& store, const std::string& name, int n,
 void store_final_barrier(c10d::Store& store, const std::string& name, int n,
                          std::chrono::milliseconds timeout, bool host) {
   store_barrier(store, name, n, timeout);
+  // Every rank's heartbeat connection closes before the host may end the
+  // store (see start_heartbeat).
+  stop_heartbeat();
   const auto left = "dtbench/barrier/" + name + "/left";
   store.add(left, 1);
   if (!host) return;
