@@ -3,8 +3,11 @@
 # stdout, and exit 2. Usage: cli_errors.sh path/to/dtbench
 set -u
 DTBENCH=$1
-fails=0; passes=0
-expect_usage_error() {
+# The cases run up to 3 at a time (each is mostly LibTorch's start-up); each
+# writes "ok: ..." or "FAIL: ..." into its own file, printed in order at the end.
+results=$(mktemp -d); trap 'rm -rf "$results"' EXIT
+ncase=0
+one_case() {
   local out err rc
   out=$(mktemp); err=$(mktemp)
   timeout 30 "$DTBENCH" "$@" >"$out" 2>"$err"
@@ -12,12 +15,17 @@ expect_usage_error() {
   local lines; lines=$(wc -l <"$err")
   if [ "$rc" -ne 2 ] || [ "$lines" -ne 1 ] || [ -s "$out" ]; then
     echo "FAIL: dtbench $* -> exit $rc, $lines stderr line(s)"; sed 's/^/    /' "$err" | head -5
-    fails=$((fails + 1))
   else
     echo "ok: dtbench $* -> $(cat "$err")"
-    passes=$((passes + 1))
   fi
   rm -f "$out" "$err"
+}
+# Environment assignments before a call (RANK=0 expect_usage_error ...) are
+# in the environment of the function, so of the case forked from it.
+expect_usage_error() {
+  ncase=$((ncase + 1))
+  one_case "$@" >"$results/$(printf %04d "$ncase")" &
+  while [ "$(jobs -rp | wc -l)" -ge 3 ]; do wait -n; done
 }
 
 expect_usage_error
@@ -100,7 +108,7 @@ expect_usage_error ddp --model mlp --resume /nonexistent-dir/rows.jsonl
 RANK=0 WORLD_SIZE=1 expect_usage_error ddp --model mlp --jsonl rows.jsonl
 expect_usage_error comm --nproc 2 -n 1 -b 8 -e 8 --iface nosuchif0
 # diff: missing, empty, truncated, wrong-type and wrong-schema files.
-fx=$(mktemp -d); trap 'rm -rf "$fx"' EXIT
+fx=$(mktemp -d); trap 'rm -rf "$fx" "$results"' EXIT
 : >"$fx/empty.json"
 printf '{"schema": "dtbench.ddp", "schema_version": 1, "runs": [' >"$fx/truncated.json"
 # kvstore / hybrid
@@ -187,5 +195,10 @@ expect_usage_error report "$fx/ok.json" --csv "$fx/nodir/x.csv"
 RANK=1 WORLD_SIZE=1 expect_usage_error comm -n 1 -b 8 -e 8
 RANK=0 WORLD_SIZE=2 MASTER_PORT=abc expect_usage_error comm -n 1 -b 8 -e 8
 
+wait
+cat "$results"/*
+passes=$(cat "$results"/* | grep -c '^ok: ')
+fails=$(cat "$results"/* | grep -c '^FAIL: ')
+[ "$((passes + fails))" -eq "$ncase" ] || { echo "FAIL: $ncase cases, $((passes + fails)) results"; fails=$((fails + 1)); }
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
