@@ -171,7 +171,7 @@ int run_kvstore(KvFlags& f) {
                          {"bytes_in", r.servers[s].bytes_in},
                          {"bytes_out", r.servers[s].bytes_out}});
     doc["servers"] = servers;
-    doc["ceiling"] = {{"what", "raw TensorPipe echo of the same arrays, worker 0 <-> server 0"},
+    doc["ceiling"] = {{"what", "raw TensorPipe echo of the same keys, every worker <-> every server at once"},
                       {"bytes_per_round", r.ceiling_bytes},
                       {"seconds", r.ceiling_seconds}};
     auto num = [](double v) { return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v); };
@@ -230,7 +230,7 @@ Action register_kvstore(CLI::App& app) {
       ->check(CLI::Range(0, 1))
       ->capture_default_str();
   cmd->add_option("--ceiling-iters", f->kv.ceiling_iters,
-                  "Rounds of the raw TensorPipe echo measured beside the run (0 = skip)")
+                  "Rounds of the raw TensorPipe echo (every worker against every server at once) measured before the run (0 = skip)")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
   cmd->add_option("--transport", f->kv.transport.transport,

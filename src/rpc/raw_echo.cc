@@ -36,8 +36,9 @@ struct RawEchoServer::Impl : std::enable_shared_from_this<RawEchoServer::Impl> {
   std::shared_ptr<tensorpipe::Listener> listener;
   Endpoint endpoint;
   std::mutex mu;
-  std::map<std::string, std::vector<char>> slots;  // per message slot, reused
   std::vector<std::shared_ptr<tensorpipe::Pipe>> pipes;
+  // Per pipe (one client each), per message slot: reused from round to round.
+  using Slots = std::map<std::string, std::vector<char>>;
 
   void accept_next() {
     auto self = shared_from_this();
@@ -47,28 +48,26 @@ struct RawEchoServer::Impl : std::enable_shared_from_this<RawEchoServer::Impl> {
         std::lock_guard<std::mutex> lock(self->mu);
         self->pipes.push_back(p);
       }
-      self->serve(p);
+      self->serve(p, std::make_shared<Slots>());
       self->accept_next();
     });
   }
 
-  void serve(std::shared_ptr<tensorpipe::Pipe> p) {
+  // Callbacks of one pipe run one after another, so its slots need no lock;
+  // the client sends a slot again only after its echo came back.
+  void serve(std::shared_ptr<tensorpipe::Pipe> p, std::shared_ptr<Slots> slots) {
     auto self = shared_from_this();
-    p->readDescriptor([self, p](const tensorpipe::Error& e, tensorpipe::Descriptor d) {
+    p->readDescriptor([self, p, slots](const tensorpipe::Error& e, tensorpipe::Descriptor d) {
       if (e) return;
       const auto n = length_of(d);
-      char* buf = nullptr;
-      {
-        std::lock_guard<std::mutex> lock(self->mu);
-        auto& v = self->slots[d.metadata];
-        if (v.size() != n) v.resize(n);
-        buf = v.data();
-      }
+      auto& v = (*slots)[d.metadata];
+      if (v.size() != n) v.resize(n);
+      char* buf = v.data();
       const std::string slot = d.metadata;
-      p->read(one_buffer(d, buf), [self, p, slot, buf, n](const tensorpipe::Error& e2) {
+      p->read(one_buffer(d, buf), [self, p, slots, slot, buf, n](const tensorpipe::Error& e2) {
         if (e2) return;
-        p->write(echo_message(slot, buf, n), [](const tensorpipe::Error&) {});
-        self->serve(p);
+        p->write(echo_message(slot, buf, n), [slots](const tensorpipe::Error&) {});
+        self->serve(p, slots);
       });
     });
   }
@@ -144,36 +143,58 @@ void read_echo(std::shared_ptr<EchoRound> r, std::size_t i, std::size_t n) {
 
 }  // namespace
 
-std::vector<double> raw_echo_rounds(Node& node, const std::string& url,
-                                    const std::vector<std::size_t>& sizes, int iters, int warmup) {
-  auto pipe = node.context().connect(url);
-  // Sources and destinations live until the node is closed (callbacks of an
-  // abandoned round may still touch them).
-  auto src = std::make_shared<std::vector<std::vector<char>>>();
-  auto dst = std::make_shared<std::vector<std::vector<char>>>();
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    src->emplace_back(sizes[i], static_cast<char>(i + 1));
-    dst->emplace_back(sizes[i]);
+std::vector<double> raw_echo_rounds(Node& node, const std::vector<EchoTarget>& targets, int iters,
+                                    int warmup) {
+  // One pipe per target. Sources and destinations live until the node is
+  // closed (callbacks of an abandoned round may still touch them).
+  struct Peer {
+    std::shared_ptr<tensorpipe::Pipe> pipe;
+    std::shared_ptr<std::vector<std::vector<char>>> src, dst;
+  };
+  std::vector<Peer> peers;
+  for (const auto& t : targets) {
+    if (t.sizes.empty()) continue;
+    Peer p;
+    p.pipe = node.context().connect(t.url);
+    p.src = std::make_shared<std::vector<std::vector<char>>>();
+    p.dst = std::make_shared<std::vector<std::vector<char>>>();
+    for (std::size_t i = 0; i < t.sizes.size(); ++i) {
+      p.src->emplace_back(t.sizes[i], static_cast<char>(i + 1 + peers.size()));
+      p.dst->emplace_back(t.sizes[i]);
+    }
+    peers.push_back(std::move(p));
   }
   std::vector<double> out;
   for (int it = 0; it < warmup + iters; ++it) {
-    auto r = std::make_shared<EchoRound>();
-    r->pipe = pipe;
-    r->dst = dst.get();
-    r->left = 2 * sizes.size();  // writes done + echoes read
+    std::vector<std::shared_ptr<EchoRound>> rounds;
     const auto t0 = Clock::now();
-    for (std::size_t i = 0; i < sizes.size(); ++i)
-      pipe->write(echo_message(std::to_string(i), (*src)[i].data(), sizes[i]),
-                  [r, src, dst](const tensorpipe::Error& e) { r->done_one(e); });
-    read_echo(r, 0, sizes.size());
-    std::unique_lock<std::mutex> lock(r->mu);
-    const bool finished =
-        r->cv.wait_until(lock, t0 + node.options().timeout, [&] { return r->left == 0; });
-    if (!finished || !r->error.empty()) {
-      const std::string why = finished ? r->error : "";
-      r->abandoned = true;
-      lock.unlock();
-      pipe->close();
+    for (auto& p : peers) {
+      const std::size_t n = p.src->size();
+      auto r = std::make_shared<EchoRound>();
+      r->pipe = p.pipe;
+      r->dst = p.dst.get();
+      r->left = 2 * n;  // writes done + echoes read
+      for (std::size_t i = 0; i < n; ++i)
+        p.pipe->write(echo_message(std::to_string(i), (*p.src)[i].data(), (*p.src)[i].size()),
+                      [r, src = p.src, dst = p.dst](const tensorpipe::Error& e) { r->done_one(e); });
+      read_echo(r, 0, n);
+      rounds.push_back(std::move(r));
+    }
+    bool finished = true;
+    std::string why;
+    for (auto& r : rounds) {
+      std::unique_lock<std::mutex> lock(r->mu);
+      if (!r->cv.wait_until(lock, t0 + node.options().timeout, [&] { return r->left == 0; }))
+        finished = false;
+      else if (!r->error.empty() && why.empty())
+        why = r->error;
+    }
+    if (!finished || !why.empty()) {
+      for (auto& r : rounds) {
+        std::lock_guard<std::mutex> lock(r->mu);
+        r->abandoned = true;
+      }
+      for (auto& p : peers) p.pipe->close();
       node.close();  // joins the loop: no callback touches the buffers after this
       if (!finished)
         throw TimeoutError(fmt::format(
@@ -183,10 +204,11 @@ std::vector<double> raw_echo_rounds(Node& node, const std::string& url,
     }
     if (it >= warmup) out.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
   }
-  for (std::size_t i = 0; i < sizes.size(); ++i)
-    if ((*dst)[i] != (*src)[i])
-      throw VerificationError(fmt::format("raw echo: message {} came back altered", i));
-  pipe->close();
+  for (std::size_t k = 0; k < peers.size(); ++k)
+    for (std::size_t i = 0; i < peers[k].src->size(); ++i)
+      if ((*peers[k].dst)[i] != (*peers[k].src)[i])
+        throw VerificationError(fmt::format("raw echo: message {} to target {} came back altered", i, k));
+  for (auto& p : peers) p.pipe->close();
   return out;
 }
 

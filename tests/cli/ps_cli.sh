@@ -47,6 +47,8 @@ assert len(d["workers"]) == 2 and all(len(w["iterations"]) == 3 for w in d["work
 assert all(it["error"] == 0 for w in d["workers"] for it in w["iterations"])
 assert sum(s["pushes"] for s in d["servers"]) == 2 * 4 * d["config"]["keys"]  # warm-up + 3 iters
 assert d["summary"]["ceiling_gbps"] > 0 and d["summary"]["p50_gbps_per_worker"] > 0
+# the ceiling ran at the run's concurrency: 5 rounds (the default) of each worker
+assert len(d["ceiling"]["seconds"]) == 2 * 5 and "every worker" in d["ceiling"]["what"], d["ceiling"]
 PY
 check "kvstore JSON report complete" $? "see above"
 
@@ -61,6 +63,7 @@ assert [t["trainer"] for t in d["trainers"]] == [0, 1]
 assert all(len(t["iteration_seconds"]) == 5 and t["p50"] <= t["p95"] for t in d["trainers"])
 assert d["check"]["checked"] and d["check"]["fc_replicas_identical"] and d["check"]["updates"] > 0
 assert d["ceiling"]["p50_seconds"] > 0
+assert len(d["ceiling"]["seconds"]) == 2 * 50 and "every trainer" in d["ceiling"]["what"], d["ceiling"]  # 50 rounds each
 PY
 check "hybrid JSON report complete" $? "see above"
 

@@ -71,9 +71,9 @@ void serve(const launch::World& world, const HybridOptions& o, c10d::Store& stor
   rpc::Server server(node);
   EmbeddingServer service(o, index, server);
   std::unique_ptr<rpc::RawEchoServer> raw;
-  if (index == 0 && o.ceiling_iters > 0) {
+  if (o.ceiling_iters > 0) {  // every server echoes: the ceiling runs at the run's concurrency
     raw = std::make_unique<rpc::RawEchoServer>(node);
-    ps::publish(store, "hy/raw", raw->endpoint());
+    ps::publish(store, fmt::format("hy/raw/{}", index), raw->endpoint());
   }
   server.start(&service);
   ps::publish(store, fmt::format("hy/server/{}", index), server.endpoint());
@@ -110,15 +110,20 @@ void train(const launch::World& world, const HybridOptions& o, const comm::CommO
   rpc::Node node(o.transport, fmt::format("trainer {} (rank {})", t, world.rank));
   auto clients = connect_servers(node, *store, o, world.rank, comm_opts.timeout);
 
-  // Raw TensorPipe round trips of the same messages as one batch's lookups
-  // on server 0 (tables messages of the rows server 0 returns).
-  if (t == 0 && o.ceiling_iters > 0) {
-    const auto ep = ps::lookup(*store, "hy/raw", comm_opts.timeout);
+  // Raw TensorPipe round trips of the same messages as one batch's lookups,
+  // at the run's concurrency: every trainer at once sends every server
+  // `tables` messages of the rows one server returns, and a round ends when
+  // all echoes are back.
+  if (o.ceiling_iters > 0) {
     const std::size_t rows = static_cast<std::size_t>((o.batch_size + o.servers - 1) / o.servers);
     result.ceiling_bytes = rows * dim * sizeof(float);
-    result.ceiling_seconds = rpc::raw_echo_rounds(
-        node, rpc::pick_url(ep, o.transport),
-        std::vector<std::size_t>(o.tables, result.ceiling_bytes), o.ceiling_iters, 5);
+    std::vector<rpc::EchoTarget> targets;
+    for (int s = 0; s < o.servers; ++s)
+      targets.push_back({rpc::pick_url(ps::lookup(*store, fmt::format("hy/raw/{}", s), comm_opts.timeout),
+                                       o.transport),
+                         std::vector<std::size_t>(o.tables, result.ceiling_bytes)});
+    comm::store_barrier(*store, "hy/ceiling-start", o.trainers, comm_opts.timeout);
+    result.ceiling_seconds = rpc::raw_echo_rounds(node, targets, o.ceiling_iters, 5);
   }
   comm::store_barrier(*store, "hy/ready", 1 + o.trainers, comm_opts.timeout);
 
@@ -354,18 +359,18 @@ HybridRunResult run_hybrid(const launch::World& world, const HybridOptions& o,
       if (world.rank == 0) {
         master(world, o, comm_opts, *store, result);
         result.leader = true;
-        // Trainer 0's ceiling travels through the store.
-        if (o.ceiling_iters > 0) {
-          const auto b = wait_get(*store, "hy/ceiling", comm_opts.timeout);
-          const auto j = nlohmann::json::parse(b);
-          result.ceiling_seconds = j.at("seconds").get<std::vector<double>>();
-          result.ceiling_bytes = j.at("bytes").get<std::size_t>();
-        }
+        // Every trainer's ceiling rounds travel through the store.
+        if (o.ceiling_iters > 0)
+          for (int t = 0; t < o.trainers; ++t) {
+            const auto j = nlohmann::json::parse(wait_get(*store, fmt::format("hy/ceiling/{}", t), comm_opts.timeout));
+            for (double s : j.at("seconds")) result.ceiling_seconds.push_back(s);
+            result.ceiling_bytes = j.at("bytes").get<std::size_t>();
+          }
       } else if (is_trainer_rank(o, world.rank)) {
         train(world, o, comm_opts, store, result);
-        if (world.rank == 1 && o.ceiling_iters > 0) {
+        if (o.ceiling_iters > 0) {
           const auto s = nlohmann::json({{"seconds", result.ceiling_seconds}, {"bytes", result.ceiling_bytes}}).dump();
-          ps::put_text(*store, "hy/ceiling", s);
+          ps::put_text(*store, fmt::format("hy/ceiling/{}", world.rank - 1), s);
         }
       } else {
         serve(world, o, *store);

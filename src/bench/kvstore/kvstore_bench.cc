@@ -38,9 +38,9 @@ void serve(const launch::World& world, const KvOptions& o, const KvLayout& layou
   rpc::Server server(node);
   KvServer service(o, layout, index, server);
   std::unique_ptr<rpc::RawEchoServer> raw;
-  if (index == 0 && o.ceiling_iters > 0) {
+  if (o.ceiling_iters > 0) {  // every server echoes: the ceiling runs at the run's concurrency
     raw = std::make_unique<rpc::RawEchoServer>(node);
-    ps::publish(store, "kv/raw", raw->endpoint());
+    ps::publish(store, fmt::format("kv/raw/{}", index), raw->endpoint());
   }
   server.start(&service);
   ps::publish(store, fmt::format("kv/server/{}", index), server.endpoint());
@@ -103,12 +103,17 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
           raw_clients.push_back(clients.back().get());
         }
         worker->set_servers(raw_clients);
-        if (w == 0 && o.ceiling_iters > 0) {
-          const auto ep = ps::lookup(*store, "kv/raw", comm_opts.timeout);
-          std::vector<std::size_t> sizes;
-          for (const auto& k : result.layout.keys) sizes.push_back(k.numel * sizeof(float));
-          result.ceiling_seconds =
-              rpc::raw_echo_rounds(*node, rpc::pick_url(ep, o.transport), sizes, o.ceiling_iters, 1);
+        // The ceiling at the run's concurrency: every worker at once sends
+        // each server the keys it holds, as a push + pull would move them.
+        if (o.ceiling_iters > 0) {
+          std::vector<rpc::EchoTarget> targets(static_cast<std::size_t>(o.servers));
+          for (int s = 0; s < o.servers; ++s)
+            targets[s].url = rpc::pick_url(ps::lookup(*store, fmt::format("kv/raw/{}", s), comm_opts.timeout),
+                                           o.transport);
+          for (const auto& k : result.layout.keys) targets[k.server].sizes.push_back(k.numel * sizeof(float));
+          comm::store_barrier(*store, "kv/ceiling", o.workers, comm_opts.timeout);
+          const auto secs = rpc::raw_echo_rounds(*node, targets, o.ceiling_iters, 1);
+          ps::put_text(*store, fmt::format("kv/ceiling/{}", w), nlohmann::json(secs).dump());
           result.ceiling_bytes = 2.0 * 4.0 * static_cast<double>(result.layout.total_numel);
         }
       } else if (o.mode == KvMode::kDevice) {
@@ -166,6 +171,12 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
             its.push_back(report::kv_iteration_from_json(e));
           result.workers.push_back(std::move(its));
         }
+        if (is_dist(o.mode) && o.ceiling_iters > 0)
+          for (int k = 0; k < o.workers; ++k) {
+            const auto text = ps::wait_text(*store, fmt::format("kv/ceiling/{}", k), comm_opts.timeout,
+                                            "kvstore worker 0");
+            for (double sec : nlohmann::json::parse(text)) result.ceiling_seconds.push_back(sec);
+          }
         if (is_dist(o.mode))
           for (int s = 0; s < o.servers; ++s) {
             const auto text =

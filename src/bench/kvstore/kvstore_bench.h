@@ -21,7 +21,7 @@ struct KvRunResult {
   bool leader = false;  // rank 0: the fields below are filled
   KvLayout layout;
   std::vector<std::vector<report::KvIteration>> workers;  // per worker
-  std::vector<double> ceiling_seconds;  // raw TensorPipe echo rounds (worker 0 <-> server 0)
+  std::vector<double> ceiling_seconds;  // raw TensorPipe echo rounds of every worker, concatenated
   double ceiling_bytes = 0;             // bytes one round moves
   double final_error = std::numeric_limits<double>::quiet_NaN();  // dist_async end check
   std::vector<KvServerStats> servers;
