@@ -76,16 +76,18 @@ int run_hybrid(HybridFlags& f) {
   auto r = bench::hybrid::run_hybrid(world, o, f.run.comm);
   if (!r.leader) return 0;
   report::print_hybrid_table(std::cout, r.trainers, o.batch_size);
-  double ceiling_p50 = std::nan("");
+  double ceiling_p50 = std::nan(""), alone_p50 = std::nan("");
   if (!r.ceiling_seconds.empty()) {
     ceiling_p50 = stats::percentile(r.ceiling_seconds, 50);
+    alone_p50 = stats::percentile(r.ceiling_alone_seconds, 50);
     std::vector<double> lookups;
     for (const auto& t : r.trainers) lookups.insert(lookups.end(), t.lookup_seconds.begin(), t.lookup_seconds.end());
     const double lookup_p50 = stats::percentile(lookups, 50);
     std::cout << fmt::format(
-        "# lookup p50 {:.1f} us vs raw TensorPipe round trip p50 {:.1f} us (every trainer echoing {} x {} B "
-        "with each of {} server(s) at once): {:.2f}x\n",
-        lookup_p50 * 1e6, ceiling_p50 * 1e6, o.tables, r.ceiling_bytes, o.servers, lookup_p50 / ceiling_p50);
+        "# lookup p50 {:.1f} us vs raw TensorPipe round trip p50 {:.1f} us alone ({:.2f}x), {:.1f} us with "
+        "every trainer at once ({:.2f}x); a round echoes {} x {} B with each of {} server(s)\n",
+        lookup_p50 * 1e6, alone_p50 * 1e6, lookup_p50 / alone_p50, ceiling_p50 * 1e6,
+        lookup_p50 / ceiling_p50, o.tables, r.ceiling_bytes, o.servers);
   }
   if (r.checked)
     std::cout << fmt::format(
@@ -138,7 +140,9 @@ int run_hybrid(HybridFlags& f) {
     doc["ceiling"] = {{"what", "raw TensorPipe echo, every trainer <-> every server at once, one message per table"},
                       {"bytes_per_message", r.ceiling_bytes},
                       {"seconds", r.ceiling_seconds},
-                      {"p50_seconds", num(ceiling_p50)}};
+                      {"p50_seconds", num(ceiling_p50)},
+                      {"alone_seconds", r.ceiling_alone_seconds},
+                      {"alone_p50_seconds", num(alone_p50)}};
     doc["check"] = {{"checked", r.checked},
                     {"updates", r.updates_logged},
                     {"max_abs_diff", num(r.max_table_diff)},
@@ -175,7 +179,7 @@ Action register_hybrid(CLI::App& app) {
   cmd->add_option("--seed", o.seed, "Seed of tables and batches")->capture_default_str();
   cmd->add_option("-c,--check", f->check, "Check the final tables against a single-process reference (0/1)")
       ->check(CLI::Range(0, 1))->capture_default_str();
-  cmd->add_option("--ceiling-iters", o.ceiling_iters, "Raw TensorPipe round trips (every trainer with every server at once) measured before the run (0 = skip)")
+  cmd->add_option("--ceiling-iters", o.ceiling_iters, "Raw TensorPipe round trips measured before the run, trainer 0 alone and every trainer at once (0 = skip)")
       ->check(CLI::Range(0, 1000000))->capture_default_str();
   cmd->add_option("--transport", o.transport.transport, "TensorPipe transport: auto, shm or uv")->capture_default_str();
   cmd->add_option("--channel", o.transport.channel, "TensorPipe channel: auto, cma or basic")->capture_default_str();

@@ -64,6 +64,7 @@ assert all(len(t["iteration_seconds"]) == 5 and t["p50"] <= t["p95"] for t in d[
 assert d["check"]["checked"] and d["check"]["fc_replicas_identical"] and d["check"]["updates"] > 0
 assert d["ceiling"]["p50_seconds"] > 0
 assert len(d["ceiling"]["seconds"]) == 2 * 50 and "every trainer" in d["ceiling"]["what"], d["ceiling"]  # 50 rounds each
+assert len(d["ceiling"]["alone_seconds"]) == 50 and d["ceiling"]["alone_p50_seconds"] > 0
 PY
 check "hybrid JSON report complete" $? "see above"
 

@@ -110,10 +110,12 @@ void train(const launch::World& world, const HybridOptions& o, const comm::CommO
   rpc::Node node(o.transport, fmt::format("trainer {} (rank {})", t, world.rank));
   auto clients = connect_servers(node, *store, o, world.rank, comm_opts.timeout);
 
-  // Raw TensorPipe round trips of the same messages as one batch's lookups,
-  // at the run's concurrency: every trainer at once sends every server
-  // `tables` messages of the rows one server returns, and a round ends when
-  // all echoes are back.
+  // Raw TensorPipe round trips of the same messages as one batch's lookups:
+  // each round sends every server `tables` messages of the rows one server
+  // returns and ends when all echoes are back. Measured twice: trainer 0
+  // alone (the others wait), then every trainer at once after a barrier.
+  // The run's lookups lie between: trainers iterate at once, but each spends
+  // only part of its iteration looking up.
   if (o.ceiling_iters > 0) {
     const std::size_t rows = static_cast<std::size_t>((o.batch_size + o.servers - 1) / o.servers);
     result.ceiling_bytes = rows * dim * sizeof(float);
@@ -122,6 +124,7 @@ void train(const launch::World& world, const HybridOptions& o, const comm::CommO
       targets.push_back({rpc::pick_url(ps::lookup(*store, fmt::format("hy/raw/{}", s), comm_opts.timeout),
                                        o.transport),
                          std::vector<std::size_t>(o.tables, result.ceiling_bytes)});
+    if (t == 0) result.ceiling_alone_seconds = rpc::raw_echo_rounds(node, targets, o.ceiling_iters, 5);
     comm::store_barrier(*store, "hy/ceiling-start", o.trainers, comm_opts.timeout);
     result.ceiling_seconds = rpc::raw_echo_rounds(node, targets, o.ceiling_iters, 5);
   }
@@ -364,12 +367,16 @@ HybridRunResult run_hybrid(const launch::World& world, const HybridOptions& o,
           for (int t = 0; t < o.trainers; ++t) {
             const auto j = nlohmann::json::parse(wait_get(*store, fmt::format("hy/ceiling/{}", t), comm_opts.timeout));
             for (double s : j.at("seconds")) result.ceiling_seconds.push_back(s);
+            if (t == 0) result.ceiling_alone_seconds = j.at("alone_seconds").get<std::vector<double>>();
             result.ceiling_bytes = j.at("bytes").get<std::size_t>();
           }
       } else if (is_trainer_rank(o, world.rank)) {
         train(world, o, comm_opts, store, result);
         if (o.ceiling_iters > 0) {
-          const auto s = nlohmann::json({{"seconds", result.ceiling_seconds}, {"bytes", result.ceiling_bytes}}).dump();
+          const auto s = nlohmann::json({{"seconds", result.ceiling_seconds},
+                                         {"alone_seconds", result.ceiling_alone_seconds},
+                                         {"bytes", result.ceiling_bytes}})
+                             .dump();
           ps::put_text(*store, fmt::format("hy/ceiling/{}", world.rank - 1), s);
         }
       } else {

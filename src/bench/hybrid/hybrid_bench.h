@@ -25,7 +25,8 @@ struct HybridRunResult {
   bool leader = false;  // master: the fields below are filled
   launch::Topology topology;  // which ranks share a node (every rank)
   std::vector<report::HybridTrainerRun> trainers;
-  std::vector<double> ceiling_seconds;  // raw TensorPipe round trips of every trainer, concatenated
+  std::vector<double> ceiling_seconds;  // raw TensorPipe round trips of every trainer at once, concatenated
+  std::vector<double> ceiling_alone_seconds;  // trainer 0's, the other trainers waiting
   std::size_t ceiling_bytes = 0;        // bytes each way per round
   bool checked = false;
   double max_table_diff = std::numeric_limits<double>::quiet_NaN();

@@ -95,6 +95,7 @@ void KvWorker::dist_round(std::int64_t round, KvIteration& it) {
 
 KvIteration KvWorker::run(std::int64_t round) {
   fill(round);
+  if (round_start_) round_start_(round);
   KvIteration it;
   const auto t0 = Clock::now();
   switch (opts_.mode) {

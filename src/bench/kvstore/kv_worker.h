@@ -8,7 +8,10 @@
 //   dist_device_sync  replicas summed locally first, one push per key
 // Every request of an iteration is in flight at once; the iteration ends
 // when all replies are in. Data are refilled (untimed) before each round and
-// the result is checked (untimed) against the exact table of kv_config.h.
+// the result is checked (untimed) against the exact table of kv_config.h;
+// an optional hook runs between the refill and the clock's start (the
+// benchmark's barrier, so that no worker's untimed refill or check runs
+// inside another worker's timed round).
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -33,6 +36,7 @@ class KvWorker {
   // dist modes: the clients, indexed by server.
   void set_servers(std::vector<rpc::Client*> servers) { servers_ = std::move(servers); }
   void set_allreduce(Allreduce fn) { allreduce_ = std::move(fn); }
+  void set_round_start(std::function<void(std::int64_t round)> fn) { round_start_ = std::move(fn); }
 
   // Runs round `round` (warm-up rounds included in the numbering).
   KvIteration run(std::int64_t round);
@@ -57,6 +61,7 @@ class KvWorker {
   std::vector<std::vector<float>> replicas_;
   std::vector<rpc::Client*> servers_;
   Allreduce allreduce_;
+  std::function<void(std::int64_t)> round_start_;
 };
 
 }  // namespace dtbench::bench::kv
