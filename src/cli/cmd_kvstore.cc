@@ -94,6 +94,7 @@ nlohmann::ordered_json config_json(const KvFlags& f, const bench::kv::KvRunResul
           {"iters", o.iters},
           {"warmup", o.warmup},
           {"check", o.check},
+          {"separate_pull", o.separate_pull},
           {"device", o.device},
           {"bytes_per_worker_per_iter", bench::kv::bytes_per_worker(o, r.layout.total_numel)},
           {"transport", r.transport},
@@ -229,6 +230,9 @@ Action register_kvstore(CLI::App& app) {
   cmd->add_option("-c,--check", f->check, "Check every result against the exact value (0/1)")
       ->check(CLI::Range(0, 1))
       ->capture_default_str();
+  cmd->add_flag("--separate-pull", f->kv.separate_pull,
+               "dist_sync/dist_device_sync: acknowledge every push and pull each key separately (default: the "
+               "last push of a key carries the pull, one request per key)");
   cmd->add_option("--ceiling-iters", f->kv.ceiling_iters,
                   "Rounds of the raw TensorPipe echo (every worker against every server at once) measured before the run (0 = skip)")
       ->check(CLI::Range(0, 100000))

@@ -121,6 +121,8 @@ expect_usage_error kvstore --arrays 2 --size 6
 expect_usage_error kvstore --arrays 2 --size 1Q
 expect_usage_error kvstore --optimizer adam
 expect_usage_error kvstore --mode local --optimizer sgd
+expect_usage_error kvstore --mode dist_async --separate-pull
+expect_usage_error kvstore --mode local --separate-pull
 expect_usage_error kvstore --bigarray-bound 0
 expect_usage_error kvstore --transport carrier-pigeon
 expect_usage_error kvstore --channel ibv

@@ -30,6 +30,7 @@ run_ok() {  # run_ok NAME PATTERN ARGS... : exit 0 and PATTERN in stdout
 small="--arrays 5 --size 1M --bigarray-bound 100000 -n 3 --timeout 30s"
 run_ok "kvstore dist_sync 2+2" "max error 0 (must be 0)" kvstore --mode dist_sync --workers 2 --servers 2 $small --json "$tmp/kv.json"
 run_ok "kvstore dist_sync sgd 2+1" "max error 0 (must be 0)" kvstore --mode dist_sync --optimizer sgd --workers 2 --servers 1 $small
+run_ok "kvstore dist_sync 2+2 separate pulls, 2 replicas" "max error 0 (must be 0)" kvstore --mode dist_sync --separate-pull --replicas 2 --workers 2 --servers 2 $small --json "$tmp/kvsep.json"
 run_ok "kvstore dist_async 2+2" "final values: error 0" kvstore --mode dist_async --workers 2 --servers 2 $small
 run_ok "kvstore dist_async sgd 1+2" "final values: error 0" kvstore --mode dist_async --optimizer sgd --workers 1 --servers 2 $small
 run_ok "kvstore dist_device_sync 2 replicas" "max error 0 (must be 0)" kvstore --mode dist_device_sync --replicas 2 --workers 2 --servers 1 $small
@@ -51,6 +52,18 @@ assert d["summary"]["ceiling_gbps"] > 0 and d["summary"]["p50_gbps_per_worker"] 
 assert len(d["ceiling"]["seconds"]) == 2 * 5 and "every worker" in d["ceiling"]["what"], d["ceiling"]
 PY
 check "kvstore JSON report complete" $? "see above"
+# Requests per key and round: a push-pull by default, a push and a pull with
+# --separate-pull (2 replicas: 2 pushes + 1 pull).
+python3 - "$tmp/kv.json" "$tmp/kvsep.json" <<'PY'
+import json, sys
+d, sep = (json.load(open(p)) for p in sys.argv[1:])
+rounds = 4  # warm-up + 3 iters
+assert not d["config"]["separate_pull"] and sep["config"]["separate_pull"]
+assert sum(s["pulls"] for s in d["servers"]) == 2 * rounds * d["config"]["keys"], d["servers"]
+assert sum(s["pushes"] for s in sep["servers"]) == 2 * 2 * rounds * sep["config"]["keys"], sep["servers"]
+assert sum(s["pulls"] for s in sep["servers"]) == 2 * rounds * sep["config"]["keys"], sep["servers"]
+PY
+check "kvstore push-pull and separate pulls: requests counted" $? "see above"
 
 run_ok "hybrid 2 trainers 1 server" "tables equal the single-process reference" hybrid -n 5 --json "$tmp/hy.json"
 run_ok "hybrid 1 trainer 3 servers" "tables equal the single-process reference" hybrid --trainers 1 --servers 3 -n 5 --num-embeddings 100

@@ -40,6 +40,10 @@ void validate(const KvOptions& o) {
   if (o.sgd && !is_dist(o.mode))
     throw UsageError("--optimizer sgd runs on the servers: it needs a dist_* mode");
   if (o.arrays.empty()) throw UsageError("kvstore: no arrays");
+  if (o.separate_pull && !(is_dist(o.mode) && is_sync(o.mode)))
+    throw UsageError(fmt::format("--separate-pull applies to dist_sync and dist_device_sync (--mode {} {})",
+                                 to_string(o.mode),
+                                 is_dist(o.mode) ? "always pulls separately" : "has no servers"));
   if (o.device != "cpu" && o.device != "cuda")
     throw UsageError(fmt::format("--device '{}' must be cpu or cuda", o.device));
   if (o.device == "cuda" && is_dist(o.mode))

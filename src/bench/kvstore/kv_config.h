@@ -37,6 +37,10 @@ struct KvOptions {
   int warmup = 1;
   bool check = true;
   int ceiling_iters = 5;  // raw TensorPipe rounds (0 = skip)
+  // Sync dist modes: a worker's last push of a key carries the pull (one
+  // request per key, its reply the round's result, like MXNet's PushPull);
+  // true: every push acknowledged, then a separate pull per key.
+  bool separate_pull = false;
   // Where the replicas live: "cpu" (host vectors), or "cuda" (tensors on the
   // GPU of the worker's LOCAL_RANK; local and device modes only).
   std::string device = "cpu";
@@ -63,6 +67,7 @@ enum KvOp : std::uint32_t {
   kPull = 2,        // key; arg0 round; reply part: the round's result
   kPullLatest = 3,  // key; reply: the current value; reply arg0 = pushes applied
   kBye = 4,         // worker done
+  kPushPull = 5,    // sync modes: a push (as kPush) whose reply is the round's result (as kPull)
 };
 
 inline float push_value(int worker, int replica, std::int64_t round, std::size_t j) {

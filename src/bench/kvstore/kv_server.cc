@@ -38,7 +38,7 @@ KvServer::Key& KvServer::key_for(const rpc::Header& h) {
 // Event loop: where a push lands. Never blocks; the key map is fixed.
 std::vector<rpc::Buffer> KvServer::receive_into(const rpc::Header& h,
                                                 const std::vector<std::size_t>& lengths) {
-  if (h.op != kPush) return {};
+  if (h.op != kPush && h.op != kPushPull) return {};
   Key& k = key_for(h);
   const int slots = pushes_per_worker(opts_);
   if (h.from >= static_cast<std::uint32_t>(opts_.workers) || h.arg1 < 0 || h.arg1 >= slots)
@@ -53,7 +53,8 @@ std::vector<rpc::Buffer> KvServer::receive_into(const rpc::Header& h,
 void KvServer::handle(rpc::Request req) {
   peer_worker_[req.peer] = static_cast<int>(req.header.from);
   switch (req.header.op) {
-    case kPush: return on_push(req);
+    case kPush:
+    case kPushPull: return on_push(req);
     case kPull:
     case kPullLatest: return on_pull(req);
     case kBye:  // the server ends once every worker said bye and closed its pipe
@@ -69,7 +70,11 @@ void KvServer::on_push(const rpc::Request& req) {
   Key& k = key_for(req.header);
   ++stats_.pushes;
   stats_.bytes_in += static_cast<std::int64_t>(k.numel * sizeof(float));
-  server_.reply(req.peer, req.header, {});  // ack: the bytes are here
+  const bool pushpull = req.header.op == kPushPull;
+  if (pushpull && !is_sync(opts_.mode))
+    return server_.reply_error(req.peer, req.header,
+                               fmt::format("kvstore server {}: push-pull in an async mode", index_));
+  if (!pushpull) server_.reply(req.peer, req.header, {});  // ack: the bytes are here
   if (!is_sync(opts_.mode)) {
     const float* in = static_cast<const float*>(req.parts[0].data);
     float* v = k.result[0].data();
@@ -85,6 +90,10 @@ void KvServer::on_push(const rpc::Request& req) {
     throw CommError(fmt::format("kvstore server {}: worker {} pushed key {} for round {} while "
                                 "round {} is being collected",
                                 index_, req.header.from, req.header.key, round, k.finalized + 1));
+  if (pushpull) {  // answered with the result, by finalize
+    ++stats_.pulls;
+    k.waiting.push_back({req.peer, req.header});
+  }
   if (++k.received == static_cast<int>(k.inbox.size())) finalize(k, round);
 }
 

@@ -54,6 +54,10 @@ void KvWorker::copy_to_replicas() {
 
 void KvWorker::dist_round(std::int64_t round, KvIteration& it) {
   const int slots = pushes_per_worker(opts_);
+  // Sync modes by default: the last push of each key is a push-pull, its
+  // reply the round's result into replica 0 (the server answers only once
+  // every push of the round is in, so every push's bytes have left first).
+  const bool pushpull = is_sync(opts_.mode) && !opts_.separate_pull;
   std::vector<std::shared_ptr<rpc::Call>> calls;
   calls.reserve(layout_.keys.size() * (slots + 1));
   for (std::size_t id = 0; id < layout_.keys.size(); ++id) {
@@ -61,16 +65,18 @@ void KvWorker::dist_round(std::int64_t round, KvIteration& it) {
     const std::size_t off = layout_.array_offset[k.array] + k.offset;
     for (int s = 0; s < slots; ++s) {
       rpc::Header h;
-      h.op = kPush;
+      h.op = pushpull && s == slots - 1 ? kPushPull : kPush;
       h.key = id;
       h.arg0 = round;
       h.arg1 = s;
+      std::vector<rpc::Buffer> into;
+      if (h.op == kPushPull) into = {{replicas_[0].data() + off, k.numel * sizeof(float)}};
       calls.push_back(servers_[k.server]->call(
-          h, {{replicas_[s].data() + off, k.numel * sizeof(float)}}, {}));
+          h, {{replicas_[s].data() + off, k.numel * sizeof(float)}}, std::move(into)));
     }
   }
   const std::size_t first_pull = calls.size();
-  for (std::size_t id = 0; id < layout_.keys.size(); ++id) {
+  for (std::size_t id = 0; id < layout_.keys.size() && !pushpull; ++id) {
     const auto& k = layout_.keys[id];
     const std::size_t off = layout_.array_offset[k.array] + k.offset;
     rpc::Header h;
