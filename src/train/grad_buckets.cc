@@ -8,6 +8,7 @@
 
 #include "comm/types.h"
 #include "core/error.h"
+#include "train/wire_cast.h"
 
 namespace dtbench::train {
 namespace {
@@ -124,7 +125,7 @@ void GradBuckets::launch(std::size_t b) {
     torch::NoGradGuard no_grad;
     const double factor = bucket.scale / comm_.size();
     observer_.cast_begin(index);
-    at::mul_out(bucket.wire, bucket.flat, torch::scalar_tensor(factor, bucket.flat.options()));
+    to_wire(bucket.flat, bucket.wire, static_cast<float>(factor));
     observer_.cast_end(index);
     observer_.collective_launch(
         index, bucket.wire.numel() * 2,
@@ -156,17 +157,17 @@ std::size_t GradBuckets::launch_ready() {
 void GradBuckets::finish_compressed(Bucket& bucket) {
   if (compression_ == Compression::kBf16) {
     if (bf16_gather_)
-      bucket.flat.copy_(bucket.gathered.view({comm_.size(), -1}).to(torch::kFloat).sum(0));
+      sum_parts(bucket.gathered, comm_.size(), bucket.flat);
     else
-      bucket.flat.copy_(bucket.wire);
+      from_wire(bucket.wire, bucket.flat, 1.0f);
     return;
   }
   // Every rank holds the same reduced bytes, so every rank takes the same
   // branch below and picks the same next scale: no extra communication.
   stats_.min_scale = std::min(stats_.min_scale, bucket.scale);
   stats_.max_scale = std::max(stats_.max_scale, bucket.scale);
-  const double max_abs = bucket.wire.abs().max().item<double>();
-  if (!std::isfinite(max_abs)) {
+  const double wire_max = max_abs(bucket.wire);
+  if (!std::isfinite(wire_max)) {
     // Overflowed in float16: reduce this bucket again in float32 (flat still
     // holds this rank's gradients) and lower the scale from the exact result.
     ++stats_.overflows;
@@ -176,11 +177,10 @@ void GradBuckets::finish_compressed(Bucket& bucket) {
     bucket.scale = std::min(bucket.scale / 2, fp16_scale_for(exact_max, bucket.scale / 2));
     return;
   }
-  bucket.flat.copy_(bucket.wire);
-  bucket.flat.mul_(1.0 / bucket.scale);
+  from_wire(bucket.wire, bucket.flat, static_cast<float>(1.0 / bucket.scale));
   // Aim the next iteration's average at kFp16Target. Growing too far costs
   // one float32 re-reduction (above), never a wrong step.
-  bucket.scale = fp16_scale_for(max_abs / bucket.scale, bucket.scale);
+  bucket.scale = fp16_scale_for(wire_max / bucket.scale, bucket.scale);
 }
 
 void GradBuckets::record_probe(Bucket& bucket) {
