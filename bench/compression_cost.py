@@ -8,9 +8,12 @@ compression the medians over rank-iterations of: the iteration, the casts
 summed over buckets), then for each compressed run the extra iteration time
 against `none` beside what the casts and the slower collectives explain.
 With the `sync` reducer (allreduce after backward, nothing overlapped with
-compute) the extra iteration time should be at most the casts plus the
-slower collectives (less where a cast overlaps an earlier bucket's
-collective); a positive last column is cost beyond both.
+compute) everything compression adds lies in the "comm wait" phase after
+backward (launch casts, collectives, casts back): its growth should be at
+most the casts plus the slower collectives (less where a cast overlaps an
+earlier bucket's collective); a positive last column is cost beyond both.
+The extra iteration time is shown too: it also carries the drift of
+forward/backward between runs on a noisy machine.
 
 Usage: bench/compression_cost.py none=T1.json fp16=T2.json [bf16=T3.json ...]
 (each T a trace file; repeat a name to pool rounds: fp16=a.json fp16=b.json)
@@ -41,13 +44,15 @@ def rank_iterations(path):
     both, in microseconds."""
     doc = json.load(open(path))
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
-    iters, casts, colls = {}, defaultdict(list), defaultdict(list)
+    iters, waits, casts, colls = {}, defaultdict(float), defaultdict(list), defaultdict(list)
     begins = {}
     for e in events:
         name, ph = e.get("name", ""), e.get("ph")
         it = (e.get("args") or {}).get("iteration")
         if ph == "X" and name.startswith("iteration "):
             iters[(e["pid"], int(name.split()[1]))] = e["dur"]
+        elif ph == "X" and name == "comm wait":
+            waits[(e["pid"], it)] += e["dur"]
         elif ph == "X" and e.get("cat") == "compression":
             casts[(e["pid"], it)].append((e["ts"], e["ts"] + e["dur"]))
         elif ph == "b" and e.get("cat") == "collective":
@@ -56,6 +61,7 @@ def rank_iterations(path):
             ts0, it0 = begins.pop((e["pid"], e["id"]))
             colls[(e["pid"], it0)].append((ts0, e["ts"]))
     return [{"iter": dur,
+             "wait": waits[k],
              "cast": sum(b - a for a, b in casts[k]),
              "coll": merged_length(colls[k]),
              "both": merged_length(casts[k] + colls[k])} for k, dur in iters.items()]
@@ -70,23 +76,26 @@ def main(argv):
         rows[name].extend(rank_iterations(path))
     if "none" not in rows:
         sys.exit("compression_cost: give the uncompressed run as none=TRACE")
-    keys = ("iter", "cast", "coll", "both")
+    keys = ("iter", "wait", "cast", "coll", "both")
     med = {n: {k: statistics.median(r[k] for r in rs) / 1e3 for k in keys} for n, rs in rows.items()}
-    print("| compression | rank-iterations | iteration ms | casts ms | collectives ms (union) | casts ∪ collectives ms |")
-    print("|---|---|---|---|---|---|")
+    print("| compression | rank-iterations | iteration ms | comm wait ms | casts ms | collectives ms (union) | "
+          "casts ∪ collectives ms |")
+    print("|---|---|---|---|---|---|---|")
     for n, m in med.items():
-        print(f"| {n} | {len(rows[n])} | {m['iter']:.1f} | {m['cast']:.1f} | {m['coll']:.1f} | {m['both']:.1f} |")
+        print(f"| {n} | {len(rows[n])} | {m['iter']:.1f} | {m['wait']:.1f} | {m['cast']:.1f} | {m['coll']:.1f} | "
+              f"{m['both']:.1f} |")
     base = med["none"]
-    print("\n| compression | extra iteration ms | casts ms | slower collectives ms | casts + slower | "
-          "extra − (casts + slower) |")
-    print("|---|---|---|---|---|---|")
+    print("\n| compression | extra iteration ms | extra comm wait ms | casts ms | slower collectives ms | "
+          "casts + slower | extra comm wait − (casts + slower) |")
+    print("|---|---|---|---|---|---|---|")
     for n, m in med.items():
         if n == "none":
             continue
         extra = m["iter"] - base["iter"]
+        wait = m["wait"] - base["wait"]
         slower = m["coll"] - base["coll"]
-        print(f"| {n} | {extra:+.1f} | {m['cast']:.1f} | {slower:+.1f} | {m['cast'] + slower:+.1f} | "
-              f"{extra - m['cast'] - slower:+.1f} |")
+        print(f"| {n} | {extra:+.1f} | {wait:+.1f} | {m['cast']:.1f} | {slower:+.1f} | {m['cast'] + slower:+.1f} | "
+              f"{wait - m['cast'] - slower:+.1f} |")
 
 
 if __name__ == "__main__":
