@@ -1,5 +1,6 @@
 #include "train/replicas.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -10,31 +11,48 @@
 
 namespace dtbench::train {
 
+std::vector<std::vector<std::size_t>> coalesce_by_dtype(const std::vector<torch::Tensor>& tensors,
+                                                       std::size_t chunk_bytes) {
+  struct Open {
+    c10::ScalarType dtype;
+    std::size_t chunk;  // index into `out`
+    std::size_t bytes;
+  };
+  std::vector<std::vector<std::size_t>> out;
+  std::vector<Open> open;  // the chunk each dtype is filling
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const auto dtype = tensors[i].scalar_type();
+    const std::size_t bytes = tensors[i].nbytes();
+    auto it = std::find_if(open.begin(), open.end(), [&](const Open& o) { return o.dtype == dtype; });
+    if (it != open.end() && it->bytes + bytes <= chunk_bytes) {
+      out[it->chunk].push_back(i);
+      it->bytes += bytes;
+      continue;
+    }
+    out.push_back({i});
+    if (it == open.end())
+      open.push_back({dtype, out.size() - 1, bytes});
+    else
+      *it = {dtype, out.size() - 1, bytes};
+  }
+  return out;
+}
+
 void broadcast_coalesced(comm::Communicator& comm, const std::vector<torch::Tensor>& tensors,
                          std::size_t chunk_bytes, int root) {
   torch::NoGradGuard no_grad;
-  std::size_t i = 0;
-  while (i < tensors.size()) {
-    // One chunk: consecutive tensors of one dtype up to chunk_bytes.
-    std::vector<torch::Tensor> chunk{tensors[i]};
-    std::size_t bytes = tensors[i].nbytes();
-    std::size_t j = i + 1;
-    while (j < tensors.size() && tensors[j].scalar_type() == tensors[i].scalar_type() &&
-           bytes + tensors[j].nbytes() <= chunk_bytes) {
-      bytes += tensors[j].nbytes();
-      chunk.push_back(tensors[j]);
-      ++j;
-    }
+  for (const auto& chunk : coalesce_by_dtype(tensors, chunk_bytes)) {
     std::vector<torch::Tensor> flat_parts;
-    for (const auto& t : chunk) flat_parts.push_back(t.reshape({-1}));
+    for (std::size_t i : chunk) flat_parts.push_back(tensors[i].reshape({-1}));
     auto flat = torch::cat(flat_parts);
     comm.broadcast(flat, flat, root)->wait(comm.timeout());
+    if (comm.rank() == root) continue;  // root's tensors already hold what it sent
     int64_t offset = 0;
-    for (auto& t : chunk) {
+    for (std::size_t i : chunk) {
+      const auto& t = tensors[i];
       t.copy_(flat.narrow(0, offset, t.numel()).view(t.sizes()));
       offset += t.numel();
     }
-    i = j;
   }
 }
 

@@ -14,8 +14,18 @@ class Communicator;
 
 namespace dtbench::train {
 
-// Broadcasts `tensors` from `root` in flat chunks of at most `chunk_bytes`
-// (same dtype per chunk), copying the result back in place.
+// The chunks broadcast_coalesced sends: indices into `tensors`, grouped by
+// dtype (tensors of one dtype stay in order; a dtype's chunk closes when the
+// next tensor of that dtype would take it past `chunk_bytes`; a tensor larger
+// than that is a chunk alone). Interleaved dtypes (a batch norm's float
+// statistics and int64 counter, layer after layer) still give one chunk per
+// dtype, not one per run of equal dtypes. Chunks are ordered by their first
+// tensor, so every rank computes the same list.
+std::vector<std::vector<std::size_t>> coalesce_by_dtype(const std::vector<torch::Tensor>& tensors,
+                                                       std::size_t chunk_bytes);
+
+// Broadcasts `tensors` from `root` in the flat chunks coalesce_by_dtype
+// gives (one collective per chunk), copying the result back in place.
 void broadcast_coalesced(comm::Communicator& comm, const std::vector<torch::Tensor>& tensors,
                          std::size_t chunk_bytes, int root);
 

@@ -251,6 +251,31 @@ TEST(Amp, Fp16AutocastWithTheScalerChangesTheLossSlightly) {
   EXPECT_DOUBLE_EQ(r.amp_final_scale, 65536.0);
 }
 
+// Buffers as batch norms hold them (float32 statistics and an int64 counter,
+// layer after layer), different on every rank: afterwards every rank holds
+// rank 1's (the root here), bit for bit, and the root's are unchanged.
+TEST(ReplicaCheck, CoalescedBroadcastOfInterleavedDtypes) {
+  comm::Communicator& c = *g_comm;
+  const int root = c.size() > 1 ? 1 : 0;
+  auto make = [](int rank) {
+    std::vector<torch::Tensor> t;
+    for (int layer = 0; layer < 4; ++layer) {
+      t.push_back(torch::arange(5 + layer, torch::kFloat).add(100.0 * rank + layer));
+      t.push_back(torch::full({3, 2}, 0.5 + rank, torch::kFloat));
+      t.push_back(torch::full({}, 1000 * rank + layer, torch::kLong));
+    }
+    return t;
+  };
+  auto mine = make(c.rank());
+  const auto expected = make(root);
+  for (std::size_t chunk : {std::size_t{1} << 20, std::size_t{24}}) {
+    train::broadcast_coalesced(c, mine, chunk, root);
+    for (std::size_t i = 0; i < mine.size(); ++i)
+      ASSERT_TRUE(torch::equal(mine[i], expected[i])) << "tensor " << i << ", chunks of " << chunk << " B";
+    mine = make(c.rank());
+  }
+}
+
 TEST(ReplicaCheck, CatchesOneCorruptedRank) {
   comm::Communicator& c = *g_comm;
   if (c.size() < 2) GTEST_SKIP() << "needs two ranks";
