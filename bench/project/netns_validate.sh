@@ -7,17 +7,21 @@
 # same for 1 node x 2 ranks over loopback. ROUNDS rounds, interleaved (each
 # round takes its own profiles, sweeps and measurements, in the same order);
 # the table gives the medians over rounds and the error of the medians, then
-# every round's error. Exit 1 when a median error's magnitude exceeds
-# LIMIT_PCT, 77 where namespaces cannot be made (not root, no iproute2/tc).
+# every round's error. Each measurement is projected twice: with the CPU
+# contention term (--cores-per-node: every namespace "host" has half of
+# this machine's CORES, both share them; loopback's one node has all) and
+# without it; the limit applies to the first. Exit 1 when a median error's
+# magnitude exceeds LIMIT_PCT, 77 where namespaces cannot be made (not
+# root, no iproute2/tc).
 # Usage: netns_validate.sh path/to/dtbench
 #   CAPS=100,300,1000 (Mbit/s)  BUCKETS=25,4 (MiB)  MODEL=resnet18 IMAGE=64 BATCH=8
-#   ITERS=10 WARMUP=2 THREADS=1 ROUNDS=3 LIMIT_PCT=10 LOOPBACK=1
+#   ITERS=10 WARMUP=2 THREADS=1 ROUNDS=3 LIMIT_PCT=10 LOOPBACK=1 CORES=$(nproc)
 set -u
 DT=$(readlink -f "$1")
 CAPS=${CAPS:-100,300,1000}; BUCKETS=${BUCKETS:-25,4}
 MODEL=${MODEL:-resnet18}; IMAGE=${IMAGE:-64}; BATCH=${BATCH:-8}
 ITERS=${ITERS:-10}; WARMUP=${WARMUP:-2}; THREADS=${THREADS:-1}; LIMIT_PCT=${LIMIT_PCT:-10}; LOOPBACK=${LOOPBACK:-1}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-3}; CORES=${CORES:-$(nproc)}
 skip() { echo "SKIP: netns_validate: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces"
 command -v ip >/dev/null && command -v tc >/dev/null || skip "iproute2 (ip, tc) is not installed"
@@ -56,10 +60,16 @@ two_nodes() {
 train=(ddp -m "$MODEL" --image-size "$IMAGE" -b "$BATCH" -n "$ITERS" -w "$WARMUP" --threads "$THREADS" --timeout 300s)
 sweep=(comm --collective allreduce -b 64K -e 64M -f 4 -n 3 -w 1 --timeout 300s)
 field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['rows']; print(r[-1][sys.argv[2]])" "$@"; }
-# Every projection and measurement as "LINK|BUCKET|ROUND|projected|measured" lines.
+# Every measurement and its projections as
+# "LINK|BUCKET|ROUND|projected|projected without contention|measured" lines.
 results=$tmp/results.txt
-record() {  # record LINK BUCKET ROUND PROJECTION.json
-  echo "$1|$2|$3|$(field "$4" iteration_s)|$(field "$4" measured_s)" >>"$results"
+# project_both LINK BUCKET ROUND CORES PROJECT-ARGS...: projects with and
+# without the contention term, records both.
+project_both() {
+  local link=$1 bucket=$2 rnd=$3 cores=$4; shift 4
+  "$DT" project "$@" --cores-per-node "$cores" --json "$tmp/proj.json" >"$tmp/proj.out" 2>&1 &&
+    "$DT" project "$@" --json "$tmp/proj0.json" >>"$tmp/proj.out" 2>&1 || { cat "$tmp/proj.out"; exit 1; }
+  echo "$link|$bucket|$rnd|$(field "$tmp/proj.json" iteration_s)|$(field "$tmp/proj0.json" iteration_s)|$(field "$tmp/proj.json" measured_s)" >>"$results"
 }
 
 IFS=, read -ra caps <<<"$CAPS"; IFS=, read -ra buckets <<<"$BUCKETS"
@@ -77,10 +87,9 @@ for round in $(seq 1 "$ROUNDS"); do
     two_nodes "comm$cap" "${sweep[@]}" --json "$tmp/comm$cap.json"
     for b in "${buckets[@]}"; do
       two_nodes "ddp$cap-$b" "${train[@]}" --bucket-cap-mb "$b" --no-baseline --json "$tmp/ddp$cap-$b.json"
-      "$DT" project --profile "$tmp/profile$b.json" --comm-inter "$tmp/comm$cap.json" --ranks-per-node 1 \
-        --world-sizes 2 --algo ring --measured "$tmp/ddp$cap-$b.json" --json "$tmp/proj.json" >"$tmp/proj.out" ||
-        { cat "$tmp/proj.out"; exit 1; }
-      record "2 hosts, ${cap} Mbit/s" "$b" "$round" "$tmp/proj.json"
+      project_both "2 hosts, ${cap} Mbit/s" "$b" "$round" "$(awk -v c="$CORES" 'BEGIN { print c / 2 }')" \
+        --profile "$tmp/profile$b.json" --comm-inter "$tmp/comm$cap.json" --ranks-per-node 1 \
+        --world-sizes 2 --algo ring --measured "$tmp/ddp$cap-$b.json"
     done
   done
   if [ "$LOOPBACK" = 1 ]; then
@@ -89,9 +98,9 @@ for round in $(seq 1 "$ROUNDS"); do
     for b in "${buckets[@]}"; do
       ip netns exec "$A" "$DT" "${train[@]}" --world-sizes 2 --bucket-cap-mb "$b" --no-baseline \
         --json "$tmp/ddp_lo$b.json" >/dev/null 2>&1 || { echo "loopback ddp failed"; exit 1; }
-      "$DT" project --profile "$tmp/profile$b.json" --comm-intra "$tmp/comm_lo.json" --ranks-per-node 2 \
-        --world-sizes 2 --algo ring --measured "$tmp/ddp_lo$b.json" --json "$tmp/proj.json" >/dev/null || exit 1
-      record "1 host, 2 ranks, loopback" "$b" "$round" "$tmp/proj.json"
+      project_both "1 host, 2 ranks, loopback" "$b" "$round" "$CORES" \
+        --profile "$tmp/profile$b.json" --comm-intra "$tmp/comm_lo.json" --ranks-per-node 2 \
+        --world-sizes 2 --algo ring --measured "$tmp/ddp_lo$b.json"
     done
   fi
 done
@@ -99,15 +108,18 @@ python3 - "$results" "$LIMIT_PCT" <<'PY'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    link, bucket, rnd, p, m = line.strip().split("|")
-    rows.setdefault((link, bucket), []).append((float(p), float(m)))
-print(f"{'link':<28} {'bucket':>7} {'projected s':>12} {'measured s':>11} {'error':>7}   per round")
+    link, bucket, rnd, p, p0, m = line.strip().split("|")
+    rows.setdefault((link, bucket), []).append((float(p), float(p0), float(m)))
+print(f"{'link':<28} {'bucket':>7} {'projected s':>12} {'measured s':>11} {'error':>7}   per round"
+      f"   | without contention: {'projected s':>11} {'error':>7}")
 worst = 0
 for (link, bucket), v in rows.items():
-    p = statistics.median(x for x, _ in v); m = statistics.median(y for _, y in v)
+    p = statistics.median(x for x, _, _ in v); p0 = statistics.median(x for _, x, _ in v)
+    m = statistics.median(y for _, _, y in v)
     e = p / m - 1; worst = max(worst, abs(e))
-    per = " ".join(f"{x / y - 1:+.1%}" for x, y in v)
-    print(f"{link:<28} {bucket + ' MiB':>7} {p:>12.3f} {m:>11.3f} {e:>+7.1%}   {per}")
+    per = " ".join(f"{x / y - 1:+.1%}" for x, _, y in v)
+    print(f"{link:<28} {bucket + ' MiB':>7} {p:>12.3f} {m:>11.3f} {e:>+7.1%}   {per}"
+          f"   | {p0:>32.3f} {p0 / m - 1:>+7.1%}")
 limit = float(sys.argv[2])
 print(f"worst |error| of the medians: {worst:.1%} (limit {limit:g}%)")
 sys.exit(0 if worst * 100 <= limit else 1)

@@ -30,6 +30,7 @@ struct ProjectFlags {
   std::string model;
   std::int64_t batch_size = 32, image_size = 224, seq_len = 128;
   double forward_ms = -1, backward_ms = -1, optimizer_ms = -1, ddp_overhead_ms = 0;
+  int threads = 0;  // with --model: threads per rank (0: not stated)
   // Network.
   int ranks_per_node = 1;
   std::string intra_bw, intra_latency, inter_bw, inter_latency, base_latency = "0";
@@ -41,6 +42,7 @@ struct ProjectFlags {
   double bucket_cap_mb = 0, first_bucket_cap_mb = 0;  // 0: not given (the profile's buckets)
   std::string compression = "none";
   bool no_overlap = false;
+  double cores_per_node = 0;
   std::string json;
   bool bucket_cap_given = false, first_bucket_cap_given = false;  // set after parsing
 };
@@ -104,6 +106,7 @@ project::ComputeProfile model_profile(const ProjectFlags& f) {
   p.backward_s = f.backward_ms / 1e3;
   p.optimizer_s = f.optimizer_ms / 1e3;
   p.fixed_s = f.ddp_overhead_ms / 1e3;
+  p.threads = f.threads;
   std::vector<project::LayerWork> layers;
   for (const auto& l : cost.layers) layers.push_back({l.macs, l.param_elements});
   p.grads = project::grads_from_layers(layers, cost.param_elements, p.backward_s);
@@ -117,10 +120,15 @@ int run_project(const ProjectFlags& f) {
                      "--model with --forward-ms/--backward-ms/--optimizer-ms, not both");
   if (f.ranks_per_node < 1) throw UsageError("--ranks-per-node must be at least 1");
   if (!(f.bw_scale > 0)) throw UsageError("--bw-scale must be positive");
+  if (f.cores_per_node < 0) throw UsageError("--cores-per-node must not be negative");
+  if (f.threads < 0) throw UsageError("--threads must not be negative");
+  if (f.threads > 0 && !f.profile.empty())
+    throw UsageError("--threads goes with --model; a --profile report says the threads it ran with");
   project::ProjectOptions o;
   o.world_sizes = parse_world_sizes(f.world_sizes);
   o.algo = project::parse_algo(f.algo);
   o.overlap = !f.no_overlap;
+  o.cores_per_node = f.cores_per_node;
   if (f.compression == "fp16" || f.compression == "bf16") o.wire_ratio = 0.5;
   else if (f.compression != "none")
     throw UsageError(fmt::format("--compression: '{}' is not a wire format (use none, fp16 or bf16)", f.compression));
@@ -191,7 +199,12 @@ Action register_project(CLI::App& app) {
   cmd->add_option("--ddp-overhead-ms", f->ddp_overhead_ms,
                   "DDP's fixed cost per iteration at 1 rank, ms (with --model; 1-rank DDP - no ddp)")
       ->capture_default_str();
+  cmd->add_option("--threads", f->threads, "Intra-op threads per rank the phase times were taken with (with --model)");
   cmd->add_option("--ranks-per-node", f->ranks_per_node, "Ranks per node (GPUs per machine)")->capture_default_str();
+  cmd->add_option("--cores-per-node", f->cores_per_node,
+                  "CPU training: the cores of a node, shared by the ranks' threads and what their allreduces keep "
+                  "busy (the comm reports' cpu_util); 0 = no contention (GPUs)")
+      ->capture_default_str();
   cmd->add_option("--intra-bw", f->intra_bw, "Bus bandwidth between the ranks of a node (e.g. 130GB/s)");
   cmd->add_option("--intra-latency", f->intra_latency, "Latency per collective step inside a node (e.g. 3.4us)");
   cmd->add_option("--inter-bw", f->inter_bw, "Bandwidth of a node's NICs together (e.g. 4x100Gbit/s)");

@@ -9,15 +9,20 @@
 
 namespace dtbench::project {
 
-double Level::seconds_per_byte(double bytes) const {
-  if (curve.empty()) return bus_bw > 0 ? 1.0 / bus_bw : 0.0;
-  if (bytes <= curve.front().first) return curve.front().second;
-  if (bytes >= curve.back().first) return curve.back().second;
-  const auto hi = std::lower_bound(curve.begin(), curve.end(), bytes,
+double log_interpolate(const std::vector<std::pair<double, double>>& curve, double x) {
+  if (curve.empty()) return 0;
+  if (x <= curve.front().first) return curve.front().second;
+  if (x >= curve.back().first) return curve.back().second;
+  const auto hi = std::lower_bound(curve.begin(), curve.end(), x,
                                    [](const std::pair<double, double>& p, double b) { return p.first < b; });
   const auto lo = hi - 1;
-  const double t = (std::log(bytes) - std::log(lo->first)) / (std::log(hi->first) - std::log(lo->first));
+  const double t = (std::log(x) - std::log(lo->first)) / (std::log(hi->first) - std::log(lo->first));
   return lo->second + t * (hi->second - lo->second);
+}
+
+double Level::seconds_per_byte(double bytes) const {
+  if (curve.empty()) return bus_bw > 0 ? 1.0 / bus_bw : 0.0;
+  return log_interpolate(curve, bytes);
 }
 
 const char* algo_name(Algo a) {

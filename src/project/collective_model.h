@@ -20,10 +20,18 @@ struct Level {
   // interpolated linearly in log(bytes), held flat beyond both ends.
   std::vector<std::pair<double, double>> curve;
   std::string source;            // where the figures came from, for the report
+  // Measured (`dtbench comm`'s cpu_util): (message bytes, cores each rank
+  // keeps busy while its allreduce runs) ascending in bytes, interpolated as
+  // `curve`; for the CPU contention term. Empty: not measured.
+  std::vector<std::pair<double, double>> cpu_util;
 
   // Seconds per bus byte at this message size.
   double seconds_per_byte(double bytes) const;
 };
+
+// y at x on a curve of (x, y) points ascending in x: linear in log(x)
+// between points, held flat beyond both ends; 0 for an empty curve.
+double log_interpolate(const std::vector<std::pair<double, double>>& curve, double x);
 
 struct Network {
   int ranks_per_node = 1;     // ranks that share a node (GPUs per machine)

@@ -48,11 +48,14 @@ MeasuredLevel level_from_comm_report(const std::string& path, const std::string&
                                  src.kind));
   MeasuredLevel m;
   std::vector<MeasuredPoint> out_of_place, in_place;
+  std::vector<std::pair<double, double>> util_out, util_in;
   for (const auto& r : src.comm) {
     if (r.collective != "allreduce") continue;
     m.world_size = r.world_size;
     m.backend = r.backend;
-    (r.placement == "in_place" ? in_place : out_of_place).push_back({static_cast<double>(r.bytes), r.time_us / 1e6});
+    const bool in = r.placement == "in_place";
+    (in ? in_place : out_of_place).push_back({static_cast<double>(r.bytes), r.time_us / 1e6});
+    if (r.cpu_util >= 0) (in ? util_in : util_out).emplace_back(static_cast<double>(r.bytes), r.cpu_util);
   }
   if (out_of_place.empty() && in_place.empty())
     throw UsageError(fmt::format("{} {}: the report has no allreduce rows (run `dtbench comm --collective allreduce`)",
@@ -62,6 +65,9 @@ MeasuredLevel level_from_comm_report(const std::string& path, const std::string&
     m.nodes = report::json_value_or<int>(src.env.at("world"), "num_nodes", 1, path);
   m.level = fit_level(out_of_place.empty() ? in_place : out_of_place, m.world_size,
                       fmt::format("{} ({} allreduce, {} rank(s) on {} node(s))", path, m.backend, m.world_size, m.nodes));
+  auto& util = out_of_place.empty() ? util_in : util_out;
+  std::sort(util.begin(), util.end());
+  m.level.cpu_util = util;
   return m;
 }
 

@@ -29,7 +29,7 @@ namespace dtbench::project {
 // What a `dtbench comm` report says about one level: the fitted Level and
 // the world it was measured on.
 struct MeasuredLevel {
-  Level level;
+  Level level;  // with cpu_util from the report's rows that have it
   int world_size = 0;
   int nodes = 0;
   std::string backend;

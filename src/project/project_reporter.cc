@@ -31,6 +31,11 @@ Json level_json(const Level& l) {
     j["measured"] = c;
     j["source"] = l.source;
   }
+  if (!l.cpu_util.empty()) {
+    Json u = Json::array();
+    for (const auto& [b, cores] : l.cpu_util) u.push_back({{"bytes", b}, {"cores", cores}});
+    j["cpu_util"] = u;
+  }
   return j;
 }
 
@@ -60,17 +65,25 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
   out << fmt::format("  network: {} rank(s) per node, algorithm {}, base latency {}\n", o.net.ranks_per_node,
                      algo_name(o.algo), us(o.net.base_latency_s));
   out << "    " << describe(o.net.intra, "inside a node") << "\n";
-  out << "    " << describe(o.net.inter, "between nodes (per node)") << "\n\n";
+  out << "    " << describe(o.net.inter, "between nodes (per node)") << "\n";
+  if (o.cores_per_node > 0)
+    out << fmt::format("  CPU contention: {:g} cores per node shared by {} thread(s) per rank and the cores the "
+                       "allreduces keep busy (cpu_util)\n",
+                       o.cores_per_node, p.threads);
+  out << "\n";
   bool any_measured = false;
   for (const auto& r : rows) any_measured = any_measured || r.measured_s.has_value();
   out << fmt::format("{:>7} {:>6} {:>11} {:>11} {:>10} {:>12} {:>10} {:>5}", "ranks", "nodes", "iter (ms)",
                      "exposed ms", "comm ms", "examples/s", "efficiency", "algo");
+  const bool contended = o.cores_per_node > 0;
+  if (contended) out << fmt::format(" {:>13}", "contention ms");
   if (any_measured) out << fmt::format(" {:>12} {:>7}", "measured ms", "error");
   out << "\n";
   for (const auto& r : rows) {
     out << fmt::format("{:>7} {:>6} {:>11.2f} {:>11.2f} {:>10.2f} {:>12.1f} {:>9.1f}% {:>5}", r.world_size, r.nodes,
                        r.iteration_s * 1e3, r.exposed_s * 1e3, r.comm_s * 1e3, r.examples_per_s, r.efficiency * 100,
                        r.world_size > 1 ? r.algo : "-");
+    if (contended) out << fmt::format(" {:>13.2f}", r.contention_s * 1e3);
     if (r.measured_s)
       out << fmt::format(" {:>12.2f} {:>+6.1f}%", *r.measured_s * 1e3, (r.iteration_s / *r.measured_s - 1) * 100);
     out << "\n";
@@ -87,6 +100,7 @@ Json projection_json(const ComputeProfile& p, const ProjectOptions& o, const std
                {"optimizer_s", p.optimizer_s}, {"fixed_s", p.fixed_s},
                {"buckets", buckets}};
   Json network{{"ranks_per_node", o.net.ranks_per_node},
+               {"cores_per_node", o.cores_per_node},
                {"base_latency_s", o.net.base_latency_s},
                {"intra", level_json(o.net.intra)},
                {"inter", level_json(o.net.inter)},
@@ -100,6 +114,7 @@ Json projection_json(const ComputeProfile& p, const ProjectOptions& o, const std
     Json j{{"world_size", r.world_size},     {"nodes", r.nodes},
            {"buckets", r.buckets},           {"iteration_s", r.iteration_s},
            {"exposed_comm_s", r.exposed_s},  {"comm_s", r.comm_s},
+           {"contention_s", r.contention_s},
            {"examples_per_sec", r.examples_per_s}, {"scaling_efficiency", r.efficiency},
            {"algo", r.world_size > 1 ? r.algo : "none"}};
     j["measured_s"] = r.measured_s ? Json(*r.measured_s) : Json(nullptr);

@@ -44,10 +44,32 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
     ScheduleOptions so;
     so.backward_s = profile.backward_s;
     so.overlap = opts.overlap;
+    const Level& level = row.nodes > 1 ? opts.net.inter : opts.net.intra;
+    if (opts.cores_per_node > 0) {
+      const int local = std::min(world, opts.net.ranks_per_node);
+      if (profile.threads < 1)
+        throw UsageError(fmt::format("--cores-per-node: {} does not say how many threads per rank it ran with "
+                                     "(with --model give --threads)", profile.source));
+      if (world > 1 && level.cpu_util.empty())
+        throw UsageError(fmt::format(
+            "--cores-per-node: the network {} has no measured cpu_util (give --comm-{} REPORT: a `dtbench comm` "
+            "allreduce sweep that records it)", row.nodes > 1 ? "between nodes" : "inside a node",
+            row.nodes > 1 ? "inter" : "intra"));
+      so.node_cores = opts.cores_per_node;
+      so.compute_cores = static_cast<double>(local) * profile.threads;
+      so.profiled_cores = profile.threads;
+      so.comm_cores = [&level, local](double bytes) { return local * log_interpolate(level.cpu_util, bytes); };
+    }
     const auto s = run_schedule(buckets, cost, so);
     row.comm_s = s.comm_s;
     row.exposed_s = world > 1 ? s.exposed_s : 0.0;
-    row.iteration_s = profile.forward_s + profile.backward_s + row.exposed_s + profile.optimizer_s + profile.fixed_s;
+    // Forward and the optimizer slow down only when the ranks' threads alone
+    // ask for more cores than the node has.
+    const double others = (profile.forward_s + profile.optimizer_s) / compute_speed(so, so.compute_cores);
+    row.iteration_s = others + s.backward_end_s + row.exposed_s + profile.fixed_s;
+    row.contention_s = row.iteration_s -
+                       (profile.forward_s + profile.backward_s + profile.optimizer_s + profile.fixed_s) -
+                       row.exposed_s;
     row.examples_per_s =
         row.iteration_s > 0 ? static_cast<double>(world) * static_cast<double>(profile.batch_per_rank) / row.iteration_s : 0;
     for (const auto& [w, t] : profile.measured)

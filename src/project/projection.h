@@ -40,6 +40,11 @@ struct ProjectOptions {
   std::optional<BucketOptions> rebucket;  // what-if bucket caps; unset: the profile's buckets
   double wire_ratio = 1.0;                // bytes on the wire / gradient bytes (fp16/bf16 compression: 0.5)
   bool overlap = true;                    // false: every allreduce after backward
+  // CPU contention (ScheduleOptions): the cores of a node, shared by its
+  // ranks' compute threads (the profile's threads) and the cores their
+  // collectives keep busy (the level's cpu_util). 0: off (GPUs, or cores
+  // to spare).
+  double cores_per_node = 0;
 };
 
 struct ProjectionRow {
@@ -49,6 +54,7 @@ struct ProjectionRow {
   double comm_s = 0;          // sum of the allreduces' times
   double exposed_s = 0;       // communication left after backward
   double iteration_s = 0;
+  double contention_s = 0;    // what CPU contention added (0 when off)
   double examples_per_s = 0;  // whole job: world x batch / iteration
   double efficiency = 0;      // iteration(1) / iteration(N): weak scaling, 1 = perfect
   std::string algo;           // ring or tree for the largest bucket
@@ -60,7 +66,8 @@ struct ProjectionRow {
 std::vector<Bucket> projection_buckets(const ComputeProfile& profile, const ProjectOptions& opts);
 
 // One row per opts.world_sizes entry, in order. Throws UsageError for an
-// empty profile (no gradient bytes) or a world size below 1.
+// empty profile (no gradient bytes), a world size below 1, and contention
+// without the profile's threads or a used level's cpu_util.
 std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectOptions& opts);
 
 }  // namespace dtbench::project

@@ -40,17 +40,35 @@ std::vector<GradItem> split_items(const std::vector<GradItem>& items, double pie
 struct ScheduleOptions {
   double backward_s = 0;  // backward compute time; buckets launch no earlier without overlap
   bool overlap = true;    // launch each bucket when ready (false: all after backward)
+  // CPU contention (docs/metrics.md "Projection"), off while node_cores is
+  // 0: a node's cores shared by its ranks' compute threads and the cores
+  // their collective keeps busy. While the demand exceeds node_cores, every
+  // thread runs at node_cores / demand of its speed (processor sharing), so
+  // backward stretches while a bucket's allreduce runs and the allreduce
+  // slows with it. Speeds are relative to how each was measured: backward
+  // alone at `profiled_cores` (one rank's threads), a collective alone.
+  double node_cores = 0;
+  double compute_cores = 0;   // what the node's ranks' backward asks for (ranks x threads)
+  double profiled_cores = 0;  // what the profiled rank's backward asked for (its threads)
+  std::function<double(double)> comm_cores;  // bucket bytes -> cores the node's ranks' collective asks for
 };
 
 struct Schedule {
   std::vector<double> start_s, done_s;  // per bucket, from backward start
-  double comm_s = 0;                    // sum of the collectives' times
+  double comm_s = 0;                    // sum of the collectives' times (uncontended)
   double last_done_s = 0;               // when the last collective ends (0 without buckets)
-  // Communication left after backward: max(0, last_done_s - backward_s).
+  double backward_end_s = 0;            // when backward's compute ends: backward_s unless contended
+  // Communication left after backward: max(0, last_done_s - backward_end_s).
   double exposed_s = 0;
 };
 
-// `cost(bytes)` is the seconds of one bucket's allreduce.
+// Compute's speed relative to the profiled rank's when the node asks for
+// `demand` cores (1 without contention options).
+double compute_speed(const ScheduleOptions& opts, double demand);
+
+// `cost(bytes)` is the seconds of one bucket's allreduce on its own. Buckets
+// are ready at `ready_s` of backward's progress (seconds of uncontended
+// compute), which is wall time only without contention.
 Schedule run_schedule(const std::vector<Bucket>& buckets, const std::function<double(double)>& cost,
                       const ScheduleOptions& opts);
 

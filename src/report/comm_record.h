@@ -18,6 +18,10 @@ struct CommTiming {
   double max_rank_us = 0;      // slowest rank's mean time (the straggler)
   std::vector<double> rank_us; // every rank's mean time, indexed by rank
   std::vector<double> node_us; // mean of rank_us over each node's ranks (launch::Topology)
+  // Cores each rank's process kept busy during the timed iterations (CPU
+  // seconds / wall seconds, every thread: the backend's included), mean over
+  // ranks; -1 in reports written before it was measured.
+  double cpu_util = -1;
 };
 
 struct CommRecord {

@@ -21,7 +21,7 @@ nlohmann::ordered_json timing_json(const CommTiming& t) {
   return {{"time_us", t.time_us},         {"algbw_gbs", t.algbw_gbs}, {"busbw_gbs", t.busbw_gbs},
           {"wrong", t.wrong},             {"min_rank_us", t.min_rank_us},
           {"max_rank_us", t.max_rank_us}, {"rank_us", t.rank_us},
-          {"node_us", t.node_us}};
+          {"node_us", t.node_us},         {"cpu_util", t.cpu_util}};
 }
 
 CommTiming timing_from_json(const nlohmann::ordered_json& j) {
@@ -36,6 +36,7 @@ CommTiming timing_from_json(const nlohmann::ordered_json& j) {
   t.max_rank_us = j.at("max_rank_us").get<double>();
   t.rank_us = j.at("rank_us").get<std::vector<double>>();
   if (j.contains("node_us")) t.node_us = j.at("node_us").get<std::vector<double>>();
+  if (j.contains("cpu_util")) t.cpu_util = j.at("cpu_util").get<double>();
   return t;
 }
 

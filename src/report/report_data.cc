@@ -46,6 +46,7 @@ void load_comm(ReportSource& src, const Json& doc) {
       row.time_us = json_field<double>(t, "time_us", at);
       row.algbw_gbs = json_field<double>(t, "algbw_gbs", at);
       row.busbw_gbs = json_field<double>(t, "busbw_gbs", at);
+      row.cpu_util = json_value_or<double>(t, "cpu_util", -1.0, at);
       src.comm.push_back(row);
     }
   }

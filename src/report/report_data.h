@@ -18,6 +18,7 @@ struct CommRow {
   int world_size = 0;
   std::uint64_t bytes = 0;
   double time_us = 0, algbw_gbs = 0, busbw_gbs = 0;
+  double cpu_util = -1;  // cores busy per rank while it ran; -1: not in the report
 };
 
 // One row of a `dtbench project` report.

@@ -40,6 +40,35 @@ check "1-rank projection ($one s) = the profile's parts ($parts s), within 10% o
   [ "$(json projection.json "d['rows'][1]['world_size']")" = 2 ] &&
   [ "$(json projection.json "d['rows'][1]['measured_s'] is not None")" = True ]
 check "JSON: schema, rows, measured point" $? "$(head -c 400 projection.json)"
+# cpu_util: every row of the sweep says how many cores each rank kept busy;
+# gloo copies and sums 16 MiB on the CPU, so that row kept some busy.
+python3 - comm.json "$(nproc)" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["results"]
+u = [r["out_of_place"]["cpu_util"] for r in rows]
+sys.exit(0 if all(0 <= x <= float(sys.argv[2]) + 0.5 for x in u) and u[-1] > 0.05 else 1)
+PY
+check "comm report: cpu_util per row, within 0..cores, > 0.05 at 16 MiB" $? "$(json comm.json "[r['out_of_place']['cpu_util'] for r in d['results']]")"
+# The README's CPU contention command: 2 ranks on this machine's cores.
+"$DT" project --profile profile.json --comm-intra comm.json --ranks-per-node 2 --world-sizes 1,2 \
+  --cores-per-node "$(nproc)" --json contended.json >contended.out 2>&1
+check "project with --cores-per-node" $? "$(tail -n 3 contended.out)"
+python3 - projection.json contended.json <<'PY'
+import json, sys
+free = json.load(open(sys.argv[1]))["rows"]; busy = json.load(open(sys.argv[2]))
+rows = busy["rows"]
+ok = abs(rows[0]["iteration_s"] - free[0]["iteration_s"]) < 1e-12   # 1 rank: nothing to share
+ok &= rows[1]["iteration_s"] >= free[1]["iteration_s"] - 1e-12 and rows[1]["contention_s"] >= 0
+ok &= busy["network"]["cores_per_node"] > 0 and len(busy["network"]["intra"]["cpu_util"]) > 0
+sys.exit(0 if ok else 1)
+PY
+check "contention: 1 rank unchanged, 2 ranks no faster, contention_s and cpu_util in the JSON" $? "$(cat contended.out)"
+grep -q "contention ms" contended.out && grep -q "CPU contention:" contended.out
+check "table shows the contention column and its inputs" $? "$(cat contended.out)"
+"$DT" project --profile profile.json --comm-intra comm.json --ranks-per-node 2 --world-sizes 2 \
+  --cores-per-node 1000 --json spare.json >/dev/null 2>&1 &&
+  python3 -c "import json,sys; a=json.load(open('spare.json'))['rows'][0]; b=json.load(open('projection.json'))['rows'][1]; sys.exit(0 if abs(a['iteration_s']-b['iteration_s'])<1e-12 and a['contention_s']==0 else 1)"
+check "cores to spare: the same projection as without the term" $? ""
 "$DT" report projection.json -o projection.html --csv projection.csv >report.out 2>&1 &&
   grep -q 'id="project-time-' projection.html && grep -q 'id="project-efficiency-' projection.html &&
   grep -q '>measured<' projection.html && grep -q ',project,mlp,.*,iteration_s,projected,' projection.csv
@@ -101,6 +130,13 @@ expect_bad "both a report and stated figures for a level" --profile profile.json
 expect_bad "negative DDP overhead" --model mlp --forward-ms 1 --backward-ms 1 --optimizer-ms 1 --ddp-overhead-ms -1 "${net[@]}"
 expect_bad "zero batch" --model mlp --batch-size 0 --forward-ms 1 --backward-ms 1 --optimizer-ms 1 "${net[@]}"
 expect_bad "unknown model" --model nosuchnet --forward-ms 1 --backward-ms 1 --optimizer-ms 1 "${net[@]}"
+expect_bad "negative cores per node" --profile profile.json "${net[@]}" --cores-per-node -2
+expect_bad "--threads with a profile report" --profile profile.json "${net[@]}" --threads 2
+expect_bad "negative threads" --model mlp --forward-ms 1 --backward-ms 1 --optimizer-ms 1 --threads -1 "${net[@]}"
+expect_bad "contention without the model's threads" --model mlp --forward-ms 1 --backward-ms 1 --optimizer-ms 1 \
+  --cores-per-node 8 "${net[@]}"
+expect_bad "contention over stated links (no cpu_util)" --model mlp --forward-ms 1 --backward-ms 1 --optimizer-ms 1 \
+  --threads 1 --cores-per-node 8 --ranks-per-node 1 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 
 echo "project_cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

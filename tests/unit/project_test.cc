@@ -67,8 +67,8 @@ TEST(CollectiveModel, RingOnOneLevel) {
 TEST(CollectiveModel, RingAcrossTwoLevels) {
   Network net;
   net.ranks_per_node = 4;
-  net.intra = {1e-6, 100e9, {}, ""};
-  net.inter = {10e-6, 10e9, {}, ""};
+  net.intra = {1e-6, 100e9, {}, "", {}};
+  net.inter = {10e-6, 10e9, {}, "", {}};
   net.base_latency_s = 5e-6;
   // 8 ranks on 2 nodes: 14 steps, 2 of them between nodes; the NICs are the bottleneck.
   EXPECT_NEAR(ring_allreduce_seconds(net, 1e6, 8), 5e-6 + 12 * 1e-6 + 2 * 10e-6 + 2.0 * 7 / 8 * 1e6 / 10e9, 1e-12);
@@ -82,8 +82,8 @@ TEST(CollectiveModel, RingAcrossTwoLevels) {
 TEST(CollectiveModel, TreeAndAuto) {
   Network net;
   net.ranks_per_node = 4;
-  net.intra = {1e-6, 100e9, {}, ""};
-  net.inter = {10e-6, 10e9, {}, ""};
+  net.intra = {1e-6, 100e9, {}, "", {}};
+  net.inter = {10e-6, 10e9, {}, "", {}};
   // 32 ranks on 8 nodes: 2((4-1) intra + log2(8) = 3 inter) steps; bytes twice at 0.9 of the bus bandwidth.
   EXPECT_NEAR(tree_allreduce_seconds(net, 1e6, 32), 2 * (3 * 1e-6 + 3 * 10e-6) + 2 * 1e6 / 10e9 / 0.9, 1e-12);
   // Small messages on many nodes: the tree's log-depth latency wins; large ones: the ring's bandwidth.
@@ -165,6 +165,53 @@ TEST(Schedule, OneBucketManyAndLate) {
   EXPECT_EQ(run_schedule({}, cost, o).exposed_s, 0);
 }
 
+TEST(Schedule, CpuContentionSharesTheCores) {
+  const auto cost = [](double bytes) { return bytes * 1e-3; };  // 1 ms per byte
+  ScheduleOptions o;
+  o.backward_s = 0.010;
+  o.node_cores = 2;       // two ranks of one thread on two cores
+  o.compute_cores = 2;
+  o.profiled_cores = 1;
+  // Each rank's allreduce keeps one core busy: 4 threads on 2 cores, all at
+  // half speed while it runs. 4 ms of allreduce takes 8 ms, backward gets
+  // 4 ms done meanwhile, then 6 ms alone: ends at 14 ms (the work, 10 + 4,
+  // serialised), the allreduce hidden.
+  o.comm_cores = [](double) { return 2.0; };
+  auto s = run_schedule({{4, 0.0}}, cost, o);
+  EXPECT_NEAR(s.done_s[0], 0.008, 1e-12);
+  EXPECT_NEAR(s.backward_end_s, 0.014, 1e-12);
+  EXPECT_EQ(s.exposed_s, 0);
+  EXPECT_NEAR(s.comm_s, 0.004, 1e-12);  // uncontended cost, as before
+  // Half a core each: demand 3, everything at 2/3 speed: done at 6 ms, then
+  // the 6 ms of backward left run alone: ends at 12 ms.
+  o.comm_cores = [](double) { return 1.0; };
+  s = run_schedule({{4, 0.0}}, cost, o);
+  EXPECT_NEAR(s.done_s[0], 0.006, 1e-12);
+  EXPECT_NEAR(s.backward_end_s, 0.012, 1e-12);
+  // A bucket ready at backward's end shares nothing: as without contention.
+  s = run_schedule({{4, 0.010}}, cost, o);
+  EXPECT_NEAR(s.backward_end_s, 0.010, 1e-12);
+  EXPECT_NEAR(s.exposed_s, 0.004, 1e-12);
+  // Ready at half of backward's progress, which contention delays in wall time:
+  // backward alone to 5 ms, then 4 ms of allreduce at 2/3 speed (done at
+  // 11 ms, backward at 9 ms of progress), 1 ms alone: ends at 12 ms.
+  s = run_schedule({{4, 0.005}}, cost, o);
+  EXPECT_NEAR(s.start_s[0], 0.005, 1e-12);
+  EXPECT_NEAR(s.done_s[0], 0.011, 1e-12);
+  EXPECT_NEAR(s.backward_end_s, 0.012, 1e-12);
+  // The ranks' threads alone ask for twice the cores: backward at half speed.
+  o.compute_cores = 4;
+  s = run_schedule({}, cost, o);
+  EXPECT_NEAR(s.backward_end_s, 0.020, 1e-12);
+  EXPECT_NEAR(compute_speed(o, 4), 0.5, 1e-12);
+  // Cores to spare: nothing changes.
+  o.node_cores = 16;
+  o.compute_cores = 2;
+  s = run_schedule({{4, 0.0}}, cost, o);
+  EXPECT_NEAR(s.done_s[0], 0.004, 1e-12);
+  EXPECT_NEAR(s.backward_end_s, 0.010, 1e-12);
+}
+
 ComputeProfile literal_profile() {
   ComputeProfile p;
   p.source = "literal";
@@ -206,6 +253,23 @@ TEST(Projection, IterationExposedAndEfficiency) {
   EXPECT_LT(project(p, o)[1].exposed_s, 0.020);
   o.world_sizes = {0};
   EXPECT_THROW(project(p, o), UsageError);
+  // CPU contention needs the profile's threads and the level's cpu_util.
+  o.rebucket.reset();
+  o.world_sizes = {2};
+  o.cores_per_node = 1;
+  EXPECT_THROW(project(p, o), UsageError);  // threads unknown
+  auto threaded = p;
+  threaded.threads = 1;
+  EXPECT_THROW(project(threaded, o), UsageError);  // no cpu_util measured
+  // One core per node, one rank per node, one thread: each allreduce keeps
+  // half a core busy. Bucket 0 (4 ms from 20 ms) runs at 2/3 speed beside
+  // backward: 6 ms, backward 2 ms later; bucket 1 as before after it.
+  o.net.inter.cpu_util = {{1e3, 0.5}, {1e9, 0.5}};
+  const auto contended = project(threaded, o)[0];
+  EXPECT_NEAR(contended.contention_s, 0.002, 1e-9);
+  EXPECT_NEAR(contended.exposed_s, 0.040, 1e-9);
+  EXPECT_NEAR(contended.iteration_s, 0.139, 1e-9);
+  o.cores_per_node = 0;
   auto empty = p;
   empty.grads.clear();
   o.world_sizes = {2};

@@ -119,6 +119,11 @@ TEST(CommPerNode, RatiosAndSlowestNode) {
   report::CommConsoleReporter(one).nodes({r}, {"node 0"});
   EXPECT_EQ(one.str(), "");  // nothing for a single node
   EXPECT_EQ(report::comm_record_from_json(report::to_json(r)).out_of_place.node_us, r.out_of_place.node_us);
+  r.out_of_place.cpu_util = 0.75;
+  EXPECT_EQ(report::comm_record_from_json(report::to_json(r)).out_of_place.cpu_util, 0.75);
+  auto old = report::to_json(r);
+  old.at("out_of_place").erase("cpu_util");  // a report written before it was measured
+  EXPECT_EQ(report::comm_record_from_json(old).out_of_place.cpu_util, -1);
 }
 
 TEST(NodeShare, RolesAndSummedFigures) {

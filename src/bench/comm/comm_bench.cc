@@ -8,6 +8,7 @@
 #include "bench/comm/buffers.h"
 #include "bench/comm/collective.h"
 #include "comm/communicator.h"
+#include "core/cpu_time.h"
 #include "core/error.h"
 #include "device/device.h"
 
@@ -31,22 +32,30 @@ report::CommTiming measure(const CollectiveDef& def, const CollArgs& args, bool 
   Buffers b = prepare_buffers(def, args, in_place);
   for (int i = 0; i < opts.warmup; ++i) run_once(def, args, b);
   comm.barrier();
+  const double cpu_start = process_cpu_seconds();
   const auto start = Clock::now();
   for (int i = 0; i < opts.iters; ++i) run_once(def, args, b);
-  const double my_us =
-      std::chrono::duration<double, std::micro>(Clock::now() - start).count() / opts.iters;
+  const double wall_us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+  const double my_us = wall_us / opts.iters;
+  const double my_cpu_util = wall_us > 0 ? (process_cpu_seconds() - cpu_start) * 1e6 / wall_us : 0;
 
   const std::int64_t my_wrong = opts.check ? run_and_count_wrong(def, args, in_place) : 0;
 
-  // Reduce across ranks: every rank's time, and the total of wrong elements.
-  at::Tensor mine = at::full({1}, my_us, at::kDouble);
-  at::Tensor all = at::zeros({comm.size()}, at::kDouble);
+  // Reduce across ranks: every rank's time and cores busy, and the total of
+  // wrong elements.
+  at::Tensor mine = at::tensor({my_us, my_cpu_util}, at::kDouble);
+  at::Tensor all = at::zeros({2 * comm.size()}, at::kDouble);
   comm.allgather(mine, all)->wait(comm.timeout());
   at::Tensor wrong = at::full({1}, my_wrong, at::kLong);
   comm.allreduce(wrong, wrong, comm::ReduceOp::kSum)->wait(comm.timeout());
 
   const auto* p = all.data_ptr<double>();
-  t.rank_us.assign(p, p + comm.size());
+  double util = 0;
+  for (int r = 0; r < comm.size(); ++r) {
+    t.rank_us.push_back(p[2 * r]);
+    util += p[2 * r + 1];
+  }
+  t.cpu_util = util / comm.size();
   double sum = 0;
   t.min_rank_us = t.max_rank_us = t.rank_us[0];
   for (double x : t.rank_us) {
