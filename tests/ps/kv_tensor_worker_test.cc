@@ -32,6 +32,9 @@ TEST_P(TensorWorker, RoundsAreExactLikeTheHostWorker) {
   KvTensorWorker tensors(o, layout, 0, c10::Device(c10::DeviceType::CPU));
   KvWorker host(o, layout, 0);
   host.set_allreduce([](const auto&) {});  // one worker: nothing to reduce across
+  std::vector<std::int64_t> started_t, started_h;  // the round-start hook, once per round, in order
+  tensors.set_round_start([&](std::int64_t r) { started_t.push_back(r); });
+  host.set_round_start([&](std::int64_t r) { started_h.push_back(r); });
   for (int round = 0; round < 3; ++round) {
     const auto t = tensors.run(round);
     const auto h = host.run(round);
@@ -41,6 +44,8 @@ TEST_P(TensorWorker, RoundsAreExactLikeTheHostWorker) {
     EXPECT_GT(t.seconds, 0);
     EXPECT_EQ(t.gbps > 0, h.gbps > 0);  // the same bytes counted (none across one worker in device mode)
   }
+  EXPECT_EQ(started_t, (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_EQ(started_t, started_h);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, TensorWorker, ::testing::Values(KvMode::kLocal, KvMode::kDevice),

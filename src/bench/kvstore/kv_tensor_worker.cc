@@ -50,7 +50,8 @@ double KvTensorWorker::check(const std::vector<float>& table) const {
 }
 
 report::KvIteration KvTensorWorker::run(std::int64_t round) {
-  fill(round);
+  fill(round);  // ends with the device synchronised
+  if (round_start_) round_start_(round);
   report::KvIteration it;
   const auto t0 = Clock::now();
   if (opts_.mode == KvMode::kLocal) {

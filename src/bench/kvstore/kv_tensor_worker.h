@@ -6,6 +6,8 @@
 //   device  replicas summed on the device, allreduced across workers by the
 //           communicator (per array, like KvWorker), copied to each replica
 // Same data, rounds, byte counts and exact check as KvWorker (kv_worker.h).
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -26,6 +28,9 @@ class KvTensorWorker {
   KvTensorWorker(const KvOptions& opts, const KvLayout& layout, int worker, const c10::Device& device);
   // device mode: the workers' communicator (on `device`'s tensors).
   void set_communicator(comm::Communicator* comm) { comm_ = comm; }
+  // Called with the round's number after its untimed refill (the device
+  // synchronised), before the timed part: as KvWorker::set_round_start.
+  void set_round_start(std::function<void(std::int64_t round)> fn) { round_start_ = std::move(fn); }
   report::KvIteration run(std::int64_t round);
 
  private:
@@ -38,6 +43,7 @@ class KvTensorWorker {
   c10::Device device_;
   std::vector<at::Tensor> replicas_;
   comm::Communicator* comm_ = nullptr;
+  std::function<void(std::int64_t)> round_start_;
 };
 
 }  // namespace dtbench::bench::kv

@@ -133,10 +133,13 @@ KvRunResult run_kvstore(const launch::World& world, const KvOptions& o,
       // one worker's untimed refill and check (a pass over all its data each)
       // never run inside another's timed round. The rounds are lockstep
       // anyway; dist_async keeps its workers free.
-      if (worker && o.workers > 1 && is_sync(o.mode))
-        worker->set_round_start([&](std::int64_t round) {
+      if (o.workers > 1 && is_sync(o.mode)) {
+        auto round_start = [&](std::int64_t round) {
           comm::store_barrier(*store, fmt::format("kv/round/{}", round), o.workers, comm_opts.timeout);
-        });
+        };
+        if (gpu_worker) gpu_worker->set_round_start(round_start);
+        if (worker) worker->set_round_start(round_start);
+      }
       comm::store_barrier(*store, "kv/start", o.workers, comm_opts.timeout);
       std::vector<report::KvIteration> mine;
       for (int i = 0; i < o.warmup + o.iters; ++i) {
