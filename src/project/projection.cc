@@ -67,9 +67,9 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
     // ask for more cores than the node has.
     const double others = (profile.forward_s + profile.optimizer_s) / compute_speed(so, so.compute_cores);
     row.iteration_s = others + s.backward_end_s + row.exposed_s + profile.fixed_s;
-    row.contention_s = row.iteration_s -
-                       (profile.forward_s + profile.backward_s + profile.optimizer_s + profile.fixed_s) -
-                       row.exposed_s;
+    // Never negative (every speed is at most 1); max() drops rounding residue.
+    row.contention_s =
+        std::max(0.0, (others - (profile.forward_s + profile.optimizer_s)) + (s.backward_end_s - profile.backward_s));
     row.examples_per_s =
         row.iteration_s > 0 ? static_cast<double>(world) * static_cast<double>(profile.batch_per_rank) / row.iteration_s : 0;
     for (const auto& [w, t] : profile.measured)
