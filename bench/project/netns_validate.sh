@@ -2,9 +2,11 @@
 # Measured validation of `dtbench project` (issue 17): two "hosts" in network
 # namespaces joined by a veth pair whose rate tbf caps. For each cap and
 # bucket size: project 2 nodes x 1 rank from a 1-rank profile (--trace,
-# same threads per rank) and a `dtbench comm` allreduce sweep over the capped
-# link, then run the same 2-node ddp and compare p50 iteration times; and the
-# same for 1 node x 2 ranks over loopback. ROUNDS rounds, interleaved (each
+# same threads per rank, taken just before the measurement with a second
+# copy computing beside it, as the two ranks will) and a `dtbench comm`
+# allreduce sweep (in place) over the capped link, then run the same
+# 2-node ddp and compare p50 iteration times; and the same for 1 node x 2
+# ranks over loopback. ROUNDS rounds, interleaved (each
 # round takes its own profiles, sweeps and measurements, in the same order);
 # the table gives the medians over rounds and the error of the medians, then
 # every round's error. Each measurement is projected twice: with the CPU
@@ -57,8 +59,27 @@ two_nodes() {
   local rb=$?; wait "$pa"; rc=$(( $? | rb ))
   [ "$rc" -eq 0 ] || { echo "netns_validate: $name failed:"; tail -n 3 "$tmp/$name.a.err" "$tmp/$name.b.err"; exit 1; }
 }
+# profile BUCKET: the 1-rank profile with the runs' threads per rank, taken
+# just before the measurement it is projected for (this VM's speed drifts by
+# tens of percent over minutes; a profile from the start of the round would
+# compare two machines), and as the ranks will compute: two copies at once,
+# one in each namespace, since both "hosts" (and loopback's two ranks) share
+# this machine's cores, caches and memory — two processes computing together
+# here are 3-16 % slower than one alone (docs/PERFORMANCE.md). Namespace A's
+# copy is the profile.
+profile() {
+  ip netns exec "$B" "$DT" "${train[@]}" --world-sizes 1 --bucket-cap-mb "$1" \
+    --json "$tmp/profile$1.peer.json" >"$tmp/profile$1.peer.out" 2>&1 &
+  local peer=$!
+  ip netns exec "$A" "$DT" "${train[@]}" --world-sizes 1 --bucket-cap-mb "$1" --trace "$tmp/t$1.json" \
+    --json "$tmp/profile$1.json" >"$tmp/profile$1.out" 2>&1 || { echo "profile failed"; tail -3 "$tmp/profile$1.out"; exit 1; }
+  wait "$peer" || { echo "the profile's second copy failed"; tail -3 "$tmp/profile$1.peer.out"; exit 1; }
+}
 train=(ddp -m "$MODEL" --image-size "$IMAGE" -b "$BATCH" -n "$ITERS" -w "$WARMUP" --threads "$THREADS" --timeout 300s)
-sweep=(comm --collective allreduce -b 64K -e 64M -f 4 -n 3 -w 1 --timeout 300s)
+# In place, as the buckets are reduced (project reads the in-place rows);
+# loopback's sweep is cheap, so it takes more iterations.
+sweep=(comm --collective allreduce -b 64K -e 64M -f 4 --placement in -n 6 -w 1 --timeout 300s)
+sweep_lo=(comm --collective allreduce -b 64K -e 64M -f 4 --placement in -n 20 -w 3 --timeout 300s)
 field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['rows']; print(r[-1][sys.argv[2]])" "$@"; }
 # Every measurement and its projections as
 # "LINK|BUCKET|ROUND|projected|projected without contention|measured" lines.
@@ -75,17 +96,13 @@ project_both() {
 IFS=, read -ra caps <<<"$CAPS"; IFS=, read -ra buckets <<<"$BUCKETS"
 for round in $(seq 1 "$ROUNDS"); do
   echo "round $round of $ROUNDS ..." >&2
-  for b in "${buckets[@]}"; do
-    # The profile: one rank alone in namespace A, the threads per rank of the runs.
-    ip netns exec "$A" "$DT" "${train[@]}" --world-sizes 1 --bucket-cap-mb "$b" --trace "$tmp/t$b.json" \
-      --json "$tmp/profile$b.json" >"$tmp/profile$b.out" 2>&1 || { echo "profile failed"; tail -3 "$tmp/profile$b.out"; exit 1; }
-  done
   for cap in "${caps[@]}"; do
     for side in "$A:$VA" "$B:$VB"; do
       ip netns exec "${side%%:*}" tc qdisc replace dev "${side##*:}" root tbf rate "${cap}mbit" burst 256kb latency 200ms
     done
     two_nodes "comm$cap" "${sweep[@]}" --json "$tmp/comm$cap.json"
     for b in "${buckets[@]}"; do
+      profile "$b"
       two_nodes "ddp$cap-$b" "${train[@]}" --bucket-cap-mb "$b" --no-baseline --json "$tmp/ddp$cap-$b.json"
       project_both "2 hosts, ${cap} Mbit/s" "$b" "$round" "$(awk -v c="$CORES" 'BEGIN { print c / 2 }')" \
         --profile "$tmp/profile$b.json" --comm-inter "$tmp/comm$cap.json" --ranks-per-node 1 \
@@ -93,9 +110,10 @@ for round in $(seq 1 "$ROUNDS"); do
     done
   done
   if [ "$LOOPBACK" = 1 ]; then
-    ip netns exec "$A" "$DT" "${sweep[@]}" --nproc 2 --json "$tmp/comm_lo.json" >/dev/null 2>&1 ||
+    ip netns exec "$A" "$DT" "${sweep_lo[@]}" --nproc 2 --json "$tmp/comm_lo.json" >/dev/null 2>&1 ||
       { echo "loopback comm failed"; exit 1; }
     for b in "${buckets[@]}"; do
+      profile "$b"
       ip netns exec "$A" "$DT" "${train[@]}" --world-sizes 2 --bucket-cap-mb "$b" --no-baseline \
         --json "$tmp/ddp_lo$b.json" >/dev/null 2>&1 || { echo "loopback ddp failed"; exit 1; }
       project_both "1 host, 2 ranks, loopback" "$b" "$round" "$CORES" \

@@ -63,9 +63,9 @@ MeasuredLevel level_from_comm_report(const std::string& path, const std::string&
   m.nodes = 1;
   if (src.env.is_object() && src.env.contains("world") && src.env.at("world").is_object())
     m.nodes = report::json_value_or<int>(src.env.at("world"), "num_nodes", 1, path);
-  m.level = fit_level(out_of_place.empty() ? in_place : out_of_place, m.world_size,
+  m.level = fit_level(in_place.empty() ? out_of_place : in_place, m.world_size,
                       fmt::format("{} ({} allreduce, {} rank(s) on {} node(s))", path, m.backend, m.world_size, m.nodes));
-  auto& util = out_of_place.empty() ? util_in : util_out;
+  auto& util = in_place.empty() ? util_out : util_in;
   std::sort(util.begin(), util.end());
   m.level.cpu_util = util;
   return m;

@@ -49,6 +49,28 @@ u = [r["out_of_place"]["cpu_util"] for r in rows]
 sys.exit(0 if all(0 <= x <= float(sys.argv[2]) + 0.5 for x in u) and u[-1] > 0.05 else 1)
 PY
 check "comm report: cpu_util per row, within 0..cores, > 0.05 at 16 MiB" $? "$(json comm.json "[r['out_of_place']['cpu_util'] for r in d['results']]")"
+# The fit reads the in-place rows (buckets are reduced in place): the curve
+# in the projection's JSON is the in-place times' fit (2 ranks: 2 steps,
+# bus factor 1), not the out-of-place one; a sweep with only out-of-place
+# rows is read too.
+fit_is() {  # fit_is COMM_JSON PROJECTION_JSON PLACEMENT
+  python3 - "$@" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["results"]; place = sys.argv[3]
+t = sorted((r["bytes"], r[place]["time_us"] / 1e6) for r in rows)
+alpha = t[0][1] / 2
+want = [(b, max(0.0, s - 2 * alpha) / b) for b, s in t]
+got = [(p["bytes"], p["seconds_per_bus_byte"]) for p in json.load(open(sys.argv[2]))["network"]["intra"]["measured"]]
+ok = len(got) == len(want) and all(gb == wb and abs(gs - ws) <= 1e-9 * max(abs(ws), 1e-12) for (gb, gs), (wb, ws) in zip(got, want))
+sys.exit(0 if ok else 1)
+PY
+}
+fit_is comm.json projection.json in_place
+check "the network curve is the fit of the sweep's in-place rows" $? "$(json projection.json "d['network']['intra']")"
+"$DT" comm --nproc 2 --collective allreduce -b 4K -e 1M -f 4 --placement out --json comm_out.json >comm_out.out 2>&1 &&
+  "$DT" project --profile profile.json --comm-intra comm_out.json --ranks-per-node 2 --world-sizes 2 \
+    --json proj_out.json >proj_out.out 2>&1 && fit_is comm_out.json proj_out.json out_of_place
+check "a sweep with only out-of-place rows is fitted from those" $? "$(tail -n 3 comm_out.out proj_out.out)"
 # The README's CPU contention command: 2 ranks on this machine's cores.
 "$DT" project --profile profile.json --comm-intra comm.json --ranks-per-node 2 --world-sizes 1,2 \
   --cores-per-node "$(nproc)" --json contended.json >contended.out 2>&1
