@@ -5,7 +5,9 @@ sets RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (e.g. `dtbench launch`); with
 --no-ddp it trains a single process without DistributedDataParallel.
 
 Same work per iteration as dtbench: synthetic inputs (fixed), cross-entropy,
-SGD(lr 0.01, momentum 0.9), zero_grad; torchvision models; gloo (nccl with
+SGD(lr 0.01, momentum 0.9), zero_grad(set_to_none=True) (PyTorch 2.x's
+default; 1.13's was to zero in place; dtbench drops the gradients too when
+its reducer does not keep them in buckets); torchvision models; gloo (nccl with
 --device cuda); DDP with bucket_cap_mb (default 25) and broadcast_buffers=True.
 With --device cuda the rank uses GPU LOCAL_RANK and each iteration ends with
 torch.cuda.synchronize(), as dtbench's iteration ends when the GPU is done.
@@ -103,7 +105,7 @@ def main():
         else:
             loss.backward()
             opt.step()
-        opt.zero_grad()
+        opt.zero_grad(set_to_none=True)
         if cuda:
             torch.cuda.synchronize(dev)
         t1 = time.perf_counter()

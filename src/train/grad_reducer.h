@@ -41,6 +41,12 @@ class GradReducer {
   // reducers that do not compress.
   virtual void set_compression_probe(bool) {}
   virtual CompressionStats compression_stats() const { return {}; }
+  // True when the parameters' .grad are views into the reducer's buckets
+  // (overlap, sync: like DDP's gradient_as_bucket_view): the optimizer must
+  // zero them in place. Otherwise it sets them to None (undefined), as
+  // PyTorch 2.x's optimizer.zero_grad() does: backward then stores the
+  // fresh gradient instead of zeroing and adding to the old one.
+  virtual bool grads_are_bucket_views() const { return false; }
 };
 
 // Creates the reducer named by opts.reducer for `module`. Broadcasts the

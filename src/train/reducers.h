@@ -53,6 +53,7 @@ class BucketedReducer : public GradReducer {
   void before_forward() override;
   void set_compression_probe(bool on) override;
   CompressionStats compression_stats() const override;
+  bool grads_are_bucket_views() const override { return true; }
 
  protected:
   comm::Communicator& comm_;

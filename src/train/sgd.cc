@@ -40,7 +40,11 @@ void Sgd::step() {
   at::_foreach_add_(params, steps, -lr_);
 }
 
-void Sgd::zero_grad() {
+void Sgd::zero_grad(bool set_to_none) {
+  if (set_to_none) {
+    for (auto& p : params_) p.mutable_grad().reset();
+    return;
+  }
   std::vector<at::Tensor> grads;
   for (auto& p : params_)
     if (p.grad().defined()) grads.push_back(p.mutable_grad());

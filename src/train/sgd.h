@@ -21,9 +21,10 @@ class Sgd {
   // Parameters without a gradient are left alone (and get their momentum
   // buffer on their first step with one).
   void step();
-  // Zeroes the gradients in place: they keep their storage, which the
-  // reducers write into.
-  void zero_grad();
+  // Zeroes the gradients in place (they keep their storage, which the
+  // bucketed reducers write into), or with set_to_none drops them (what
+  // torch.optim's zero_grad() does by default since PyTorch 2.0).
+  void zero_grad(bool set_to_none);
 
  private:
   std::vector<torch::Tensor> params_;

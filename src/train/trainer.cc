@@ -194,7 +194,7 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
       const bool skip = scaler && scaler->unscale(params);
       if (!skip) optimizer.step();
       if (scaler) scaler->update();
-      optimizer.zero_grad();
+      optimizer.zero_grad(!reducer->grads_are_bucket_views());
     }
     timer->mark();
     // On a GPU this waits for the device to finish the iteration.

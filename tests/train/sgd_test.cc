@@ -1,6 +1,7 @@
 // train::Sgd (multi-tensor momentum SGD) against LibTorch's
 // torch::optim::SGD: the same parameters bit for bit over several steps,
-// with and without momentum, with a parameter that has no gradient at first.
+// with and without momentum, with a parameter that has no gradient at first,
+// zeroing the gradients in place or dropping them (set_to_none) in turn.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -37,9 +38,12 @@ void expect_same_as_libtorch(double momentum) {
     libtorch.step();
     for (std::size_t i = 0; i < mine.size(); ++i)
       ASSERT_TRUE(torch::equal(mine[i], ref[i])) << "step " << s << " parameter " << i;
-    sgd.zero_grad();
+    const bool to_none = s % 2 == 1;
+    sgd.zero_grad(to_none);
     for (auto& p : mine) {
-      if (p.grad().defined()) {
+      if (to_none) {
+        EXPECT_FALSE(p.grad().defined());
+      } else if (p.grad().defined()) {
         EXPECT_EQ(p.grad().abs().sum().item<double>(), 0.0);
       }
     }
@@ -57,9 +61,20 @@ TEST(Sgd, ZeroGradKeepsStorage) {
   set_grads(ps, 1);
   const void* before = ps[0].grad().data_ptr();
   Sgd sgd(ps, 0.1, 0.9);
-  sgd.zero_grad();
+  sgd.zero_grad(/*set_to_none=*/false);
   EXPECT_EQ(ps[0].grad().data_ptr(), before);
   EXPECT_EQ(ps[0].grad().abs().sum().item<double>(), 0.0);
+}
+
+TEST(Sgd, ZeroGradSetToNoneDropsTheGradients) {
+  auto ps = make_params(3);
+  set_grads(ps, 1);
+  Sgd sgd(ps, 0.1, 0.9);
+  sgd.zero_grad(/*set_to_none=*/true);
+  for (const auto& p : ps) EXPECT_FALSE(p.grad().defined());
+  // A later backward stores its gradient afresh.
+  (ps[0] * 2).sum().backward();
+  EXPECT_TRUE(torch::equal(ps[0].grad(), torch::full_like(ps[0], 2)));
 }
 
 }  // namespace
