@@ -4,7 +4,7 @@
 // TORCH_VERSION: it calls the helpers of the compat headers instead.
 //   c10d_compat.h   Work, Gloo devices, TCPStore options, ProcessGroup wrapping
 //   reducer_compat.h c10d::Reducer and DDP's bucket assignment
-//   train_compat.h  zero_grad, CPU autocast
+//   train_compat.h  CPU and CUDA autocast setters
 #include <torch/csrc/api/include/torch/version.h>
 
 #define DTBENCH_TORCH_AT_LEAST(major, minor) \
