@@ -9,13 +9,16 @@
 # Environment: ITERS, WARMUP (default 20, 5; the mlp case runs 200 + 20);
 # PY, the peer's python (default Debian's /usr/bin/python3 with torch 1.13;
 # for the wheel build: PY=bench/peers/python-wheel, torch 2.11);
-# DTBENCH_MALLOC (default tuned; the peers get the same thresholds).
+# DTBENCH_MALLOC (default tuned; the peers get the same thresholds);
+# BIND (default none; core pins each rank of both sides to its own core:
+# dtbench ddp --bind core, and the peers through dtbench launch --bind core).
 set -euo pipefail
 BUILD=${1:-build}
 ROUNDS=${2:-5}
 CASES=${3:-resnet50,resnet18,mlp,onerank,overlap}
 ITERS=${ITERS:-20}
 WARMUP=${WARMUP:-5}
+BIND=${BIND:-none}
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(mktemp -d)
 PY=${PY:-/usr/bin/python3}
@@ -44,10 +47,10 @@ vs_python() {  # name, model flags for dtbench, model flags for the peer, [iters
     echo "[$name] round $r/$ROUNDS" >&2
     # shellcheck disable=SC2086
     "$D" ddp $dflags --iters "$it" --warmup "$wu" --threads 1 --reducer ddp \
-      --bucket-cap-mb 25 --world-sizes 2 --no-baseline --json "$out/$name.$r.json" >/dev/null 2>&1
+      --bucket-cap-mb 25 --world-sizes 2 --no-baseline --bind "$BIND" --json "$out/$name.$r.json" >/dev/null 2>&1
     d+=("$(p50_of "$out/$name.$r.json" 1N/2R)")
     # shellcheck disable=SC2086
-    p+=("$("$D" launch --nproc-per-node 2 -- $PY "$here/peers/torch_ddp.py" $pflags \
+    p+=("$("$D" launch --nproc-per-node 2 --bind "$BIND" -- $PY "$here/peers/torch_ddp.py" $pflags \
         --iters "$it" --warmup "$wu" --threads 1 --bucket-cap-mb 25 |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["p50"])')")
   done

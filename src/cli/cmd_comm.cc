@@ -90,6 +90,7 @@ nlohmann::ordered_json config_json(const CommFlags& f, const bench::CommBenchOpt
   nlohmann::ordered_json cols = nlohmann::ordered_json::array();
   for (auto c : o.collectives) cols.push_back(comm::to_string(c));
   return {{"backend", f.run.comm.backend},
+          {"bind", f.run.bind},
           {"collectives", cols},
           {"min_bytes", o.sweep.min_bytes},
           {"max_bytes", o.sweep.max_bytes},

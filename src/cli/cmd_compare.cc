@@ -71,6 +71,7 @@ Json shared_config(const CompareFlags& f) {
   Json c = train_config_json(f.train);
   for (const char* k : {"model", "reducer", "bucket_cap_mb", "compression"}) c.erase(k);
   c["backend"] = f.run.comm.backend;
+  c["bind"] = f.run.bind;
   return c;
 }
 
@@ -142,6 +143,7 @@ int run_compare(CompareFlags& f) {
   if (f.train.inject_delay_rank >= *std::max_element(spec.world_sizes.begin(), spec.world_sizes.end()))
     throw UsageError(fmt::format("--inject-delay: there is no rank {} in --world-sizes {}",
                                  f.train.inject_delay_rank, f.world_sizes));
+  plan_local_binding(f.run.bind, *std::max_element(spec.world_sizes.begin(), spec.world_sizes.end()));
   device::check_available(f.train.device,
                           *std::max_element(spec.world_sizes.begin(), spec.world_sizes.end()));
   const auto world = launch::world_from_env(launch::process_env());

@@ -56,6 +56,7 @@ struct DdpFlags {
 Json config_json(const DdpFlags& f) {
   Json c = train_config_json(f.train);
   c["backend"] = f.run.comm.backend;
+  c["bind"] = f.run.bind;
   c["timeout_ms"] = f.run.comm.timeout.count();
   c["world_sizes"] = f.world_sizes;
   c["baseline"] = !f.no_baseline;
@@ -77,8 +78,9 @@ Json new_report(const DdpFlags& f, const Json& env) {
 
 std::string details(const DdpFlags& f) {
   const auto& t = f.train;
-  return fmt::format("reducer {}, backend {}, bucket {:g} MB{}{}, {} iters + {} warm-up", t.reducer,
-                     f.run.comm.backend, t.bucket_cap_mb,
+  return fmt::format("reducer {}, backend {}{}, bucket {:g} MB{}{}, {} iters + {} warm-up", t.reducer,
+                     f.run.comm.backend, f.run.bind == "none" ? "" : ", ranks bound to " + f.run.bind + "s",
+                     t.bucket_cap_mb,
                      t.compression == "none" ? "" : ", compression " + t.compression,
                      t.amp == "none" ? "" : ", amp " + t.amp, t.iters, t.warmup);
 }
@@ -246,6 +248,8 @@ int run_ddp(DdpFlags& f) {
                                               ? *std::max_element(sizes.begin(), sizes.end())
                                               : world.local_world_size);
   if (world.source == "single") {
+    // Cores enough for the widest row, before anything starts.
+    plan_local_binding(f.run.bind, *std::max_element(sizes.begin(), sizes.end()));
     // Every row (the "no ddp" baseline too) gets the same threads per rank.
     f.train.threads = sweep_threads(f.train.threads, sizes);
   }

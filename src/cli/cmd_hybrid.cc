@@ -40,7 +40,7 @@ nlohmann::ordered_json config_json(const HybridFlags& f, const std::string& tran
           {"warmup", o.warmup},           {"lr", o.lr},
           {"seed", o.seed},               {"check", o.check},
           {"reducer", "ddp"},             {"backend", f.run.comm.backend},
-          {"device", o.device},
+          {"bind", f.run.bind},           {"device", o.device},
           {"transport", transport},       {"timeout_ms", f.run.comm.timeout.count()}};
 }
 

@@ -99,6 +99,7 @@ nlohmann::ordered_json config_json(const KvFlags& f, const bench::kv::KvRunResul
           {"bytes_per_worker_per_iter", bench::kv::bytes_per_worker(o, r.layout.total_numel)},
           {"transport", r.transport},
           {"backend", o.mode == bench::kv::KvMode::kDevice ? f.run.comm.backend : ""},
+          {"bind", f.run.bind},
           {"timeout_ms", f.run.comm.timeout.count()}};
 }
 

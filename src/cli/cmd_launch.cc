@@ -7,6 +7,7 @@
 #include "comm/store.h"
 #include "core/net_route.h"
 #include "core/units.h"
+#include "launch/binding.h"
 #include "launch/launcher.h"
 
 namespace dtbench::cli {
@@ -15,6 +16,7 @@ Action register_launch(CLI::App& app) {
   auto opts = std::make_shared<launch::LaunchOptions>();
   auto command = std::make_shared<std::vector<std::string>>();
   auto grace = std::make_shared<std::string>("3s");
+  auto bind = std::make_shared<std::string>("none");
   auto* cmd = app.add_subcommand(
       "launch",
       "Start N local workers of a command with RANK/WORLD_SIZE/MASTER_* set (torchrun-like)");
@@ -37,10 +39,12 @@ Action register_launch(CLI::App& app) {
   cmd->add_option("--grace", *grace,
                   "After a worker fails, how long the others get before SIGKILL")
       ->capture_default_str();
+  cmd->add_option("--bind", *bind, kBindHelp)->capture_default_str();
   cmd->add_flag("-v,--verbose", opts->verbose, "Print each worker's start and exit");
   cmd->add_option("command", *command, "The command each worker runs (after --)")->required();
-  return [opts, command, grace]() {
+  return [opts, command, grace, bind]() {
     opts->grace = parse_duration(*grace, "--grace");
+    opts->cpu_sets = plan_local_binding(*bind, opts->nproc_per_node);
     if (opts->nnodes > 1) {
       // Ranks on other nodes see only a broken connection: tell them, through
       // the job's store, which rank died here and how.

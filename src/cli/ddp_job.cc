@@ -142,7 +142,7 @@ DdpJobOutcome run_ddp_job(const train::TrainOptions& t, const RunOptions& run, i
   const std::string tmp = temp_json_path();
   DdpJobOutcome out;
   try {
-    out.status = launch_workers(world, run.comm.backend, ddp_worker_args(t, run, world, label, tmp));
+    out.status = launch_workers(world, run.comm.backend, run.bind, ddp_worker_args(t, run, world, label, tmp));
     if (out.status == 0) out.record = report::read_json_file(tmp);
   } catch (...) {
     std::remove(tmp.c_str());

@@ -10,6 +10,7 @@
 
 #include "build_config.h"
 #include "cli/commands.h"
+#include "cli/run_options.h"
 #include "comm/liveness.h"
 #include "core/allocator.h"
 #include "core/error.h"
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
   // Before anything large is allocated: fixed malloc thresholds (core/allocator.h).
   try {
     alloc::configure_from_env();
+    cli::apply_cpu_plan_from_env();  // a rank mpirun started with --bind core
   } catch (const std::exception& e) {
     return fail(2, e.what());
   }

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/net_route.h"
 #include "core/units.h"
+#include "launch/binding.h"
 #include "launch/launcher.h"
 #include "launch/world.h"
 #include "report/json_io.h"
@@ -32,6 +33,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool with_nproc) {
   cmd.add_option("--iface", o.comm.iface,
                  "Network interface for gloo, TensorPipe and MPI traffic (default: the one that routes to the master address)");
   cmd.add_option("--json", o.json_path, "Write the JSON report here (rank 0, atomically)");
+  cmd.add_option("--bind", o.bind, kBindHelp)->capture_default_str();
 }
 
 void finish_run_options(RunOptions& o) {
@@ -42,10 +44,39 @@ void finish_run_options(RunOptions& o) {
     throw UsageError(fmt::format("--iface: no network interface named '{}' on this host",
                                  o.comm.iface));
   if (!o.json_path.empty()) report::require_writable_path(o.json_path, "--json");
+  const auto bind = launch::parse_bind(o.bind);
+  // Ranks that another launcher started are placed by it: --bind would do nothing.
+  const auto world = launch::world_from_env(launch::process_env());
+  if (bind != launch::Bind::none && world.source != "single" && std::getenv("DTBENCH_LAUNCHED") == nullptr)
+    throw UsageError(fmt::format(
+        "--bind {}: these ranks were started by {}, which places them (mpirun --bind-to core, "
+        "srun --cpu-bind=cores, taskset); dtbench binds only the ranks it starts",
+        o.bind, world.source));
+}
+
+std::vector<std::vector<int>> plan_local_binding(const std::string& bind, int nproc) {
+  const auto b = launch::parse_bind(bind);
+  if (b == launch::Bind::none) return {};
+  return launch::plan_binding(b, launch::allowed_cores(), nproc);
+}
+
+void apply_cpu_plan_from_env() {
+  const char* text = std::getenv(launch::kCpuPlanEnv);
+  if (text == nullptr) return;
+  const auto plan = launch::decode_plan(text);
+  const auto world = launch::world_from_env(launch::process_env());
+  if (world.local_rank < 0 || world.local_rank >= static_cast<int>(plan.size()))
+    throw UsageError(fmt::format("{}='{}' has no CPUs for local rank {}", launch::kCpuPlanEnv, text,
+                                 world.local_rank));
+  launch::bind_this_process(plan[static_cast<std::size_t>(world.local_rank)]);
+  unsetenv(launch::kCpuPlanEnv);
 }
 
 std::optional<int> self_launch(const RunOptions& o, bool nproc_implicit) {
   const bool launched = std::getenv("DTBENCH_LAUNCHED") != nullptr;
+  if (o.nproc <= 1 && !launched && launch::parse_bind(o.bind) != launch::Bind::none)
+    throw UsageError(fmt::format("--bind {} pins ranks that dtbench starts: give --nproc 2 or more",
+                                 o.bind));
   if (o.nproc <= 1 || launched) return std::nullopt;
   const auto world = launch::world_from_env(launch::process_env());
   if (world.source != "single" && nproc_implicit) return std::nullopt;
@@ -56,15 +87,23 @@ std::optional<int> self_launch(const RunOptions& o, bool nproc_implicit) {
   }
   std::vector<std::string> args = original_args();
   args[0] = launch::self_executable();
-  return launch_workers(o.nproc, o.comm.backend, args);
+  return launch_workers(o.nproc, o.comm.backend, o.bind, args);
 }
 
-int launch_workers(int nproc, const std::string& backend, const std::vector<std::string>& args) {
+int launch_workers(int nproc, const std::string& backend, const std::string& bind,
+                   const std::vector<std::string>& args) {
+  const auto plan = plan_local_binding(bind, nproc);
   if (backend == "mpi") {
     // MPI ranks must come from mpirun: it starts them and aborts the whole
-    // job when one fails.
+    // job when one fails. Its own default binds ranks to cores (np <= 2) or
+    // sockets, and ignores this process's affinity: --bind-to none, so that
+    // --bind means the same as with gloo; with --bind core each rank pins
+    // itself to its share (apply_cpu_plan_from_env).
     std::vector<std::string> cmd{"mpirun", "-np", std::to_string(nproc), "--oversubscribe",
-                                 "-x", "DTBENCH_LAUNCHED=1"};
+                                 "--bind-to", "none", "-x", "DTBENCH_LAUNCHED=1"};
+    if (!plan.empty()) {
+      cmd.insert(cmd.end(), {"-x", std::string(launch::kCpuPlanEnv) + "=" + launch::encode_plan(plan)});
+    }
     if (geteuid() == 0) cmd.push_back("--allow-run-as-root");
     cmd.insert(cmd.end(), args.begin(), args.end());
     launch::LaunchOptions lo;
@@ -74,6 +113,7 @@ int launch_workers(int nproc, const std::string& backend, const std::vector<std:
   }
   launch::LaunchOptions lo;
   lo.nproc_per_node = nproc;
+  lo.cpu_sets = plan;
   lo.on_stopped = publish_stopped(0);
   return launch::launch(lo, args).exit_code;
 }

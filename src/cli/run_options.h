@@ -23,7 +23,18 @@ struct RunOptions {
   std::string timeout_text = "60s";
   // Where rank 0 writes the JSON report ("" = none).
   std::string json_path;
+  // --bind: none or core (launch/binding.h); applies to ranks dtbench starts.
+  std::string bind = "none";
 };
+
+// --bind's help, shared by the commands that start ranks.
+inline constexpr const char* kBindHelp =
+    "Pin each rank dtbench starts: none (the kernel places threads) or core (an equal share of "
+    "whole cores of the ones this process may use, like mpirun --bind-to core)";
+
+// The CPU sets for `nproc` local ranks under --bind `bind` (empty for none).
+// Throws UsageError (an unknown mode, fewer cores than ranks).
+std::vector<std::vector<int>> plan_local_binding(const std::string& bind, int nproc);
 
 // with_nproc = false leaves out --nproc (commands that launch their own workers).
 void add_run_options(CLI::App& cmd, RunOptions& opts, bool with_nproc = true);
@@ -42,7 +53,15 @@ std::optional<int> self_launch(const RunOptions& opts, bool nproc_implicit = fal
 
 // Starts `nproc` local workers running `args` (args[0] = the executable):
 // dtbench's launcher, or mpirun for the mpi backend. Returns their exit status.
-int launch_workers(int nproc, const std::string& backend, const std::vector<std::string>& args);
+// `bind` is --bind's text: for gloo/nccl the launcher pins each worker before
+// it execs; for mpi, mpirun places nothing (--bind-to none) and each rank pins
+// itself at start-up from the plan in DTBENCH_CPU_PLAN (apply_cpu_plan_from_env).
+int launch_workers(int nproc, const std::string& backend, const std::string& bind,
+                   const std::vector<std::string>& args);
+
+// In a rank mpirun started for launch_workers: pins this process to its
+// local rank's CPUs from DTBENCH_CPU_PLAN, if set. Call first in main().
+void apply_cpu_plan_from_env();
 
 // The launcher's on_stopped for node `node_rank`: publishes "rank 2 (pid
 // 812) is stopped by signal 19 (...) on node 0 (host)" in the job's store,

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "launch/binding.h"
 
 namespace dtbench::launch {
 namespace {
@@ -69,6 +70,14 @@ std::string describe(const WorkerExit& e) {
     const auto eq = kv.find('=');
     if (eq != std::string::npos) setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
   }
+  if (!opts.cpu_sets.empty()) {
+    try {
+      bind_this_thread(opts.cpu_sets[static_cast<std::size_t>(local_rank)]);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "dtbench launch: rank {}: {}\n", rank, e.what());
+      _exit(127);
+    }
+  }
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -90,6 +99,9 @@ void validate(const LaunchOptions& opts, const std::vector<std::string>& argv) {
     throw UsageError(fmt::format("launch: --master-port {} is out of range", opts.master_port));
   if (opts.master_port == 0 && opts.nnodes > 1)
     throw UsageError("launch: --master-port is required with --nnodes > 1");
+  if (!opts.cpu_sets.empty() && static_cast<int>(opts.cpu_sets.size()) != opts.nproc_per_node)
+    throw UsageError(fmt::format("launch: {} CPU sets for {} workers", opts.cpu_sets.size(),
+                                 opts.nproc_per_node));
 }
 
 }  // namespace
@@ -143,7 +155,9 @@ LaunchResult launch(const LaunchOptions& options, const std::vector<std::string>
     setpgid(pid, pid);  // also done in the child; whichever runs first wins
     workers[i].exit.rank = opts.node_rank * opts.nproc_per_node + i;
     workers[i].exit.pid = pid;
-    if (opts.verbose) fmt::print(stderr, "dtbench launch: started rank {} (pid {})\n", workers[i].exit.rank, pid);
+    if (opts.verbose)
+      fmt::print(stderr, "dtbench launch: started rank {} (pid {}){}\n", workers[i].exit.rank, pid,
+                 opts.cpu_sets.empty() ? "" : " on CPUs " + describe_cpus(opts.cpu_sets[i]));
   }
 
   LaunchResult result;

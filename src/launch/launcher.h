@@ -34,6 +34,9 @@ struct LaunchOptions {
   // the command is itself a launcher (mpirun), whose ranks must not inherit
   // RANK=0/WORLD_SIZE=1.
   bool rank_env = true;
+  // CPUs for each local worker (launch/binding.h plan_binding), applied
+  // before it execs, so all its threads inherit them; empty = not bound.
+  std::vector<std::vector<int>> cpu_sets;
   // Print one line per worker start/exit on stderr. Default false.
   bool verbose = false;
   // Called once with the failure line ("rank 3 (pid 812) was killed by

@@ -111,6 +111,7 @@ nlohmann::ordered_json to_json(const DdpRun& run) {
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (const auto& r : run.ranks) {
     nlohmann::ordered_json jr{{"rank", r.rank}, {"node", r.node}};
+    if (!r.cpus.empty()) jr["cpus"] = r.cpus;
     for (const char* p : kPhaseNames) jr[p] = phase(r, p);
     ranks.push_back(jr);
   }
@@ -190,6 +191,7 @@ DdpRun ddp_run_from_json(const nlohmann::ordered_json& j, const std::string& whe
     RankSamples r;
     r.rank = json_field<int>(ranks[i], "rank", w);
     r.node = json_field<int>(ranks[i], "node", w);
+    if (ranks[i].contains("cpus")) r.cpus = json_field<std::string>(ranks[i], "cpus", w);
     r.forward = get_samples(ranks[i], "forward", w);
     r.backward = get_samples(ranks[i], "backward", w);
     r.comm_wait = get_samples(ranks[i], "comm_wait", w);

@@ -14,6 +14,7 @@ namespace dtbench::report {
 struct RankSamples {
   int rank = 0;
   int node = 0;
+  std::string cpus;               // CPUs it could run on ("0-3"), "" if not recorded
   std::vector<double> forward;    // forward + loss (+ buffer broadcast, bucket rebuild)
   std::vector<double> backward;   // loss.backward() (ddp: includes its reduction wait)
   std::vector<double> comm_wait;  // exposed communication after backward

@@ -60,6 +60,12 @@ expect_usage_error launch --nnodes 2 --node-rank 5 -- true
 expect_usage_error launch --nnodes 2 -- true
 expect_usage_error launch --master-port 70000 -- true
 expect_usage_error launch --grace never -- true
+expect_usage_error launch --bind socket -- true
+expect_usage_error launch --nproc-per-node 1024 --bind core -- true
+expect_usage_error comm --bind sideways
+expect_usage_error comm --bind core
+expect_usage_error ddp --model mlp --bind numa
+RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29999 expect_usage_error ddp --model mlp --bind core
 expect_usage_error comm -n 1 -b 8 -e 8 --iface nosuchif0
 expect_usage_error comm -n 1 -b 8 -e 8 --json /nonexistent-dir/r.json
 expect_usage_error comm -n 1 -b 8 -e 8 --json /tmp

@@ -1,12 +1,14 @@
 #include "bench/ddp/ddp_bench.h"
 
 #include <chrono>
+#include <cstdint>
 #include <iostream>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
 
 #include "bench/ddp/ddp_trace.h"
+#include "launch/binding.h"
 #include "comm/communicator.h"
 #include "core/allocator.h"
 #include "core/blas_threads.h"
@@ -22,12 +24,20 @@ namespace {
 
 constexpr int kPhases = 5;
 
-// Packs node + the five phase vectors into one float64 tensor per rank.
+// The rank's CPU affinity travels as a bit mask, 32 CPUs per float64 word
+// (exact), so every rank's block has the same size.
+constexpr int kCpuWords = 1024 / 32;
+
+// Packs node + CPU mask + the five phase vectors into one float64 tensor per rank.
 torch::Tensor pack(const train::PhaseTimes& t, int node) {
   const int64_t n = static_cast<int64_t>(t.total.size());
-  auto out = torch::empty({1 + kPhases * n}, torch::kDouble);
+  auto out = torch::zeros({1 + kCpuWords + kPhases * n}, torch::kDouble);
   auto* p = out.data_ptr<double>();
   *p++ = node;
+  std::uint32_t words[kCpuWords] = {};
+  for (int c : launch::current_affinity())
+    if (c < 32 * kCpuWords) words[c / 32] |= 1u << (c % 32);
+  for (auto w : words) *p++ = static_cast<double>(w);
   for (const auto* v : {&t.forward, &t.backward, &t.comm_wait, &t.optimizer, &t.total})
     for (double x : *v) *p++ = x;
   return out;
@@ -37,6 +47,13 @@ report::RankSamples unpack(const double* p, int64_t n, int rank) {
   report::RankSamples r;
   r.rank = rank;
   r.node = static_cast<int>(*p++);
+  launch::CpuList cpus;
+  for (int w = 0; w < kCpuWords; ++w) {
+    const auto bits = static_cast<std::uint32_t>(*p++);
+    for (int b = 0; b < 32; ++b)
+      if (bits & (1u << b)) cpus.push_back(32 * w + b);
+  }
+  r.cpus = launch::describe_cpus(cpus);
   for (auto* v : {&r.forward, &r.backward, &r.comm_wait, &r.optimizer, &r.total}) {
     v->assign(p, p + n);
     p += n;
