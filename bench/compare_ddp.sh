@@ -11,7 +11,11 @@
 # for the wheel build: PY=bench/peers/python-wheel, torch 2.11);
 # DTBENCH_MALLOC (default tuned; the peers get the same thresholds);
 # BIND (default none; core pins each rank of both sides to its own core:
-# dtbench ddp --bind core, and the peers through dtbench launch --bind core).
+# dtbench ddp --bind core, and the peers through dtbench launch --bind core);
+# AWAKE (default 0; 1 runs an idle-priority busy loop on every CPU for the
+# whole comparison, so a vCPU whose threads all wait spins instead of halting:
+# on a VM a halted vCPU wakes only when the host reschedules it, which here
+# cost ~2 ms per MLP step; both sides get the same; see docs/PERFORMANCE.md).
 set -euo pipefail
 BUILD=${1:-build}
 ROUNDS=${2:-5}
@@ -19,6 +23,7 @@ CASES=${3:-resnet50,resnet18,mlp,onerank,overlap}
 ITERS=${ITERS:-20}
 WARMUP=${WARMUP:-5}
 BIND=${BIND:-none}
+AWAKE=${AWAKE:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(mktemp -d)
 PY=${PY:-/usr/bin/python3}
@@ -28,6 +33,17 @@ D="$BUILD/dtbench"
 GLIBC_TUNABLES=$("$D" env --as-json | python3 -c 'import json,sys; print(json.load(sys.stdin)["malloc"]["peer_glibc_tunables"])')
 export GLIBC_TUNABLES
 echo "peers run with GLIBC_TUNABLES=${GLIBC_TUNABLES:-<unset>}" >&2
+spinners=()
+stop_spinners() { [ ${#spinners[@]} -eq 0 ] || kill "${spinners[@]}" 2>/dev/null || true; }
+trap stop_spinners EXIT
+if [ "$AWAKE" = 1 ]; then
+  # SCHED_IDLE: runs only when nothing else on that CPU can, preempted at once.
+  for c in $(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))'); do
+    chrt --idle 0 taskset -c "$c" sh -c 'while :; do :; done' &
+    spinners+=($!)
+  done
+  echo "AWAKE=1: idle-priority spinners on CPUs $(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))')" >&2
+fi
 
 p50_of() {  # dtbench report, row label
   python3 -c "import json,sys; d=json.load(open(sys.argv[1]));
