@@ -25,7 +25,9 @@ for r in $(seq 1 "$ROUNDS"); do
     >"$out/torch.$r.txt"
   "$BUILD/dtbench" comm --nproc 2 --backend mpi -b 1K -e 256M -f 4 -n "$ITERS" -w "$WARMUP" \
     --json "$out/mpi.$r.json" >/dev/null
-  mpirun $root_flag --oversubscribe -np 2 "$BUILD/mpi_allreduce_peer" "$ITERS" "$WARMUP" $SIZES \
+  # --bind-to none: what dtbench's mpi ranks get without --bind (mpirun's
+  # default would pin the peer's 2 ranks to a core each).
+  mpirun $root_flag --oversubscribe --bind-to none -np 2 "$BUILD/mpi_allreduce_peer" "$ITERS" "$WARMUP" $SIZES \
     >"$out/mpipeer.$r.txt"
 done
 
