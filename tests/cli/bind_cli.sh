@@ -3,13 +3,20 @@
 # only their own CPUs; `dtbench ddp --bind core` records each rank's CPUs
 # (gloo through the launcher, mpi through mpirun and the ranks' own pinning),
 # unbound rows record all of them (so mpirun's own default binding is off); refusals (fewer cores than ranks under
-# taskset, before any row runs). Needs 2 CPUs; skips (77) with fewer.
+# taskset, before any row runs). Needs 2 cores; skips (77) with fewer.
 # Usage: bind_cli.sh path/to/dtbench
 set -eu
 DTBENCH=$1
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-cpus=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
-if [ "$cpus" -lt 2 ]; then echo "SKIP: $cpus CPU(s) here; --bind core needs 2"; exit 77; fi
+# Physical cores among the CPUs this process may use (hyperthreads of one
+# core count once, as --bind core counts them).
+cores=$(python3 -c '
+import os, subprocess
+allowed = os.sched_getaffinity(0)
+rows = [l.split(",") for l in subprocess.run(["lscpu", "-p=CPU,SOCKET,CORE"], capture_output=True,
+        text=True, check=True).stdout.splitlines() if not l.startswith("#")]
+print(len({(s, c) for cpu, s, c in rows if int(cpu) in allowed}))')
+if [ "$cores" -lt 2 ]; then echo "SKIP: $cores core(s) here; --bind core with 2 ranks needs 2"; exit 77; fi
 all=$(grep Cpus_allowed_list /proc/self/status | cut -f2)
 first=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
 
