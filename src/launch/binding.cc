@@ -22,8 +22,6 @@ Bind parse_bind(const std::string& text, const std::string& flag) {
   throw UsageError(fmt::format("{} '{}': expected none or core", flag, text));
 }
 
-const char* bind_name(Bind b) { return b == Bind::core ? "core" : "none"; }
-
 CpuList current_affinity() {
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -17,7 +17,6 @@ enum class Bind { none, core };
 
 // "none" or "core"; anything else is a UsageError naming `flag`.
 Bind parse_bind(const std::string& text, const std::string& flag = "--bind");
-const char* bind_name(Bind b);
 
 // A core: the OS indexes of its logical CPUs (hyperthreads) this process may use.
 using CpuList = std::vector<int>;

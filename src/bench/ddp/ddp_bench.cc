@@ -8,12 +8,12 @@
 #include <torch/torch.h>
 
 #include "bench/ddp/ddp_trace.h"
-#include "launch/binding.h"
 #include "comm/communicator.h"
 #include "core/allocator.h"
 #include "core/blas_threads.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "launch/binding.h"
 #include "stats/stats.h"
 #include "train/flops.h"
 #include "train/replicas.h"
