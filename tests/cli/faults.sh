@@ -154,10 +154,13 @@ check "SIGINT: exit $rc, workers ($workers) gone" $? "rc=$rc alive=$alive $(cat 
 # 5b. A rank stopped (SIGSTOP), not killed: it never exits, so the launcher
 # publishes that it is stopped and the ranks waiting on it end after
 # --timeout naming it — gloo collectives (comm, dtbench's own launcher) and
-# the c10d Reducer's (ddp --reducer ddp under `dtbench launch`).
+# the c10d Reducer's (ddp --reducer ddp under `dtbench launch`). The first
+# rank to time out exits, so a rank still waiting on it may see "Connection
+# closed by peer" before its own --timeout: either error counts, as long as
+# it names the stopped rank as the cause.
 stopped_rank() {  # NAME ERRFILE PARENT [PATTERN WANT]: stop PARENT's last worker, check the others' lines
   local name=$1 err=$2 parent=$3 victim rc elapsed
-  local pattern=${4:-"error: .*no answer within --timeout.*; cause: "} want=${5:-2}
+  local pattern=${4:-"error: .*\\(no answer within --timeout\\|Connection closed by peer\\).*; cause: "} want=${5:-2}
   victim=$(pgrep -P "$parent" | sort -n | tail -1)
   start=$(date +%s)
   kill -STOP "$victim"

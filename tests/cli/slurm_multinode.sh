@@ -167,7 +167,11 @@ if in_a timeout 180 srun --mpi=pmix -N 2 -n 4 dtbench comm --backend mpi -b 1K -
    grep -q "backend mpi" mpi.out; then
   ok "srun --mpi=pmix -N 2 -n 4 dtbench comm --backend mpi: 2N/4R, 0 wrong"
 else
-  fail "srun --mpi=pmix dtbench comm --backend mpi"; tail -10 mpi.out
+  # The whole output and how far the report got: a crash after the last row
+  # (in MPI_Finalize) reads differently from one inside the sweep.
+  fail "srun --mpi=pmix dtbench comm --backend mpi (report: $(json mpi.json \
+    '"%d row(s), complete %s" % (len(j["results"]), j["complete"])' 2>/dev/null || echo none))"
+  head -60 mpi.out
 fi
 
 # 4. The README's two-node batch script as written, then its commented
