@@ -155,10 +155,15 @@ check "tbf 200mbit: 4 MiB allreduce takes $us us (>= 80 ms, the cap's bound)" $?
 # "rsh" is `ip netns exec` (a real cluster uses ssh), MPI's TCP traffic is
 # pinned to the link's subnet as on a cluster with several networks.
 if command -v mpirun >/dev/null; then
-  cat >"$tmp/nsagent.sh" <<'AGENT'
+  # Each daemon gets a session directory of its own: the two hosts share this
+  # machine's /tmp and host name, and two orteds creating the same
+  # /tmp/ompi.<host>.0/jf.<job> at once made one fail now and then ("A call to
+  # mkdir was unable to create the desired directory ... File exists").
+  cat >"$tmp/nsagent.sh" <<AGENT
 #!/bin/sh
-host=$1; shift
-exec ip netns exec "$host" sh -c "$*"
+host=\$1; shift
+mkdir -p "$tmp/ompi-\$host"
+exec ip netns exec "\$host" env OMPI_MCA_orte_tmpdir_base="$tmp/ompi-\$host" sh -c "\$*"
 AGENT
   chmod +x "$tmp/nsagent.sh"
   # Two OpenMPI daemons (orted) on one machine: each writes hwloc's topology
