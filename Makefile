@@ -16,7 +16,7 @@ JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 DTBENCH := $(BUILD)/dtbench
 
-.PHONY: all setup configure build bench test fuzz clean format
+.PHONY: all setup setup-test configure build bench test fuzz clean format
 
 all: build
 
@@ -27,6 +27,9 @@ TEST_PACKAGES := chromium iproute2 slurmd slurmctld slurm-client munge
 
 setup:
 	@bash scripts/setup.sh $(SETUP_EXTRA)
+
+setup-test: SETUP_EXTRA = $(TEST_PACKAGES)
+setup-test: setup
 
 configure: setup
 	@prefix=""; if [ "$(TORCH)" = wheel ]; then prefix=$$(bash scripts/torch_wheel.sh) || exit 1; fi; \
@@ -48,12 +51,16 @@ bench: build
 	$(DTBENCH) comm --nproc 2 --backend mpi -b 1K -e 16M -f 4 -n 10 -w 3 \
 	  --json $(BUILD)/bench-comm-mpi.json
 
+# Every test (docs/TESTING.md). CTEST_ARGS narrows it, e.g. CTEST_ARGS='-L unit'
+# (labels: unit, engine, cli, system, gpu; "once" marks the checks that cannot
+# depend on the LibTorch version, which CI runs in the Debian flavour only).
+CTEST_ARGS ?=
 test: SETUP_EXTRA = $(TEST_PACKAGES)
 test: build
 ifeq ($(TORCH),wheel)
 	@bash scripts/peers_wheel.sh || echo "make: torch's Python packages are not installed; the torchrun test will skip"
 endif
-	@cd $(BUILD) && ctest --output-on-failure --timeout 600 -j 2
+	@cd $(BUILD) && ctest --output-on-failure --timeout 600 -j 2 $(CTEST_ARGS)
 
 # libFuzzer on the report readers for FUZZ_SECONDS (clang from Debian);
 # a crash input lands in $(BUILD)/fuzz/crashes (see tests/fuzz/run_fuzz.sh).

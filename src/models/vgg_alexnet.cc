@@ -10,7 +10,7 @@
 namespace dtbench::models {
 namespace {
 
-torch::nn::Conv2d conv(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad) {
+torch::nn::Conv2d padded_conv(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad) {
   return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, k).stride(stride).padding(pad));
 }
 torch::nn::ReLU relu() { return torch::nn::ReLU(torch::nn::ReLUOptions(true)); }
@@ -32,7 +32,7 @@ VggAlexImpl::VggAlexImpl(bool vgg, int64_t num_classes) : pool_(vgg ? 7 : 6) {
       if (v == 0) {
         f->push_back(pool(2, 2));
       } else {
-        f->push_back(conv(in, v, 3, 1, 1));
+        f->push_back(padded_conv(in, v, 3, 1, 1));
         f->push_back(relu());
         in = v;
       }
@@ -46,17 +46,17 @@ VggAlexImpl::VggAlexImpl(bool vgg, int64_t num_classes) : pool_(vgg ? 7 : 6) {
     c->push_back(torch::nn::Dropout(0.5));
     c->push_back(torch::nn::Linear(4096, num_classes));
   } else {
-    f->push_back(conv(3, 64, 11, 4, 2));
+    f->push_back(padded_conv(3, 64, 11, 4, 2));
     f->push_back(relu());
     f->push_back(pool(3, 2));
-    f->push_back(conv(64, 192, 5, 1, 2));
+    f->push_back(padded_conv(64, 192, 5, 1, 2));
     f->push_back(relu());
     f->push_back(pool(3, 2));
-    f->push_back(conv(192, 384, 3, 1, 1));
+    f->push_back(padded_conv(192, 384, 3, 1, 1));
     f->push_back(relu());
-    f->push_back(conv(384, 256, 3, 1, 1));
+    f->push_back(padded_conv(384, 256, 3, 1, 1));
     f->push_back(relu());
-    f->push_back(conv(256, 256, 3, 1, 1));
+    f->push_back(padded_conv(256, 256, 3, 1, 1));
     f->push_back(relu());
     f->push_back(pool(3, 2));
     last = 256;

@@ -21,7 +21,7 @@ struct Record {
   std::array<char, kAddrBytes> addr{};
 };
 
-void check(int rc, const char* what) {
+void check_mpi(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING] = {0};
   int len = 0;
@@ -41,17 +41,17 @@ launch::World publish_master_over_mpi(launch::World world, const std::string& if
   MPI_Initialized(&initialized);
   if (!initialized) {
     int provided = 0;
-    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "Init_thread");
+    check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "Init_thread");
   }
   int rank = 0, size = 1;
-  check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "Comm_rank");
-  check(MPI_Comm_size(MPI_COMM_WORLD, &size), "Comm_size");
+  check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "Comm_rank");
+  check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "Comm_size");
   Record mine;
   put(mine.host, net::host_identity());
   const auto addrs = net::local_ipv4_addresses();
   put(mine.addr, !iface.empty() ? net::interface_address(iface) : addrs.empty() ? "" : addrs.front());
   std::vector<Record> all(static_cast<std::size_t>(size));
-  check(MPI_Allgather(&mine, sizeof(Record), MPI_BYTE, all.data(), sizeof(Record), MPI_BYTE,
+  check_mpi(MPI_Allgather(&mine, sizeof(Record), MPI_BYTE, all.data(), sizeof(Record), MPI_BYTE,
                       MPI_COMM_WORLD),
         "Allgather");
   // Rank 0 decides: [address, port]; an error text instead starts with '!'.
@@ -77,7 +77,7 @@ launch::World publish_master_over_mpi(launch::World world, const std::string& if
     const std::string text = error.empty() ? fmt::format("{} {}", addr, port) : "!" + error;
     std::strncpy(decision.data(), text.c_str(), decision.size() - 1);
   }
-  check(MPI_Bcast(decision.data(), static_cast<int>(decision.size()), MPI_CHAR, 0, MPI_COMM_WORLD), "Bcast");
+  check_mpi(MPI_Bcast(decision.data(), static_cast<int>(decision.size()), MPI_CHAR, 0, MPI_COMM_WORLD), "Bcast");
   if (!initialized) MPI_Finalize();
   const std::string text = decision.data();
   if (!text.empty() && text[0] == '!')
