@@ -52,7 +52,7 @@ bench: build
 	  --json $(BUILD)/bench-comm-mpi.json
 
 # Every test (docs/TESTING.md). CTEST_ARGS narrows it, e.g. CTEST_ARGS='-L unit'
-# (labels: unit, engine, cli, system, gpu; "once" marks the checks that cannot
+# (labels: unit, engine, cli, system, gpu, timing; "once" marks the checks that cannot
 # depend on the LibTorch version, which CI runs in the Debian flavour only).
 CTEST_ARGS ?=
 test: SETUP_EXTRA = $(TEST_PACKAGES)

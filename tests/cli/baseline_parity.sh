@@ -9,17 +9,22 @@
 #     within 2x (+500) of ddp's. The negative control (DTBENCH_MALLOC=default,
 #     glibc's dynamic thresholds, resnet50 64x64) must trip this check: there
 #     `none` faults its activations in again every iteration.
-#  3. Same time: over 3 interleaved rounds (the sweep's order, then the
-#     reverse), median p50 of ddp 1N/1R / none within [0.90, 1.30]. Loose on
+#  3. Same time: over 5 interleaved rounds (the sweep's order, the reverse,
+#     ...), median p50 of ddp 1N/1R / none within [0.85, 1.30]. Loose on
 #     purpose (a 2-core VM; for resnet18 32x32 the Reducer's bucket copies and
 #     1-rank allreduce add ~10-15 %); the bug this guards against made `none`
-#     1.3-2.3x slower (ratio 0.43-0.77). The tight goal (0.98-1.02 on
-#     resnet50) is a benchmark: docs/PERFORMANCE.md.
+#     1.3-2.3x slower (ratio 0.43-0.77). The VM's speed drifts between runs:
+#     on 2026-11-25, alone and pinned to one core, single rounds gave ratios
+#     0.80-1.20 (none's forward pass 0.070 s in one process, 0.094 s in the
+#     next, steady over all its iterations), and a CI run beside a build gave
+#     [0.744, 0.884, 1.429]: hence 5 rounds, the lower bound 0.85, and CI runs
+#     this test with nothing beside it (label "timing", .ci/run). The tight
+#     goal (0.98-1.02 on resnet50) is a benchmark: docs/PERFORMANCE.md.
 # Usage: baseline_parity.sh path/to/dtbench
 set -eu
 DTBENCH=$1
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-model=(--model resnet18 --image-size 32 --batch-size 32 --iters 10 --warmup 3 --threads 1)
+model=(--model resnet18 --image-size 32 --batch-size 32 --iters 8 --warmup 2 --threads 1)
 
 rows() {  # report -> "reducer p50 faults threads malloc" lines
   python3 - "$1" <<'PY'
@@ -55,7 +60,7 @@ grep -q "2 rank(s) x $cores intra-op thread(s) = $((2 * cores)) threads on $core
 echo "ok: oversubscription warned"
 
 # ---- 2 + 3. interleaved rounds ----
-for round in 1 2 3; do
+for round in 1 2 3 4 5; do
   if [ $((round % 2)) = 1 ]; then  # the sweep: none first, then ddp
     "$DTBENCH" ddp "${model[@]}" --world-sizes 1 --json "$work/r$round.json" >/dev/null 2>&1
     rows "$work/r$round.json" >"$work/r$round.rows"
@@ -89,7 +94,7 @@ def faults_ok(r):
     return float(r["none"][1]) <= 2 * float(r["ddp"][1]) + 500
 
 ratios = []
-for k in (1, 2, 3):
+for k in (1, 2, 3, 4, 5):
     r = load(f"r{k}")
     assert set(r) == {"none", "ddp"}, r
     assert r["none"][2:] == r["ddp"][2:], ("threads/malloc differ", r)
@@ -101,5 +106,5 @@ assert float(ctl["none"][1]) > 1000, ("negative control: glibc defaults should f
 m = statistics.median(ratios)
 print(f"ok: ddp 1N/1R / none per round {[round(x, 3) for x in ratios]}, median {m:.3f};"
       f" control (DTBENCH_MALLOC=default) faults none {ctl['none'][1]} vs ddp {ctl['ddp'][1]}")
-assert 0.90 <= m <= 1.30, f"ddp/none median ratio {m:.3f} outside [0.90, 1.30]"
+assert 0.85 <= m <= 1.30, f"ddp/none median ratio {m:.3f} outside [0.85, 1.30]"
 PY
