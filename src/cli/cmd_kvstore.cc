@@ -42,7 +42,7 @@ struct KvFlags {
 
 std::vector<bench::kv::KvArray> model_arrays(const std::string& name) {
   const auto& entry = models::find_model(name);
-  auto model = entry.make(models::ModelOptions{});
+  auto model = entry.make(entry.defaults);
   std::vector<bench::kv::KvArray> out;
   for (const auto& p : model->module()->named_parameters())
     out.push_back({p.key(), static_cast<std::size_t>(p.value().numel())});

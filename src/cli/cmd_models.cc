@@ -21,18 +21,24 @@ Action register_models(CLI::App& app) {
                              "MB", "description");
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& entry : models::model_registry()) {
-      auto model = entry.make(models::ModelOptions{});
       std::int64_t tensors = 0, elements = 0;
-      for (const auto& p : model->module()->parameters()) {
-        ++tensors;
-        elements += p.numel();
+      if (entry.count_parameters) {  // from the shapes: no multi-GB model made to count it
+        elements = entry.count_parameters(entry.defaults);
+        tensors = -1;
+      } else {
+        auto model = entry.make(entry.defaults);
+        for (const auto& p : model->module()->parameters()) {
+          ++tensors;
+          elements += p.numel();
+        }
       }
       const double mb = static_cast<double>(elements) * 4 / 1e6;
-      std::cout << fmt::format("{:<18} {:>8} {:>13} {:>10.1f}  {}\n", entry.name, tensors,
-                               elements, mb, entry.description);
+      std::cout << fmt::format("{:<18} {:>8} {:>13} {:>10.1f}  {}\n", entry.name,
+                               tensors >= 0 ? std::to_string(tensors) : std::string("-"), elements, mb,
+                               entry.description);
       std::cout.flush();
       list.push_back({{"name", entry.name},
-                      {"tensors", tensors},
+                      {"tensors", tensors >= 0 ? nlohmann::ordered_json(tensors) : nlohmann::ordered_json()},
                       {"elements", elements},
                       {"megabytes_fp32", mb},
                       {"description", entry.description}});

@@ -73,6 +73,8 @@ nlohmann::ordered_json train_config_json(const train::TrainOptions& t) {
           {"seq_len", t.seq_len},
           {"layers", t.layers},
           {"width", t.width},
+          {"heads", t.heads},
+          {"vocab", t.vocab},
           {"num_classes", t.num_classes},
           {"iters", t.iters},
           {"warmup", t.warmup},
@@ -86,9 +88,10 @@ nlohmann::ordered_json train_config_json(const train::TrainOptions& t) {
           {"device", t.device},
           {"channels_last", t.channels_last},
           {"broadcast_buffers", t.broadcast_buffers},
-          {"optimizer", "sgd"},
-          {"lr", t.lr},
-          {"momentum", t.momentum},
+          {"optimizer", t.optimizer},
+          {"lr", train::effective_lr(t)},
+          {"momentum", train::effective_momentum(t)},
+          {"weight_decay", train::effective_weight_decay(t)},
           {"peak_tflops", t.peak_tflops}};
 }
 
@@ -102,6 +105,8 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
                              "--seq-len", std::to_string(t.seq_len),
                              "--layers", std::to_string(t.layers),
                              "--width", std::to_string(t.width),
+                             "--heads", std::to_string(t.heads),
+                             "--vocab", std::to_string(t.vocab),
                              "--num-classes", std::to_string(t.num_classes),
                              "--iters", std::to_string(t.iters),
                              "--warmup", std::to_string(t.warmup),
@@ -111,14 +116,17 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
                              "--bucket-cap-mb", fmt::format("{}", t.bucket_cap_mb),
                              "--first-bucket-cap-mb", fmt::format("{}", t.first_bucket_cap_mb),
                              "--compression", t.compression,
-                             "--lr", fmt::format("{}", t.lr),
-                             "--momentum", fmt::format("{}", t.momentum),
+                             "--optimizer", t.optimizer,
                              "--peak-tflops", fmt::format("{}", t.peak_tflops),
                              "--backend", run.comm.backend,
                              "--timeout", run.timeout_text,
                              "--world-sizes", std::to_string(world),
                              "--run-json", out_json,
                              "--label", label};
+  // Only what the user gave: the workers fill in the same defaults.
+  if (t.lr > 0) a.insert(a.end(), {"--lr", fmt::format("{}", t.lr)});
+  if (t.momentum != -1) a.insert(a.end(), {"--momentum", fmt::format("{}", t.momentum)});
+  if (t.weight_decay != -1) a.insert(a.end(), {"--weight-decay", fmt::format("{}", t.weight_decay)});
   a.push_back("--amp");
   a.push_back(t.amp);
   a.push_back("--device");
@@ -199,10 +207,14 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
   cmd.add_option("-b,--batch-size", t.batch_size, "Examples per rank per iteration")
       ->capture_default_str();
   cmd.add_option("--image-size", t.image_size, "Image side (image models)")->capture_default_str();
-  cmd.add_option("--seq-len", t.seq_len, "Tokens per example (transformer)")->capture_default_str();
-  cmd.add_option("--layers", t.layers, "Transformer layers (0 = model default)")
+  cmd.add_option("--seq-len", t.seq_len, "Tokens per example (transformer, gpt2*)")->capture_default_str();
+  cmd.add_option("--layers", t.layers, "Transformer/GPT layers (0 = model default)")
       ->capture_default_str();
-  cmd.add_option("--width", t.width, "Transformer width / MLP hidden width (0 = model default)")
+  cmd.add_option("--width", t.width, "Transformer/GPT width, MLP hidden width (0 = model default)")
+      ->capture_default_str();
+  cmd.add_option("--heads", t.heads, "Transformer/GPT attention heads (0 = model default)")
+      ->capture_default_str();
+  cmd.add_option("--vocab", t.vocab, "Transformer/GPT vocabulary (0 = model default: gpt2 50257)")
       ->capture_default_str();
   cmd.add_option("--num-classes", t.num_classes, "Classes of image and MLP models")
       ->check(CLI::Range(2, 1000000))
@@ -246,12 +258,18 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
   cmd.add_option("--first-bucket-cap-mb", t.first_bucket_cap_mb,
                  "Capacity of the first bucket in MiB (PyTorch DDP: 1)")
       ->capture_default_str();
-  cmd.add_option("--lr", t.lr, "SGD learning rate")->capture_default_str();
+  cmd.add_option("--optimizer", t.optimizer,
+                 "sgd (momentum SGD) or adamw (torch.optim.AdamW's update, two states per parameter)")
+      ->capture_default_str();
+  cmd.add_option("--lr", t.lr, "Learning rate [default: sgd 0.01, adamw 0.001]")
+      ->check(CLI::PositiveNumber);
   cmd.add_option("--peak-tflops", t.peak_tflops,
                  "Peak TFLOP/s of one rank (e.g. `dtbench env --probe`'s matmul figure, or a GPU's "
                  "datasheet): adds MFU = achieved / peak to every row (0 = no MFU)")
       ->capture_default_str();
-  cmd.add_option("--momentum", t.momentum, "SGD momentum")->capture_default_str();
+  cmd.add_option("--momentum", t.momentum, "SGD's momentum [default: 0.9]");
+  cmd.add_option("--weight-decay", t.weight_decay,
+                 "AdamW's decoupled weight decay [default: 0.01]; betas (0.9, 0.999), eps 1e-8");
   cmd.add_option("--trace", t.trace_path,
                  "Write a Chrome trace (Perfetto, chrome://tracing) of every rank's iterations: "
                  "phases, each bucket's collective, clock-aligned; ddp/compare sweeps write one "

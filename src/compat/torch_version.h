@@ -5,6 +5,8 @@
 //   c10d_compat.h   Work, Gloo devices, TCPStore options, ProcessGroup wrapping
 //   reducer_compat.h c10d::Reducer and DDP's bucket assignment
 //   train_compat.h  CPU and CUDA autocast setters
+//   optim_compat.h  where torch.optim.AdamW rounds differently (lerp, ** 0.5)
+//   allocator_compat.h c10::Allocator (const allocate, copy_data)
 #include <torch/csrc/api/include/torch/version.h>
 
 #define DTBENCH_TORCH_AT_LEAST(major, minor) \

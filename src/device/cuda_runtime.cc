@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <ATen/detail/CUDAHooksInterface.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -147,6 +148,20 @@ nlohmann::ordered_json report() {
   const std::string topo = nvidia_smi_topology();
   j["topology"] = topo.empty() ? "nvidia-smi not available" : topo;
   return j;
+}
+
+MemoryStats memory_stats(int index) {
+  const auto st = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
+  constexpr auto kAll = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+  MemoryStats m;
+  m.current = st.allocated_bytes[kAll].current;
+  m.peak = st.allocated_bytes[kAll].peak;
+  m.reserved_peak = st.reserved_bytes[kAll].peak;
+  return m;
+}
+
+void reset_peak_memory(int index) {
+  c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(index));
 }
 
 }  // namespace dtbench::device::cuda

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "device/device.h"
+#include "device/memory.h"
 
 namespace dtbench::device::cuda {
 
@@ -17,5 +18,9 @@ std::string name(int index);
 std::string pci_bus_id(int index);
 std::unique_ptr<PhaseTimer> make_event_timer(int index);
 nlohmann::ordered_json report();
+// The CUDA caching allocator's statistics of GPU `index` (allocated and
+// reserved bytes, peaks since the last reset).
+MemoryStats memory_stats(int index);
+void reset_peak_memory(int index);
 
 }  // namespace dtbench::device::cuda

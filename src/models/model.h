@@ -25,6 +25,9 @@ struct ModelOptions {
   int64_t width = 768;
   int64_t heads = 12;
   int64_t seq_len = 128;
+  // GPT: the learned position table's length (seq_len may not exceed it).
+  // Default 1024 (GPT-2's).
+  int64_t positions = 1024;
   // MLP: input features and hidden width. Defaults 1024 / 1024.
   int64_t in_features = 1024;
   int64_t hidden = 1024;
@@ -50,7 +53,18 @@ struct ModelEntry {
   int64_t min_image_size = 8;
   // What the model takes (what --channels-last applies to). Default images.
   InputKind input = InputKind::kImage;
+  // The options the model is made with unless the user overrides them (a
+  // GPT preset's layers, width, heads, vocabulary).
+  ModelOptions defaults{};
+  // Parameter elements from the shapes alone, without making the model
+  // (`dtbench models` lists gpt2-xl's 1.56 billion without allocating 6 GB);
+  // unset: count a made model's.
+  std::function<int64_t(const ModelOptions&)> count_parameters;
 };
+
+// GPT-2's parameter elements from its shapes (models/gpt.h):
+// vocab*w + positions*w + layers*(12w^2 + 13w) + 2w.
+int64_t gpt_parameter_count(const ModelOptions& o);
 
 // The entry named `name`; throws UsageError naming the valid models.
 const ModelEntry& find_model(const std::string& name);

@@ -2,6 +2,7 @@
 #include <torch/nn/functional/loss.h>
 
 #include "core/error.h"
+#include "models/gpt.h"
 #include "models/inception.h"
 #include "models/mlp.h"
 #include "models/model.h"
@@ -19,7 +20,35 @@ ModelEntry resnet_entry(const std::string& name, const std::string& description)
           }};
 }
 
+// A GPT-2 size: Hugging Face's configurations (vocabulary 50257, 1024
+// positions, feed-forward 4 x width).
+ModelEntry gpt_entry(const std::string& name, int64_t layers, int64_t width, int64_t heads,
+                     const std::string& size) {
+  ModelEntry e;
+  e.name = name;
+  e.description = fmt::format("GPT-2 {} (decoder-only, causal attention, tied head: {} layers, width {}, "
+                              "{} heads, vocabulary 50257, 1024 positions)",
+                              size, layers, width, heads);
+  e.make = [](const ModelOptions& o) -> std::unique_ptr<Model> {
+    return std::make_unique<ModuleModel<Gpt>>(Gpt(o), InputKind::kTokens);
+  };
+  e.input = InputKind::kTokens;
+  e.defaults.layers = layers;
+  e.defaults.width = width;
+  e.defaults.heads = heads;
+  e.defaults.vocab = 50257;
+  e.defaults.positions = 1024;
+  e.count_parameters = gpt_parameter_count;
+  return e;
+}
+
 }  // namespace
+
+int64_t gpt_parameter_count(const ModelOptions& o) {
+  const int64_t c = o.width;
+  // wte + wpe + per block (2 LayerNorms, c_attn, attn c_proj, c_fc, mlp c_proj) + ln_f.
+  return o.vocab * c + o.positions * c + o.layers * (12 * c * c + 13 * c) + 2 * c;
+}
 
 const std::vector<ModelEntry>& model_registry() {
   static const std::vector<ModelEntry> entries = [] {
@@ -53,6 +82,10 @@ const std::vector<ModelEntry>& model_registry() {
                                                                        InputKind::kTokens);
                  },
                  8, InputKind::kTokens});
+    e.push_back(gpt_entry("gpt2", 12, 768, 12, "small"));
+    e.push_back(gpt_entry("gpt2-medium", 24, 1024, 16, "medium"));
+    e.push_back(gpt_entry("gpt2-large", 36, 1280, 20, "large"));
+    e.push_back(gpt_entry("gpt2-xl", 48, 1600, 25, "XL"));
     e.push_back({"mlp", "3-layer MLP (in -> hidden -> hidden -> classes), no batch norm",
                  [](const ModelOptions& o) -> std::unique_ptr<Model> {
                    return std::make_unique<ModuleModel<Mlp>>(

@@ -109,9 +109,26 @@ void CompareConsoleReporter::compression_table(const std::vector<ComparePoint>& 
   }
 }
 
+void CompareConsoleReporter::memory_table(const std::vector<ComparePoint>& points) {
+  bool any = false;
+  for (const auto& p : points) any = any || p.run.peak_bytes >= 0;
+  if (!any) return;
+  out_ << "\n== memory per rank (MiB): peak of tensors over the timed iterations; model state = "
+          "parameters + gradients + optimizer state, and its formula ==\n";
+  out_ << fmt::format("{:<30} {:>8} {:>5} {:>12} {:>12} {:>12}\n", "strategy", "bucket", "ranks",
+                      "peak", "model state", "formula");
+  const double mib = 1048576.0;
+  auto cell = [mib](std::int64_t b) { return b >= 0 ? fmt::format("{:.1f}", b / mib) : std::string("-"); };
+  for (const auto& p : points)
+    out_ << fmt::format("{:<30} {:>5g} MB {:>5} {:>12} {:>12} {:>12}\n", p.key.strategy(),
+                        p.key.bucket_cap_mb, p.key.world_size, cell(p.run.peak_bytes),
+                        cell(p.run.model_state_bytes), cell(p.run.model_state_expected_bytes));
+}
+
 void CompareConsoleReporter::all(const std::vector<ComparePoint>& points) {
   phase_tables(points);
   throughput_table(points);
+  memory_table(points);
   compression_table(points);
 }
 

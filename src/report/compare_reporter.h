@@ -19,6 +19,9 @@ class CompareConsoleReporter {
 
   void phase_tables(const std::vector<ComparePoint>& points);
   void throughput_table(const std::vector<ComparePoint>& points);
+  // Peak and model-state bytes per rank of every point (points recorded
+  // before memory figures: "-"); nothing when no point has them.
+  void memory_table(const std::vector<ComparePoint>& points);
   void compression_table(const std::vector<ComparePoint>& points);
   // All three.
   void all(const std::vector<ComparePoint>& points);

@@ -135,6 +135,35 @@ std::vector<std::string> side_by_side(const Json& base, const Json& test) {
   return lines;
 }
 
+namespace {
+
+// Rows recorded with memory figures in both reports: peak and model state
+// per rank, MiB, and the peak's change (negative = test needs less).
+void write_memory_diff(std::ostream& out, const std::vector<DdpRun>& runs_a,
+                       const std::vector<DdpRun>& runs_b) {
+  bool header = false;
+  for (const auto& ra : runs_a)
+    for (const auto& rb : runs_b) {
+      if (rb.label != ra.label || rb.world_size != ra.world_size) continue;
+      if (ra.peak_bytes < 0 || rb.peak_bytes < 0) continue;
+      if (!header) {
+        out << "\nMemory per rank, MiB (peak of tensors over the timed iterations; model state):\n";
+        out << fmt::format("{:>10}  {:>10} {:>10}  {:>8}  {:>11} {:>11}\n", "row", "base peak", "test peak",
+                           "delta%", "base state", "test state");
+        header = true;
+      }
+      const double mib = 1048576.0;
+      const std::string delta = ra.peak_bytes > 0
+                                    ? fmt::format("{:>+7.1f}%", 100.0 * (rb.peak_bytes - ra.peak_bytes) / ra.peak_bytes)
+                                    : std::string("n/a");
+      out << fmt::format("{:>10}  {:>10.1f} {:>10.1f}  {:>8}  {:>11.1f} {:>11.1f}\n", ra.label,
+                         ra.peak_bytes / mib, rb.peak_bytes / mib, delta, ra.model_state_bytes / mib,
+                         rb.model_state_bytes / mib);
+    }
+}
+
+}  // namespace
+
 void write_ddp_diff(std::ostream& out, const Json& base, const Json& test,
                     const std::vector<double>& percentiles) {
   check_ddp_report(base, "base");
@@ -185,6 +214,7 @@ void write_ddp_diff(std::ostream& out, const Json& base, const Json& test,
     if (!found) out << fmt::format("{:>10}  only in test\n", rb.label);
   }
   if (matched == 0) out << "(no row appears in both reports)\n";
+  write_memory_diff(out, runs_a, runs_b);
   write_trace_diff(out, base, test);
   out.flush();
 }

@@ -137,6 +137,10 @@ nlohmann::ordered_json to_json(const DdpRun& run) {
           {"achieved_tflops_per_rank", achieved_tflops_per_rank(run)},
           {"peak_tflops", run.peak_tflops},
           {"mfu", model_flops_utilization(run)},
+          {"memory",
+           {{"peak_bytes", run.peak_bytes},
+            {"model_state_bytes", run.model_state_bytes},
+            {"model_state_expected_bytes", run.model_state_expected_bytes}}},
           {"summary",
            {{"iterations", s.count},
             {"mean", s.mean},
@@ -181,6 +185,16 @@ DdpRun ddp_run_from_json(const nlohmann::ordered_json& j, const std::string& whe
   if (!(run.train_flops_per_example >= 0) || !(run.peak_tflops >= 0))
     throw UsageError(fmt::format("{}: 'train_flops_per_example' and 'peak_tflops' must not be negative", where));
   if (run.threads < 0) throw UsageError(fmt::format("{}: 'threads' must not be negative", where));
+  if (j.contains("memory")) {  // optional: reports before memory figures
+    const std::string w = where + " memory";
+    const auto& m = j.at("memory");
+    if (!m.is_object()) throw UsageError(fmt::format("{}: must be an object", w));
+    run.peak_bytes = json_field<std::int64_t>(m, "peak_bytes", w);
+    run.model_state_bytes = json_field<std::int64_t>(m, "model_state_bytes", w);
+    run.model_state_expected_bytes = json_field<std::int64_t>(m, "model_state_expected_bytes", w);
+    if (run.peak_bytes < -1 || run.model_state_bytes < -1 || run.model_state_expected_bytes < -1)
+      throw UsageError(fmt::format("{}: byte counts must be at least -1 (not recorded)", w));
+  }
   if (run.world_size < 1 || run.nodes < 1 || run.batch_per_rank < 1)
     throw UsageError(fmt::format("{}: world_size, nodes and batch_per_rank must be positive", where));
   const auto& ranks = j.contains("ranks") ? j.at("ranks") : nlohmann::ordered_json();

@@ -33,6 +33,17 @@ struct DdpRun {
   std::string malloc;       // allocator settings the row ran with (core/allocator.h); "" if not recorded
   double train_flops_per_example = 0;  // 6 x forward multiply-adds (train/flops.h); 0 = not measured
   double peak_tflops = 0;              // per rank, from --peak-tflops; 0 = not given
+  // Memory per rank, the most over the ranks (-1 = not recorded: reports
+  // before memory figures). peak_bytes: tensor bytes at their peak during the
+  // timed iterations, from the allocator (device/memory.h: LibTorch's CPU
+  // allocator counted by dtbench, or the CUDA caching allocator's
+  // max allocated). model_state_bytes: parameters + gradients + optimizer
+  // state, counted from the tensors a rank holds; model_state_expected_bytes:
+  // what the strategy's formula gives for them (float32, K optimizer states
+  // per parameter: replicated (8 + 4K) x parameters).
+  std::int64_t peak_bytes = -1;
+  std::int64_t model_state_bytes = -1;
+  std::int64_t model_state_expected_bytes = -1;
   std::vector<RankSamples> ranks;
 
   std::int64_t global_batch() const { return batch_per_rank * world_size; }

@@ -39,6 +39,16 @@ void DdpConsoleReporter::row(const DdpRun& run) {
                            run.peak_tflops);
     out_ << flops << "\n";
   }
+  if (run.peak_bytes >= 0 || run.model_state_bytes >= 0) {
+    std::string mem = "      memory per rank:";
+    if (run.peak_bytes >= 0) mem += fmt::format(" peak {:.1f} MiB of tensors", run.peak_bytes / 1048576.0);
+    if (run.model_state_bytes >= 0)
+      mem += fmt::format("{} model state {:.1f} MiB", run.peak_bytes >= 0 ? "," : "",
+                         run.model_state_bytes / 1048576.0);
+    if (run.model_state_expected_bytes >= 0)
+      mem += fmt::format(" (formula {:.1f} MiB)", run.model_state_expected_bytes / 1048576.0);
+    out_ << mem << "\n";
+  }
   if (run.nodes > 1)
     for (const auto& n : per_node_figures(run))
       out_ << fmt::format("      node {} (ranks {}): p50 {:.3f}s {:>6.0f}/s, comm_wait p50 {:.4f}s\n",

@@ -6,7 +6,7 @@
 namespace dtbench::train {
 
 Sgd::Sgd(std::vector<torch::Tensor> params, double lr, double momentum)
-    : params_(std::move(params)), buffers_(params_.size()), lr_(lr), momentum_(momentum) {}
+    : Optimizer(std::move(params)), buffers_(params_.size()), lr_(lr), momentum_(momentum) {}
 
 void Sgd::step() {
   torch::NoGradGuard no_grad;
@@ -40,15 +40,11 @@ void Sgd::step() {
   at::_foreach_add_(params, steps, -lr_);
 }
 
-void Sgd::zero_grad(bool set_to_none) {
-  if (set_to_none) {
-    for (auto& p : params_) p.mutable_grad().reset();
-    return;
-  }
-  std::vector<at::Tensor> grads;
-  for (auto& p : params_)
-    if (p.grad().defined()) grads.push_back(p.mutable_grad());
-  if (!grads.empty()) at::_foreach_zero_(grads);
+std::int64_t Sgd::state_bytes() const {
+  std::int64_t n = 0;
+  for (const auto& b : buffers_)
+    if (b.defined()) n += b.numel() * static_cast<std::int64_t>(b.element_size());
+  return n;
 }
 
 }  // namespace dtbench::train

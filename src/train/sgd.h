@@ -12,22 +12,19 @@
 
 #include <torch/types.h>
 
+#include "train/optimizer.h"
+
 namespace dtbench::train {
 
-class Sgd {
+class Sgd final : public Optimizer {
  public:
   Sgd(std::vector<torch::Tensor> params, double lr, double momentum);
 
-  // Parameters without a gradient are left alone (and get their momentum
-  // buffer on their first step with one).
-  void step();
-  // Zeroes the gradients in place (they keep their storage, which the
-  // bucketed reducers write into), or with set_to_none drops them (what
-  // torch.optim's zero_grad() does by default since PyTorch 2.0).
-  void zero_grad(bool set_to_none);
+  void step() override;
+  int states_per_parameter() const override { return momentum_ == 0 ? 0 : 1; }
+  std::int64_t state_bytes() const override;
 
  private:
-  std::vector<torch::Tensor> params_;
   std::vector<torch::Tensor> buffers_;  // undefined until a parameter's first step
   double lr_;
   double momentum_;

@@ -8,6 +8,26 @@
 
 namespace dtbench::train {
 
+double effective_lr(const TrainOptions& o) {
+  if (o.lr > 0) return o.lr;
+  return o.optimizer == "adamw" ? 1e-3 : 0.01;
+}
+
+double effective_momentum(const TrainOptions& o) {
+  if (o.optimizer != "sgd") return 0;
+  return o.momentum == -1 ? 0.9 : o.momentum;
+}
+
+double effective_weight_decay(const TrainOptions& o) {
+  if (o.optimizer != "adamw") return 0;
+  return o.weight_decay == -1 ? 0.01 : o.weight_decay;
+}
+
+int optimizer_states(const TrainOptions& o) {
+  if (o.optimizer == "adamw") return 2;
+  return effective_momentum(o) == 0 ? 0 : 1;
+}
+
 void validate(const TrainOptions& o) {
   if (o.model.empty()) throw UsageError("--model: empty model name");
   if (o.amp != "none" && o.amp != "bf16" && o.amp != "fp16")
@@ -22,6 +42,10 @@ void validate(const TrainOptions& o) {
     throw UsageError(fmt::format("--seq-len {} must be between 1 and 65536", o.seq_len));
   if (o.layers < 0 || o.layers > 1000)
     throw UsageError(fmt::format("--layers {} must be between 0 (model default) and 1000", o.layers));
+  if (o.heads < 0 || o.heads > 4096)
+    throw UsageError(fmt::format("--heads {} must be between 0 (model default) and 4096", o.heads));
+  if (o.vocab != 0 && (o.vocab < 2 || o.vocab > (1 << 24)))
+    throw UsageError(fmt::format("--vocab {} must be between 2 and 16777216 (0: model default)", o.vocab));
   if (o.width < 0 || o.width > (1 << 20))
     throw UsageError(fmt::format("--width {} must be between 0 (model default) and 1048576", o.width));
   if (o.num_classes < 2 || o.num_classes > 1000000)
@@ -37,9 +61,20 @@ void validate(const TrainOptions& o) {
   if (!(o.first_bucket_cap_mb > 0) || o.first_bucket_cap_mb > 65536)
     throw UsageError(
         fmt::format("--first-bucket-cap-mb {} must be > 0 and at most 65536", o.first_bucket_cap_mb));
-  if (!(o.lr > 0)) throw UsageError(fmt::format("--lr {} must be positive", o.lr));
-  if (o.momentum < 0 || o.momentum >= 1)
+  if (o.optimizer != "sgd" && o.optimizer != "adamw")
+    throw UsageError(fmt::format("--optimizer '{}' is not one of sgd, adamw", o.optimizer));
+  if (!(o.lr >= 0) || o.lr > 1e3)
+    throw UsageError(fmt::format("--lr {} must be positive and at most 1000 (0: the optimizer's default)", o.lr));
+  if (o.momentum != -1 && !(o.momentum >= 0 && o.momentum < 1))
     throw UsageError(fmt::format("--momentum {} must be in [0, 1)", o.momentum));
+  if (o.momentum != -1 && o.optimizer != "sgd")
+    throw UsageError(fmt::format("--momentum is SGD's; --optimizer {} has betas (0.9, 0.999)", o.optimizer));
+  if (o.weight_decay != -1 && !(o.weight_decay >= 0 && o.weight_decay <= 1))
+    throw UsageError(fmt::format("--weight-decay {} must be between 0 and 1", o.weight_decay));
+  if (o.weight_decay != -1 && o.optimizer != "adamw")
+    throw UsageError(fmt::format(
+        "--weight-decay is AdamW's (decoupled); --optimizer {} has none here (use --optimizer adamw)",
+        o.optimizer));
   if (o.trace_iters < 1 || o.trace_iters > 1000)
     throw UsageError(fmt::format("--trace-iters {} must be between 1 and 1000", o.trace_iters));
   if (o.inject_delay_rank >= 0 && !(o.inject_delay_ms >= 0 && o.inject_delay_ms <= 600000))

@@ -18,6 +18,9 @@ struct TrainOptions {
   // Transformer layers and width; MLP hidden width (0 = the model's default).
   int64_t layers = 0;
   int64_t width = 0;
+  // Transformer attention heads and vocabulary (0 = the model's default).
+  int64_t heads = 0;
+  int64_t vocab = 0;
   // Output classes of image and vector models. Default 1000.
   int64_t num_classes = 1000;
   // Timed iterations and untimed warm-up iterations. Defaults 20 / 5.
@@ -61,10 +64,29 @@ struct TrainOptions {
   // before every backward (-1 = nobody), to see what a straggler does.
   int inject_delay_rank = -1;
   double inject_delay_ms = 0;
-  // SGD hyper-parameters. Defaults 0.01 / 0.9.
-  double lr = 0.01;
-  double momentum = 0.9;
+  // The optimizer: "sgd" (momentum SGD) or "adamw". Default "sgd".
+  std::string optimizer = "sgd";
+  // Learning rate; 0 = the optimizer's default (sgd 0.01, adamw 0.001, as
+  // torch.optim.AdamW).
+  double lr = 0;
+  // SGD's momentum; -1 = its default 0.9 (refused with adamw when given).
+  double momentum = -1;
+  // AdamW's decoupled weight decay; -1 = its default 0.01 (torch.optim.AdamW;
+  // refused with sgd when given). AdamW's betas (0.9, 0.999) and eps (1e-8)
+  // are torch.optim.AdamW's defaults.
+  double weight_decay = -1;
 };
+
+// The --optimizer names.
+inline const char* const kOptimizerNames[] = {"sgd", "adamw"};
+
+// The hyper-parameters a run uses, defaults filled in (above).
+double effective_lr(const TrainOptions& o);
+double effective_momentum(const TrainOptions& o);       // 0 for adamw
+double effective_weight_decay(const TrainOptions& o);   // 0 for sgd
+// Float32 optimizer states per parameter, K of the memory formulas: sgd 1
+// (0 with momentum 0), adamw 2.
+int optimizer_states(const TrainOptions& o);
 
 // The reducer names in the order `--help` lists them.
 inline const char* const kReducerNames[] = {"none", "ddp", "overlap", "sync",

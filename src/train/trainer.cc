@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <thread>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
@@ -14,10 +15,11 @@
 #include "core/error.h"
 #include "core/host_probe.h"
 #include "device/device.h"
+#include "device/memory.h"
 #include "train/grad_reducer.h"
 #include "train/grad_ready_probe.h"
 #include "train/loss_scaler.h"
-#include "train/sgd.h"
+#include "train/optimizer.h"
 
 namespace dtbench::train {
 namespace {
@@ -29,7 +31,7 @@ double seconds(Clock::time_point a, Clock::time_point b) {
 }
 
 models::ModelOptions model_options(const TrainOptions& o) {
-  models::ModelOptions m;
+  models::ModelOptions m = models::find_model(o.model).defaults;
   m.num_classes = o.num_classes;
   m.seq_len = o.seq_len;
   if (o.layers > 0) m.layers = o.layers;
@@ -37,6 +39,8 @@ models::ModelOptions model_options(const TrainOptions& o) {
     m.width = o.width;
     m.hidden = o.width;
   }
+  if (o.heads > 0) m.heads = o.heads;
+  if (o.vocab > 0) m.vocab = o.vocab;
   return m;
 }
 
@@ -122,6 +126,23 @@ int resolve_threads(int requested, int local_world_size) {
 
 namespace {
 
+// Parameters, gradients and optimizer state this rank holds, each storage
+// counted once (the own reducers' gradients are views of their buckets).
+void count_model_state(const std::vector<torch::Tensor>& params, const Optimizer& optimizer,
+                       TrainResult& r) {
+  std::unordered_set<const void*> seen;
+  auto bytes = [&seen](const torch::Tensor& t) -> int64_t {
+    if (!t.defined()) return 0;
+    const auto& st = t.storage();
+    return seen.insert(st.data()).second ? static_cast<int64_t>(st.nbytes()) : 0;
+  };
+  r.param_bytes = r.grad_bytes = 0;
+  for (const auto& p : params) r.param_bytes += bytes(p);
+  for (const auto& p : params) r.grad_bytes += bytes(p.grad());
+  r.optimizer_bytes = optimizer.state_bytes();
+  r.optimizer_states = optimizer.states_per_parameter();
+}
+
 TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Communicator* comm,
                        int world_size, int rank, const Progress& progress,
                        trace::TrainObserver& observer) {
@@ -142,7 +163,8 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
   batch.target = batch.target.to(device);
   if (opts.channels_last) batch.input = batch.input.contiguous(at::MemoryFormat::ChannelsLast);
   auto timer = device::make_phase_timer(device);
-  Sgd optimizer(module.parameters(), opts.lr, opts.momentum);
+  auto optimizer = make_optimizer(opts, module.parameters());
+  const auto memory = device::make_memory_meter(device);
 
   TrainResult result;
   result.device = device::describe(device);
@@ -159,7 +181,10 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
   for (int it = 0; it < total_iters + (probe ? 1 : 0); ++it) {
     const bool probing = it == total_iters;
     if (probing) reducer->set_compression_probe(true);
-    if (it == opts.warmup) faults_at_start = alloc::minor_faults();
+    if (it == opts.warmup) {
+      faults_at_start = alloc::minor_faults();
+      memory->reset_peak();
+    }
     const auto t0 = Clock::now();
     observer.iteration_begin(it);
     timer->start();
@@ -192,9 +217,10 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
       trace::PhaseScope phase(observer, trace::Phase::kOptimizer);
       // Every rank unscales the same averaged gradients, so all skip together.
       const bool skip = scaler && scaler->unscale(params);
-      if (!skip) optimizer.step();
+      if (!skip) optimizer->step();
       if (scaler) scaler->update();
-      optimizer.zero_grad(!reducer->grads_are_bucket_views());
+      if (it + 1 == total_iters) count_model_state(params, *optimizer, result);
+      optimizer->zero_grad(!reducer->grads_are_bucket_views());
     }
     timer->mark();
     // On a GPU this waits for the device to finish the iteration.
@@ -224,9 +250,13 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
         d.total.push_back(phases.device[0] + phases.device[1] + phases.device[2] + phases.device[3]);
       }
     }
-    if (it + 1 == total_iters && opts.iters > 0)
+    if (it + 1 == total_iters && opts.iters > 0) {
       result.minor_faults_per_iter =
           static_cast<double>(alloc::minor_faults() - faults_at_start) / opts.iters;
+      const auto m = memory->read();
+      result.peak_bytes = m.peak;
+      result.reserved_peak_bytes = m.reserved_peak;
+    }
     if (progress) progress(it, total_iters, seconds(t0, t4));
   }
   result.compression = reducer->compression_stats();

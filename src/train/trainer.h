@@ -1,6 +1,7 @@
 #pragma once
-// The training loop: synthetic data, cross-entropy, SGD with momentum, a
-// gradient reducer, and per-iteration phase timings.
+// The training loop: synthetic data, cross-entropy, an optimizer (momentum
+// SGD or AdamW, train/optimizer.h), a gradient reducer, and per-iteration
+// phase timings.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -44,6 +45,16 @@ struct TrainResult {
   // included) and the loss scale at the end; 0 otherwise.
   int64_t amp_skipped_steps = 0;
   double amp_final_scale = 0;
+  // Memory of this rank (device/memory.h): tensor bytes at their peak over
+  // the timed iterations (and the caching allocator's reserved peak on a
+  // GPU, -1 on the CPU); the model state after the last step, counted from
+  // the tensors held (each storage once: bucket views count their bucket);
+  // the optimizer's states per parameter.
+  int64_t peak_bytes = 0;
+  int64_t reserved_peak_bytes = -1;
+  int64_t param_bytes = 0, grad_bytes = 0, optimizer_bytes = 0;
+  int optimizer_states = 0;
+  int64_t model_state_bytes() const { return param_bytes + grad_bytes + optimizer_bytes; }
 };
 
 // Builds the model named by opts.model with torch's RNG seeded by opts.seed,

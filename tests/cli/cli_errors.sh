@@ -105,6 +105,10 @@ expect_usage_error ddp --warmup -1
 expect_usage_error ddp --seed -3
 expect_usage_error ddp --first-bucket-cap-mb 0
 expect_usage_error ddp --lr 0
+expect_usage_error ddp --optimizer adam
+expect_usage_error ddp --optimizer adamw --momentum 0.5
+expect_usage_error ddp --weight-decay 0.1
+expect_usage_error ddp --optimizer adamw --weight-decay 2
 expect_usage_error ddp --iface nosuchif0
 expect_usage_error ddp --no-baseline=maybe
 expect_usage_error ddp --no-broadcast-buffers=sometimes

@@ -19,6 +19,7 @@ grep -q "ddp+fp16: skipped" out.txt
 grep -q "== mlp, bucket 0.01 MB: backward incl. exposed communication" out.txt
 grep -q "== mlp: throughput" out.txt
 grep -q "== gradient compression" out.txt
+grep -q "== memory per rank (MiB)" out.txt
 grep -q "12/12 points" err.txt   # plain progress lines (not a terminal)
 
 python3 - <<'PY'
@@ -36,6 +37,8 @@ for p in pts:
     assert run["reducer"] == key["reducer"]
     for r in run["ranks"]:
         assert len(r["total"]) == 4 and all(t > 0 for t in r["total"])
+    m = run["memory"]  # SGD with momentum: 12 bytes per parameter
+    assert m["model_state_bytes"] == m["model_state_expected_bytes"] > 0 and m["peak_bytes"] >= m["model_state_bytes"], m
     if key["compression"] == "fp16":
         c = p["extras"]["compression"]
         assert c["dtype"] == "fp16" and c["measured"], c

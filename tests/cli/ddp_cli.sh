@@ -35,6 +35,15 @@ for r in runs:
     want = 4 * r["train_flops_per_example"] / r["summary"]["p50"] / 1e12
     assert abs(r["achieved_tflops_per_rank"] - want) <= 1e-9 + 1e-6 * want, (r["achieved_tflops_per_rank"], want)
     assert r["peak_tflops"] == 0 and r["mfu"] == 0
+    # Memory: the model state counted from the tensors held is the formula's
+    # (8 + 4K) x parameters (SGD with momentum: K = 1; AdamW: 2), and the
+    # allocator's peak over the timed iterations holds at least all of it.
+    m, k = r["memory"], 2 if cfg["optimizer"] == "adamw" else 1
+    assert m["model_state_expected_bytes"] == (8 + 4 * k) * cfg["param_elements"], (m, k)
+    assert m["model_state_bytes"] == m["model_state_expected_bytes"], (r["label"], m)
+    assert m["peak_bytes"] >= m["model_state_bytes"], (r["label"], m)
+    ms = r["extras"]["model_state"]
+    assert ms["params"] == 4 * cfg["param_elements"] and ms["optimizer"] == 4 * k * cfg["param_elements"], ms
 # One rank of any reducer averages over one replica: bitwise the baseline.
 if labels[0] == "no ddp" and "1N/1R" in labels:
     h = {r["label"]: r["param_hash"] for r in runs}
@@ -47,6 +56,8 @@ for reducer in ddp overlap sync; do
   "$DTBENCH" ddp "${common[@]}" --reducer "$reducer" --world-sizes 1,2 --json "$work/$reducer.json" \
     >"$work/$reducer.out"
   grep -q "2 ranks --    1N/2R:  p50:" "$work/$reducer.out"
+  grep -Eq "^      memory per rank: peak [0-9.]+ MiB of tensors, model state [0-9.]+ MiB \(formula [0-9.]+ MiB\)$" \
+    "$work/$reducer.out"
   check_report "$work/$reducer.json" "$reducer" "no ddp" 1N/1R 1N/2R
 done
 
@@ -64,6 +75,7 @@ check_report "$work/ext.json" sync 1N/2R
 "$DTBENCH" diff "$work/ddp.json" "$work/overlap.json" --percentiles 50,90 >"$work/diff.out"
 grep -q '^\* config.reducer: ddp vs overlap' <(sed 's/^  //' "$work/diff.out")
 [ "$(grep -cE '^ +1N/2R +p(50|90) .*%$' "$work/diff.out")" -eq 2 ]
+grep -q '^Memory per rank, MiB' "$work/diff.out" && grep -Eq '^ +1N/2R +[0-9.]+ +[0-9.]+ +[-+][0-9.]+% ' "$work/diff.out"
 # A diff against a different model is refused.
 python3 -c "
 import json,sys; d=json.load(open('$work/ddp.json')); d['config']['model']='resnet50'
@@ -106,4 +118,42 @@ PY
 esac
 "$DTBENCH" ddp "${common[@]}" --world-sizes 1 --reducer none --amp --json "$work/bf16.json" >/dev/null 2>&1
 python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['config']; assert c['amp']=='bf16', c['amp']" "$work/bf16.json"
+# --optimizer adamw: torch.optim.AdamW's defaults in the config, the 1-rank
+# row bitwise the baseline; --lr/--weight-decay reach the workers (another
+# 2-rank result).
+python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['config']
+assert (c['optimizer'], c['lr'], c['momentum'], c['weight_decay']) == ('sgd', 0.01, 0.9, 0), c" "$work/ddp.json"
+"$DTBENCH" ddp "${common[@]}" --optimizer adamw --reducer overlap --world-sizes 1,2 \
+  --json "$work/adamw.json" >/dev/null 2>&1
+check_report "$work/adamw.json" overlap "no ddp" 1N/1R 1N/2R
+"$DTBENCH" ddp "${common[@]}" --optimizer adamw --lr 0.002 --weight-decay 0 --reducer overlap \
+  --world-sizes 2 --no-baseline --json "$work/adamw2.json" >/dev/null 2>&1
+python3 - "$work/adamw.json" "$work/adamw2.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+ca, cb = a["config"], b["config"]
+assert (ca["optimizer"], ca["lr"], ca["momentum"], ca["weight_decay"]) == ("adamw", 0.001, 0, 0.01), ca
+assert (cb["optimizer"], cb["lr"], cb["weight_decay"]) == ("adamw", 0.002, 0), cb
+ha = {r["label"]: r["param_hash"] for r in a["runs"]}
+hb = {r["label"]: r["param_hash"] for r in b["runs"]}
+assert ha["1N/2R"] != hb["1N/2R"], "--lr/--weight-decay did not reach the workers"
+print("ok: --optimizer adamw", ca["lr"], ca["weight_decay"], "and", cb["lr"], cb["weight_decay"])
+PY
+# A small GPT-2 with AdamW on 2 ranks: the parameter count, FLOPs (PaLM's
+# 6N + 12·L·w·T per token) and AdamW's 16 bytes of model state per parameter.
+"$DTBENCH" ddp --model gpt2 --layers 2 --width 64 --heads 4 --vocab 1000 --seq-len 32 --batch-size 2 \
+  --iters 2 --warmup 1 --threads 1 --timeout 60s --optimizer adamw --reducer overlap --world-sizes 2 \
+  --no-baseline --json "$work/gpt.json" >"$work/gpt.out" 2>&1 || { cat "$work/gpt.out"; exit 1; }
+python3 - "$work/gpt.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+c, r = doc["config"], doc["runs"][0]
+l, w, v, t, pos = 2, 64, 1000, 32, 1024
+assert (c["model"], c["heads"], c["vocab"]) == ("gpt2", 4, 1000), c
+assert c["param_elements"] == v * w + pos * w + l * (12 * w * w + 13 * w) + 2 * w, c["param_elements"]
+assert r["train_flops_per_example"] == t * (6 * (12 * l * w * w + v * w) + 12 * l * w * t), r["train_flops_per_example"]
+m = r["memory"]
+assert m["model_state_bytes"] == m["model_state_expected_bytes"] == 16 * c["param_elements"], m
+print("ok: gpt2 (2 layers, width 64) with adamw on 2 ranks", r["summary"]["p50"], m)
+PY
 echo "ddp_cli: all checks passed"

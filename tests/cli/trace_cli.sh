@@ -130,7 +130,7 @@ if (cd "$work/readme" && PATH="$bindir:$PATH" && set -e &&
    grep -q 'class="chart"' "$work/readme/timeline.html"; then
   ok "README's --trace lines"
 else
-  fail "README's --trace lines: $(tail -5 "$work/readme.out")"
+  fail "README's --trace lines: $(grep -A4 "trace: straggler" "$work/readme.out") $(tail -5 "$work/readme.out")"
 fi
 
 # Bad values: one line, exit 2, nothing started.

@@ -141,6 +141,55 @@ TEST(Models, TransformerParameterCountFollowsItsFormula) {
   EXPECT_THROW(make_model("transformer", o), UsageError);
 }
 
+// GPT-2 small as Hugging Face's GPT2LMHeadModel: 124,439,808 parameters in
+// 148 tensors (the head is the token embedding); the presets' counts from
+// the shapes are the published ones.
+TEST(Models, Gpt2MatchesHuggingFaceCounts) {
+  const auto& small = find_model("gpt2");
+  auto m = small.make(small.defaults);
+  std::int64_t tensors = 0, elements = 0;
+  for (const auto& p : m->module()->parameters()) {
+    ++tensors;
+    elements += p.numel();
+  }
+  EXPECT_EQ(elements, 124439808);
+  EXPECT_EQ(tensors, 148);
+  EXPECT_EQ(small.count_parameters(small.defaults), 124439808);
+  EXPECT_EQ(m->input_kind(), InputKind::kTokens);
+  EXPECT_EQ(find_model("gpt2-medium").count_parameters(find_model("gpt2-medium").defaults), 354823168);
+  EXPECT_EQ(find_model("gpt2-large").count_parameters(find_model("gpt2-large").defaults), 774030080);
+  EXPECT_EQ(find_model("gpt2-xl").count_parameters(find_model("gpt2-xl").defaults), 1557611200);
+}
+
+TEST(Models, GptIsCausalTiedAndChecksItsShapes) {
+  ModelOptions o = find_model("gpt2").defaults;
+  o.vocab = 50;
+  o.width = 16;
+  o.heads = 4;
+  o.layers = 2;
+  o.positions = 8;
+  o.seq_len = 8;
+  auto m = make_model("gpt2", o);
+  std::int64_t elements = 0;
+  for (const auto& p : m->module()->parameters()) elements += p.numel();
+  EXPECT_EQ(elements, gpt_parameter_count(o));
+  torch::NoGradGuard no_grad;
+  auto tokens = torch::randint(0, 50, {2, 8}, torch::kLong);
+  const auto logits = m->forward(tokens);
+  EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{2, 8, 50}));
+  // Causal: changing the last token changes only the last position's logits.
+  auto changed = tokens.clone();
+  changed.index_put_({torch::indexing::Slice(), 7}, (tokens.index({torch::indexing::Slice(), 7}) + 1) % 50);
+  const auto logits2 = m->forward(changed);
+  EXPECT_TRUE(torch::equal(logits.narrow(1, 0, 7), logits2.narrow(1, 0, 7)));
+  EXPECT_FALSE(torch::equal(logits.narrow(1, 7, 1), logits2.narrow(1, 7, 1)));
+  o.heads = 5;
+  EXPECT_THROW(make_model("gpt2", o), UsageError);
+  o.heads = 4;
+  o.seq_len = 9;  // longer than the position table
+  EXPECT_THROW(make_model("gpt2", o), UsageError);
+}
+
 TEST(Models, UnknownModelListsValidNames) {
   try {
     make_model("resnet9000", ModelOptions{});

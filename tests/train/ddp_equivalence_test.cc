@@ -90,6 +90,36 @@ TEST_P(Equivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
   }
 }
 
+// The same with AdamW (two states per parameter, per-element step sizes):
+// its update divides by sqrt(v), so a gradient's rounding can move a
+// near-zero element's step by more than SGD's would; the bound is still two
+// orders below one step (lr 1e-3).
+TEST_P(Equivalence, AdamWNRanksEqualOneProcessWithNTimesTheBatch) {
+  const std::string reducer = GetParam();
+  if (reducer == "ddp" && !backend_has_c10d_group())
+    GTEST_SKIP() << "backend " << g_comm->backend() << " has no c10d process group";
+  comm::Communicator& c = *g_comm;
+  const int n = c.size();
+  auto opts = testing::small_mlp_options(reducer);
+  opts.optimizer = "adamw";
+  opts.lr = 0;         // AdamW's default, 1e-3
+  opts.momentum = -1;  // SGD's, not given
+  auto model = train::make_seeded_model(opts);
+  const auto initial = params_of(*model);
+  train::train(opts, *model, &c, n, c.rank());
+  train::verify_replicas(c, *model->module());
+  const auto distributed = params_of(*model);
+  ASSERT_GT(max_abs_diff(initial, distributed), 1e-3) << "training did not change the parameters";
+  auto ref_opts = opts;
+  ref_opts.reducer = "none";
+  ref_opts.batch_size = opts.batch_size * n;
+  auto ref_model = train::make_seeded_model(ref_opts);
+  train::train(ref_opts, *ref_model, nullptr, 1, 0);
+  EXPECT_LT(max_abs_diff(params_of(*ref_model), distributed), 1e-5)
+      << "AdamW, reducer " << reducer << " on " << n << " ranks differs from one process with batch "
+      << ref_opts.batch_size;
+}
+
 INSTANTIATE_TEST_SUITE_P(Reducers, Equivalence,
                          ::testing::Values("ddp", "overlap", "sync", "allreduce-after-backward"),
                          [](const auto& info) {

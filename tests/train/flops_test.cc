@@ -61,5 +61,25 @@ TEST(Flops, TransformerCountsItsMatrixProducts) {
               cost.by_op.count("aten::bmm") + cost.by_op.count("aten::baddbmm") > 0);
 }
 
+// GPT: training FLOPs per token are the PaLM paper's 6N + 12·L·H·Q·T
+// (appendix B), N the multiply-add weights (the blocks' 12·L·w² and the tied
+// head's vocab·w: biases, LayerNorms and the position table multiply
+// nothing), H·Q = w, T the sequence length; the attention products are in it.
+TEST(Flops, GptMatchesPalmFormula) {
+  TrainOptions o;
+  o.model = "gpt2";
+  o.layers = 2;
+  o.width = 64;
+  o.heads = 4;
+  o.vocab = 1000;
+  o.seq_len = 32;
+  const auto cost = measure_forward_cost(o);
+  const double l = 2, w = 64, v = 1000, t = 32;
+  const double n = 12 * l * w * w + v * w;
+  const double per_token = 6 * n + 12 * l * w * t;
+  EXPECT_DOUBLE_EQ(cost.train_flops_per_example(), per_token * t);
+  EXPECT_GT(cost.by_op.count("aten::bmm"), 0u);  // the attention products
+}
+
 }  // namespace
 }  // namespace dtbench::train

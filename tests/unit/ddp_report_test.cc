@@ -155,6 +155,41 @@ TEST(TrainOptions, Validation) {
   bad = o;
   bad.momentum = 1.0;
   EXPECT_THROW(validate(bad), UsageError);
+  bad = o;
+  bad.optimizer = "adam";
+  EXPECT_THROW(validate(bad), UsageError);
+  bad = o;
+  bad.optimizer = "adamw";
+  bad.momentum = 0.5;  // SGD's, refused with AdamW
+  EXPECT_THROW(validate(bad), UsageError);
+  bad = o;
+  bad.weight_decay = 0.1;  // AdamW's, refused with SGD
+  EXPECT_THROW(validate(bad), UsageError);
+  bad.optimizer = "adamw";
+  EXPECT_NO_THROW(validate(bad));
+  bad.weight_decay = 1.5;
+  EXPECT_THROW(validate(bad), UsageError);
+}
+
+TEST(TrainOptions, OptimizerDefaultsAreTorchOptims) {
+  TrainOptions o;
+  EXPECT_EQ(o.optimizer, "sgd");
+  EXPECT_DOUBLE_EQ(effective_lr(o), 0.01);
+  EXPECT_DOUBLE_EQ(effective_momentum(o), 0.9);
+  EXPECT_DOUBLE_EQ(effective_weight_decay(o), 0);
+  EXPECT_EQ(optimizer_states(o), 1);
+  o.momentum = 0;
+  EXPECT_EQ(optimizer_states(o), 0);
+  o = TrainOptions{};
+  o.optimizer = "adamw";
+  EXPECT_DOUBLE_EQ(effective_lr(o), 1e-3);  // torch.optim.AdamW's defaults
+  EXPECT_DOUBLE_EQ(effective_weight_decay(o), 0.01);
+  EXPECT_DOUBLE_EQ(effective_momentum(o), 0);
+  EXPECT_EQ(optimizer_states(o), 2);
+  o.lr = 3e-4;
+  o.weight_decay = 0;
+  EXPECT_DOUBLE_EQ(effective_lr(o), 3e-4);
+  EXPECT_DOUBLE_EQ(effective_weight_decay(o), 0);
 }
 
 }  // namespace dtbench::train

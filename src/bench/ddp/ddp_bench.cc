@@ -13,6 +13,7 @@
 #include "core/blas_threads.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "device/memory.h"
 #include "launch/binding.h"
 #include "stats/stats.h"
 #include "train/flops.h"
@@ -66,6 +67,8 @@ report::RankSamples unpack(const double* p, int64_t n, int rank) {
 DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::World& world,
                              const launch::Topology& topology, comm::Communicator* comm,
                              const std::string& label) {
+  // Before any tensor: the CPU's memory figures count every allocation.
+  device::install_cpu_memory_counter();
   train::TrainOptions opts = options;
   opts.device_index = world.local_rank;  // --device cuda: the GPU of LOCAL_RANK
   DdpBenchResult res;
@@ -122,6 +125,24 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   run.train_flops_per_example = train_flops;
   run.peak_tflops = opts.peak_tflops;
   run.malloc = alloc::current().mode;
+  // Memory: the most over the ranks (equal for replicated strategies).
+  {
+    auto mem = torch::tensor({static_cast<double>(result.peak_bytes),
+                              static_cast<double>(result.model_state_bytes())},
+                             torch::kDouble);
+    if (comm != nullptr && world.world_size > 1) {
+      auto all = torch::empty({world.world_size * 2}, torch::kDouble);
+      comm->allgather(mem, all)->wait(comm->timeout());
+      mem = all.view({world.world_size, 2}).amax(0);
+    }
+    run.peak_bytes = static_cast<std::int64_t>(mem[0].item<double>());
+    run.model_state_bytes = static_cast<std::int64_t>(mem[1].item<double>());
+    run.model_state_expected_bytes = (8 + 4 * static_cast<std::int64_t>(result.optimizer_states)) * res.param_elements;
+  }
+  res.reserved_peak_bytes = result.reserved_peak_bytes;
+  res.param_bytes = result.param_bytes;
+  res.grad_bytes = result.grad_bytes;
+  res.optimizer_bytes = result.optimizer_bytes;
   const int64_t n = static_cast<int64_t>(result.times.total.size());
   auto mine = pack(result.times, world.node_rank);
   if (comm != nullptr && world.world_size > 1) {
@@ -157,6 +178,9 @@ nlohmann::ordered_json run_extras_json(const DdpBenchResult& r) {
                            {"malloc", alloc::current().mode},
                            {"minor_faults_per_iter", r.minor_faults_per_iter}};
   j["device"] = r.device;
+  // Rank 0's model state by kind, bytes; the GPU's reserved peak.
+  j["model_state"] = {{"params", r.param_bytes}, {"grads", r.grad_bytes}, {"optimizer", r.optimizer_bytes}};
+  if (r.reserved_peak_bytes >= 0) j["reserved_peak_bytes"] = r.reserved_peak_bytes;
   if (r.channels_last) j["channels_last"] = true;
   if (!r.device_times.total.empty()) {
     // This rank's (rank 0's) phases by CUDA events, medians in seconds.

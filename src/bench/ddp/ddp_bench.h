@@ -30,6 +30,11 @@ struct DdpBenchResult {
   std::string amp = "none";
   long long amp_skipped_steps = 0;      // --amp fp16
   double amp_final_scale = 0;
+  // Rank 0's model state by kind (bytes) and, on a GPU, the caching
+  // allocator's reserved peak (-1 on the CPU); run.peak_bytes and
+  // run.model_state_bytes hold the most over the ranks.
+  std::int64_t param_bytes = 0, grad_bytes = 0, optimizer_bytes = 0;
+  std::int64_t reserved_peak_bytes = -1;
   std::string device = "CPU";           // device::describe of this rank's device
   bool channels_last = false;
   train::PhaseTimes device_times;       // --device cuda: by CUDA events (this rank)

@@ -1,0 +1,61 @@
+#include "models/gpt.h"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <torch/nn/functional/activation.h>
+#include <torch/nn/functional/linear.h>
+
+#include "core/error.h"
+
+namespace dtbench::models {
+
+GptBlockImpl::GptBlockImpl(int64_t width, int64_t heads) : heads_(heads) {
+  ln_1_ = register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({width})));
+  // Registered as attn.c_attn / attn.c_proj and mlp.c_fc / mlp.c_proj in
+  // Hugging Face's names; flat here, in the same order.
+  c_attn_ = register_module("attn_c_attn", torch::nn::Linear(width, 3 * width));
+  attn_proj_ = register_module("attn_c_proj", torch::nn::Linear(width, width));
+  ln_2_ = register_module("ln_2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({width})));
+  c_fc_ = register_module("mlp_c_fc", torch::nn::Linear(width, 4 * width));
+  mlp_proj_ = register_module("mlp_c_proj", torch::nn::Linear(4 * width, width));
+}
+
+torch::Tensor GptBlockImpl::forward(torch::Tensor x) {
+  const int64_t b = x.size(0), t = x.size(1), c = x.size(2), d = c / heads_;
+  auto qkv = c_attn_(ln_1_(x)).split(c, /*dim=*/2);
+  auto heads = [&](const torch::Tensor& y) { return y.view({b, t, heads_, d}).transpose(1, 2); };
+  const auto q = heads(qkv[0]), k = heads(qkv[1]), v = heads(qkv[2]);  // [b, heads, t, d]
+  auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(d)));
+  const auto future = torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
+  att = torch::softmax(att.masked_fill(future, -std::numeric_limits<float>::infinity()), -1);
+  auto y = torch::matmul(att, v).transpose(1, 2).contiguous().view({b, t, c});
+  x = x + attn_proj_(y);
+  return x + mlp_proj_(torch::gelu(c_fc_(ln_2_(x)), "tanh"));
+}
+
+GptImpl::GptImpl(const ModelOptions& o) : positions_(o.positions) {
+  if (o.width % o.heads != 0)
+    throw UsageError(fmt::format("gpt: width {} is not divisible by {} heads", o.width, o.heads));
+  if (o.seq_len > o.positions)
+    throw UsageError(fmt::format("gpt: --seq-len {} is longer than the model's {} positions", o.seq_len,
+                                 o.positions));
+  wte_ = register_module("wte", torch::nn::Embedding(o.vocab, o.width));
+  wpe_ = register_module("wpe", torch::nn::Embedding(o.positions, o.width));
+  h_ = register_module("h", torch::nn::ModuleList());
+  for (int64_t i = 0; i < o.layers; ++i) h_->push_back(GptBlock(o.width, o.heads));
+  ln_f_ = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.width})));
+}
+
+torch::Tensor GptImpl::forward(torch::Tensor tokens) {
+  const int64_t t = tokens.size(1);
+  DTBENCH_CHECK(t <= positions_, "sequence longer than the position table");
+  auto pos = torch::arange(t, tokens.options().dtype(torch::kLong));
+  auto x = wte_(tokens) + wpe_(pos).unsqueeze(0);
+  for (const auto& block : *h_) x = block->as<GptBlock>()->forward(x);
+  // The LM head is the token embedding (tied): one parameter, two uses.
+  return torch::nn::functional::linear(ln_f_(x), wte_->weight);
+}
+
+}  // namespace dtbench::models

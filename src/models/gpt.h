@@ -1,0 +1,49 @@
+#pragma once
+// GPT-2 (decoder-only): token and learned position embeddings, `layers`
+// pre-norm blocks — LayerNorm, causal self-attention (c_attn: width ->
+// 3 x width, heads of width / heads, c_proj), residual; LayerNorm, MLP
+// (c_fc: width -> 4 x width, GELU (tanh), c_proj), residual — a final
+// LayerNorm, and the LM head tied to the token embedding (logits =
+// x . wte^T). The shapes and parameter order of Hugging Face's
+// GPT2LMHeadModel (its Conv1D weights are stored [in, out], these Linear
+// weights [out, in]: the same counts; GPT-2 small has 124,439,808). No
+// dropout (as nanoGPT's and torchtitan's benchmark configurations): every
+// rank and a one-process reference compute the same thing. Attention is
+// written out (two batched matmuls and a masked softmax), so the FLOP
+// counter sees its products. Input: token ids [batch, seq_len <= positions];
+// output: logits [batch, seq_len, vocab].
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+
+#include "models/model.h"
+
+namespace dtbench::models {
+
+class GptBlockImpl : public torch::nn::Module {
+ public:
+  GptBlockImpl(int64_t width, int64_t heads);
+  torch::Tensor forward(torch::Tensor x);
+
+ private:
+  int64_t heads_;
+  torch::nn::LayerNorm ln_1_{nullptr}, ln_2_{nullptr};
+  torch::nn::Linear c_attn_{nullptr}, attn_proj_{nullptr}, c_fc_{nullptr}, mlp_proj_{nullptr};
+};
+TORCH_MODULE(GptBlock);
+
+class GptImpl : public torch::nn::Module {
+ public:
+  explicit GptImpl(const ModelOptions& o);
+  torch::Tensor forward(torch::Tensor tokens);
+
+ private:
+  int64_t positions_;
+  torch::nn::Embedding wte_{nullptr}, wpe_{nullptr};
+  torch::nn::ModuleList h_{nullptr};
+  torch::nn::LayerNorm ln_f_{nullptr};
+};
+TORCH_MODULE(Gpt);
+
+}  // namespace dtbench::models
