@@ -234,7 +234,7 @@ Action register_compare(CLI::App& app) {
                                       "GPUs visible)")
                           ->capture_default_str();
   cmd->add_option("--reducers", f->reducers,
-                  "Strategies: ddp, overlap, sync, allreduce-after-backward")
+                  "Strategies: ddp, overlap, sync, allreduce-after-backward, zero1, zero2 (sharded)")
       ->capture_default_str();
   cmd->add_option("--bucket-cap-mb", f->bucket_caps, "Bucket capacities in MiB to sweep")
       ->capture_default_str();

@@ -234,9 +234,10 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
       ->capture_default_str();
   if (!grid) {
     cmd.add_option("--reducer", t.reducer,
-                    "Gradient sync: ddp (c10d::Reducer), overlap (own, hook-driven), sync (own, "
-                    "after backward), allreduce-after-backward (one allreduce per tensor), none "
-                    "(one process, no sync)")
+                    "Data-parallel strategy. Replicated: ddp (c10d::Reducer), overlap (own, "
+                    "hook-driven), sync (own, after backward), allreduce-after-backward (one "
+                    "allreduce per tensor), none (one process, no sync). Sharded: zero1 (optimizer "
+                    "state sharded), zero2 (gradients too, reduce-scattered during backward)")
         ->capture_default_str();
     cmd.add_option("--bucket-cap-mb", t.bucket_cap_mb, "Gradient bucket capacity in MiB")
         ->capture_default_str();

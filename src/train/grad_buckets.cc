@@ -26,15 +26,13 @@ double fp16_scale_for(double max_abs, double current) {
   return std::clamp(s, kMinScale, kMaxScale);
 }
 
-// Parameter `p`'s slot in `flat` at `offset`, with p's strides where p is
-// dense (as c10d's Reducer lays out its bucket views), else contiguous.
+}  // namespace
+
 torch::Tensor slot_view(const torch::Tensor& flat, int64_t offset, const torch::Tensor& p) {
   if (p.is_non_overlapping_and_dense())
     return flat.as_strided(p.sizes(), p.strides(), offset);
   return flat.narrow(0, offset, p.numel()).view(p.sizes());
 }
-
-}  // namespace
 
 Compression parse_compression(const std::string& name) {
   if (name == "none") return Compression::kNone;

@@ -30,6 +30,10 @@ enum class Compression { kNone, kFp16, kBf16 };
 // "none", "fp16", "bf16"; throws UsageError otherwise.
 Compression parse_compression(const std::string& name);
 
+// Parameter `p`'s slot in `flat` at `offset`, with p's strides where p is
+// dense (as c10d's Reducer lays out its bucket views), else contiguous.
+torch::Tensor slot_view(const torch::Tensor& flat, int64_t offset, const torch::Tensor& p);
+
 class GradBuckets {
  public:
   GradBuckets(std::vector<torch::Tensor> params, std::vector<std::vector<size_t>> assignment,

@@ -1,34 +1,43 @@
 #include "train/grad_ready_probe.h"
 
-#include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
 namespace dtbench::train {
 namespace {
 
-class ReadyStamp : public torch::autograd::FunctionPostHook {
+// Calls `ready(index)` after the accumulator it is installed on has run.
+class AccumulatedHook : public torch::autograd::FunctionPostHook {
  public:
-  ReadyStamp(trace::TrainObserver& observer, std::size_t index) : observer_(observer), index_(index) {}
+  AccumulatedHook(std::function<void(std::size_t)> ready, std::size_t index)
+      : ready_(std::move(ready)), index_(index) {}
   torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
                                             const torch::autograd::variable_list&) override {
-    observer_.gradient_ready(index_);
+    ready_(index_);
     return outputs;
   }
 
  private:
-  trace::TrainObserver& observer_;
+  std::function<void(std::size_t)> ready_;
   std::size_t index_;
 };
 
 }  // namespace
 
-GradReadyProbe::GradReadyProbe(const std::vector<torch::Tensor>& params, trace::TrainObserver& observer) {
+std::vector<std::shared_ptr<torch::autograd::Node>> hook_gradient_accumulators(
+    const std::vector<torch::Tensor>& params, std::function<void(std::size_t)> ready) {
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;
   for (std::size_t i = 0; i < params.size(); ++i) {
     auto acc = torch::autograd::impl::grad_accumulator(params[i]);
-    acc->add_post_hook(std::make_unique<ReadyStamp>(observer, i));
-    accumulators_.push_back(std::move(acc));
+    acc->add_post_hook(std::make_unique<AccumulatedHook>(ready, i));
+    accumulators.push_back(std::move(acc));
   }
+  return accumulators;
 }
+
+GradReadyProbe::GradReadyProbe(const std::vector<torch::Tensor>& params, trace::TrainObserver& observer)
+    : accumulators_(hook_gradient_accumulators(
+          params, [&observer](std::size_t i) { observer.gradient_ready(i); })) {}
 
 }  // namespace dtbench::train

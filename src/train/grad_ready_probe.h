@@ -1,9 +1,12 @@
 #pragma once
-// --trace: reports the moment autograd produced each parameter's gradient
-// (a post-hook on its gradient accumulator) to the observer, so every
-// reducer's buckets get a ready time and backward's compute its end. Only
-// installed while the observer is active; installed before the reducer, so
-// its hook runs before the reducer's on the same accumulator.
+// Hooks that run once autograd has accumulated a parameter's gradient (a
+// post-hook on its gradient accumulator): the strategies that reduce during
+// backward (overlap, zero2) start their buckets from them, and --trace's
+// probe reports each moment to the observer, so every strategy's buckets get
+// a ready time and backward's compute its end. The probe is only installed
+// while the observer is active, and before the strategy, so its hook runs
+// first on the same accumulator.
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -17,12 +20,17 @@ struct Node;
 
 namespace dtbench::train {
 
+// Installs `ready(i)` on parameter i's gradient accumulator for every i.
+// Returns the accumulators: the caller keeps them alive (a tensor holds its
+// accumulator only weakly, and a dropped one takes the hook with it).
+std::vector<std::shared_ptr<torch::autograd::Node>> hook_gradient_accumulators(
+    const std::vector<torch::Tensor>& params, std::function<void(std::size_t)> ready);
+
 class GradReadyProbe {
  public:
   GradReadyProbe(const std::vector<torch::Tensor>& params, trace::TrainObserver& observer);
 
  private:
-  // Tensors hold their accumulators weakly: keep them (and the hooks) alive.
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
 };
 

@@ -81,18 +81,46 @@ void validate(const TrainOptions& o) {
     throw UsageError(fmt::format("--inject-delay: {} ms must be between 0 and 600000", o.inject_delay_ms));
   bool known = false;
   for (const char* r : kReducerNames) known = known || o.reducer == r;
-  if (!known)
-    throw UsageError(fmt::format(
-        "--reducer '{}' is not one of none, ddp, overlap, sync, allreduce-after-backward", o.reducer));
+  if (!known) throw UsageError(fmt::format("--reducer '{}' is not one of {}", o.reducer, reducer_names()));
   known = false;
   for (const char* c : kCompressionNames) known = known || o.compression == c;
   if (!known)
     throw UsageError(fmt::format("--compression '{}' is not one of none, fp16, bf16", o.compression));
   if (o.compression != "none" && !reducer_supports_compression(o.reducer))
     throw UsageError(fmt::format(
-        "--compression {} needs one of dtbench's own reducers (overlap, sync, "
+        "--compression {} is done by dtbench's own replicated reducers (overlap, sync, "
         "allreduce-after-backward); --reducer {} reduces in float32",
         o.compression, o.reducer));
+  // fp16's loss scaler decides to skip a step from the gradients it sees; a
+  // sharded rank sees only its shard, so ranks could decide differently.
+  if (o.amp == "fp16" && is_sharded(o.reducer))
+    throw UsageError(fmt::format(
+        "--amp fp16 with --reducer {}: the loss scaler's skip decision would need the inf/nan "
+        "check agreed across the ranks' gradient shards, which dtbench does not do yet; use --amp "
+        "bf16 (no scaler) or a replicated reducer",
+        o.reducer));
+}
+
+std::string reducer_names() {
+  std::string out;
+  for (const char* r : kReducerNames) out += (out.empty() ? "" : ", ") + std::string(r);
+  return out;
+}
+
+bool is_sharded(const std::string& reducer) { return reducer == "zero1" || reducer == "zero2"; }
+
+std::int64_t expected_model_state_bytes(const std::string& strategy, std::int64_t psi, int k, int n) {
+  const std::int64_t K = k;
+  if (strategy == "zero1") return 8 * psi + 4 * K * psi / n;
+  if (strategy == "zero2") return 4 * psi + (4 + 4 * K) * psi / n;
+  return (8 + 4 * K) * psi;
+}
+
+std::int64_t sharded_padding_bound(const std::string& strategy, int buckets, int k, int n) {
+  if (!is_sharded(strategy)) return 0;
+  // Parameters (full flat buckets), gradients, k states: each at most n - 1
+  // elements of padding per bucket.
+  return static_cast<std::int64_t>(buckets) * (n - 1) * 4 * (2 + k);
 }
 
 bool reducer_supports_compression(const std::string& reducer) {

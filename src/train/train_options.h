@@ -87,10 +87,23 @@ double effective_weight_decay(const TrainOptions& o);   // 0 for sgd
 // Float32 optimizer states per parameter, K of the memory formulas: sgd 1
 // (0 with momentum 0), adamw 2.
 int optimizer_states(const TrainOptions& o);
+// Model-state bytes one rank is expected to hold (float32, k optimizer
+// states per parameter, psi parameters, n ranks): replicated (8 + 4k)psi;
+// zero1 8psi + 4k psi/n; zero2 4psi + (4 + 4k)psi/n. The sharded figures
+// leave out the padding of each bucket to a multiple of n (at most n - 1
+// elements per bucket, sharded_padding_bound).
+std::int64_t expected_model_state_bytes(const std::string& strategy, std::int64_t psi, int k, int n);
+// The most the padding adds to the sharded figures: n - 1 elements per
+// bucket in every float32 tensor a rank holds of it.
+std::int64_t sharded_padding_bound(const std::string& strategy, int buckets, int k, int n);
 
 // The reducer names in the order `--help` lists them.
 inline const char* const kReducerNames[] = {"none", "ddp", "overlap", "sync",
-                                           "allreduce-after-backward"};
+                                           "allreduce-after-backward", "zero1", "zero2"};
+// "none, ddp, overlap, ..., zero2": for messages.
+std::string reducer_names();
+// True for the strategies that shard model state over the ranks (zero1, zero2).
+bool is_sharded(const std::string& reducer);
 // The --amp names.
 inline const char* const kAmpNames[] = {"none", "bf16", "fp16"};
 // The --compression names.

@@ -16,7 +16,7 @@
 #include "core/host_probe.h"
 #include "device/device.h"
 #include "device/memory.h"
-#include "train/grad_reducer.h"
+#include "train/strategy.h"
 #include "train/grad_ready_probe.h"
 #include "train/loss_scaler.h"
 #include "train/optimizer.h"
@@ -127,8 +127,11 @@ int resolve_threads(int requested, int local_world_size) {
 namespace {
 
 // Parameters, gradients and optimizer state this rank holds, each storage
-// counted once (the own reducers' gradients are views of their buckets).
-void count_model_state(const std::vector<torch::Tensor>& params, const Optimizer& optimizer,
+// counted once: the module's parameters and what the optimizer steps (the
+// same tensors, or shards of the flat buckets the parameters are views of),
+// and their gradients (the own strategies' are views of their buckets).
+void count_model_state(const std::vector<torch::Tensor>& params,
+                       const std::vector<torch::Tensor>& stepped, const Optimizer& optimizer,
                        TrainResult& r) {
   std::unordered_set<const void*> seen;
   auto bytes = [&seen](const torch::Tensor& t) -> int64_t {
@@ -137,8 +140,10 @@ void count_model_state(const std::vector<torch::Tensor>& params, const Optimizer
     return seen.insert(st.data()).second ? static_cast<int64_t>(st.nbytes()) : 0;
   };
   r.param_bytes = r.grad_bytes = 0;
-  for (const auto& p : params) r.param_bytes += bytes(p);
-  for (const auto& p : params) r.grad_bytes += bytes(p.grad());
+  for (const auto* list : {&params, &stepped})
+    for (const auto& p : *list) r.param_bytes += bytes(p);
+  for (const auto* list : {&params, &stepped})
+    for (const auto& p : *list) r.grad_bytes += bytes(p.grad());
   r.optimizer_bytes = optimizer.state_bytes();
   r.optimizer_states = optimizer.states_per_parameter();
 }
@@ -154,21 +159,22 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
   auto& module = *model.module();
   module.train();
   place_model(module, device, opts.channels_last);
-  // Before the reducer, so its stamps come before the reducer's hooks.
+  // Before the strategy, so its stamps come before the strategy's hooks.
   std::unique_ptr<GradReadyProbe> ready_probe;
   if (observer.active()) ready_probe = std::make_unique<GradReadyProbe>(module.parameters(), observer);
-  auto reducer = make_reducer(opts, module, comm, observer);
+  auto strategy = make_strategy(opts, module, comm, observer);
   auto batch = make_batch(opts, model.input_kind(), world_size, rank);
   batch.input = batch.input.to(device);
   batch.target = batch.target.to(device);
   if (opts.channels_last) batch.input = batch.input.contiguous(at::MemoryFormat::ChannelsLast);
   auto timer = device::make_phase_timer(device);
-  auto optimizer = make_optimizer(opts, module.parameters());
+  const auto stepped = strategy->optimizer_parameters();
+  auto optimizer = make_optimizer(opts, stepped);
   const auto memory = device::make_memory_meter(device);
 
   TrainResult result;
   result.device = device::describe(device);
-  result.buckets = reducer->buckets();
+  result.buckets = strategy->buckets();
   auto& t = result.times;
   const int total_iters = opts.warmup + opts.iters;
   const bool probe = opts.compression != "none";
@@ -180,7 +186,7 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
   const auto delay = std::chrono::duration<double, std::milli>(opts.inject_delay_ms);
   for (int it = 0; it < total_iters + (probe ? 1 : 0); ++it) {
     const bool probing = it == total_iters;
-    if (probing) reducer->set_compression_probe(true);
+    if (probing) strategy->set_compression_probe(true);
     if (it == opts.warmup) {
       faults_at_start = alloc::minor_faults();
       memory->reset_peak();
@@ -188,7 +194,7 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
     const auto t0 = Clock::now();
     observer.iteration_begin(it);
     timer->start();
-    reducer->before_forward();
+    strategy->before_forward();
     torch::Tensor loss;
     {
       trace::PhaseScope phase(observer, trace::Phase::kForward);
@@ -201,7 +207,7 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
       trace::PhaseScope phase(observer, trace::Phase::kDelay);
       std::this_thread::sleep_for(delay);
     }
-    reducer->before_backward(scaled);
+    strategy->before_backward(scaled);
     timer->mark();
     {
       trace::PhaseScope phase(observer, trace::Phase::kBackward);
@@ -210,17 +216,17 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
     timer->mark();
     {
       trace::PhaseScope phase(observer, trace::Phase::kCommWait);
-      reducer->finish_backward();
+      strategy->finish_backward();
     }
     timer->mark();
     {
       trace::PhaseScope phase(observer, trace::Phase::kOptimizer);
       // Every rank unscales the same averaged gradients, so all skip together.
-      const bool skip = scaler && scaler->unscale(params);
-      if (!skip) optimizer->step();
+      const bool skip = scaler && scaler->unscale(stepped);
+      if (!skip) strategy->step(*optimizer);
       if (scaler) scaler->update();
-      if (it + 1 == total_iters) count_model_state(params, *optimizer, result);
-      optimizer->zero_grad(!reducer->grads_are_bucket_views());
+      if (it + 1 == total_iters) count_model_state(params, stepped, *optimizer, result);
+      strategy->zero_grad(*optimizer);
     }
     timer->mark();
     // On a GPU this waits for the device to finish the iteration.
@@ -232,7 +238,7 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
       throw VerificationError(
           fmt::format("loss became {} at iteration {}: the training diverged", result.last_loss, it));
     if (probing) {
-      reducer->set_compression_probe(false);
+      strategy->set_compression_probe(false);
       continue;
     }
     if (it >= opts.warmup) {
@@ -259,7 +265,7 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
     }
     if (progress) progress(it, total_iters, seconds(t0, t4));
   }
-  result.compression = reducer->compression_stats();
+  result.compression = strategy->compression_stats();
   if (scaler) {
     result.amp_skipped_steps = scaler->skipped_steps();
     result.amp_final_scale = scaler->current_scale();

@@ -1,6 +1,6 @@
 #pragma once
 // The training loop: synthetic data, cross-entropy, an optimizer (momentum
-// SGD or AdamW, train/optimizer.h), a gradient reducer, and per-iteration
+// SGD or AdamW, train/optimizer.h), a data-parallel strategy (train/strategy.h), and per-iteration
 // phase timings.
 #include <cstdint>
 #include <functional>

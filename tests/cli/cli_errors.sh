@@ -170,6 +170,8 @@ expect_usage_error diff "$fx/ok.json" "$fx/ok.json" --percentiles p50
 expect_usage_error ddp --model mlp --compression zip
 expect_usage_error ddp --model mlp --reducer ddp --compression fp16
 expect_usage_error ddp --model mlp --reducer bogus
+expect_usage_error ddp --model mlp --reducer zero1 --compression fp16
+expect_usage_error ddp --model mlp --reducer zero2 --compression bf16
 expect_usage_error ddp --model mlp --amp=perhaps
 # compare: grid lists, baseline, logs.
 expect_usage_error compare --models mlp --reducers none

@@ -29,13 +29,13 @@ check "comm sweep over loopback" $? "$(tail -n 3 comm.out)"
 check "project from the profile and the sweep" $? "$(cat project.err)"
 grep -q "measured ms" project.out && grep -Eq "^ +2 +1 " project.out
 check "table has the 2-rank row beside its measurement" $? "$(cat project.out)"
-# At 1 rank the projection is the profile's compute plus DDP's fixed cost,
-# i.e. the slower of the measured 1-rank DDP and "no ddp" rows (p50s).
+# At 1 rank the projection is the profile's compute plus DDP's fixed cost
+# (that it lands within 10% of the measured 1-rank rows is a timing check:
+# project_validity.sh, run alone).
 one=$(json projection.json "d['rows'][0]['iteration_s']")
 parts=$(json projection.json "sum(d['profile'][k] for k in ('forward_s','backward_s','optimizer_s','fixed_s'))")
-meas=$(json profile.json "max(r['summary']['p50'] for r in d['runs'] if r['world_size']==1)")
-python3 -c "import sys; sys.exit(0 if abs($one-$parts) < 1e-9 and abs($one/$meas-1) < 0.10 else 1)"
-check "1-rank projection ($one s) = the profile's parts ($parts s), within 10% of the slower 1-rank row ($meas s)" $? ""
+python3 -c "import sys; sys.exit(0 if abs($one-$parts) < 1e-9 else 1)"
+check "1-rank projection ($one s) = the profile's parts ($parts s)" $? ""
 [ "$(json projection.json "d['schema']")" = dtbench.project ] &&
   [ "$(json projection.json "d['rows'][1]['world_size']")" = 2 ] &&
   [ "$(json projection.json "d['rows'][1]['measured_s'] is not None")" = True ]

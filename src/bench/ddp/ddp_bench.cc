@@ -125,7 +125,8 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   run.train_flops_per_example = train_flops;
   run.peak_tflops = opts.peak_tflops;
   run.malloc = alloc::current().mode;
-  // Memory: the most over the ranks (equal for replicated strategies).
+  // Memory: the most over the ranks (equal for replicated strategies; the
+  // sharded ones differ by at most a bucket's padding).
   {
     auto mem = torch::tensor({static_cast<double>(result.peak_bytes),
                               static_cast<double>(result.model_state_bytes())},
@@ -137,7 +138,8 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
     }
     run.peak_bytes = static_cast<std::int64_t>(mem[0].item<double>());
     run.model_state_bytes = static_cast<std::int64_t>(mem[1].item<double>());
-    run.model_state_expected_bytes = (8 + 4 * static_cast<std::int64_t>(result.optimizer_states)) * res.param_elements;
+    run.model_state_expected_bytes = train::expected_model_state_bytes(
+        opts.reducer, res.param_elements, result.optimizer_states, world.world_size);
   }
   res.reserved_peak_bytes = result.reserved_peak_bytes;
   res.param_bytes = result.param_bytes;

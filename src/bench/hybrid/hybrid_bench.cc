@@ -18,7 +18,7 @@
 #include "core/error.h"
 #include "device/device.h"
 #include "rpc/raw_echo.h"
-#include "train/grad_reducer.h"
+#include "train/strategy.h"
 
 namespace dtbench::bench::hybrid {
 namespace {
@@ -104,7 +104,7 @@ void train(const launch::World& world, const HybridOptions& o, const comm::CommO
   train::TrainOptions topts;
   topts.reducer = "ddp";
   topts.lr = o.lr;
-  auto reducer = train::make_reducer(topts, *fc.ptr(), comm.get());
+  auto reducer = train::make_strategy(topts, *fc.ptr(), comm.get());
   torch::optim::SGD opt(fc->parameters(), torch::optim::SGDOptions(o.lr));
 
   rpc::Node node(o.transport, fmt::format("trainer {} (rank {})", t, world.rank));

@@ -16,7 +16,7 @@
 
 #include "compat/reducer_compat.h"
 #include "core/error.h"
-#include "train/reducers.h"
+#include "train/strategies.h"
 
 namespace dtbench::train {
 namespace {
@@ -70,18 +70,18 @@ class ObservedAllreduceHook : public c10d::CommHookInterface {
   std::unordered_map<const void*, std::size_t> index_;
 };
 
-class DdpReducer : public GradReducer {
+class DdpReducer : public Strategy {
  public:
   DdpReducer(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm,
              trace::TrainObserver& observer)
-      : group_(comm.c10d_group()), buffers_(module.buffers()),
+      : Strategy(module.parameters()), group_(comm.c10d_group()), buffers_(module.buffers()),
         broadcast_buffers_(opts.broadcast_buffers), observer_(observer) {
     if (!group_)
       throw UsageError(fmt::format(
           "--reducer ddp needs a c10d process group, which the {} backend does not provide in "
           "this build; use --backend gloo, or --reducer overlap/sync",
           comm.backend()));
-    const auto params = module.parameters();
+    const auto& params = params_;
     {
       torch::NoGradGuard no_grad;
       std::vector<torch::Tensor> state(params.begin(), params.end());
@@ -121,7 +121,7 @@ class DdpReducer : public GradReducer {
 
 }  // namespace
 
-std::unique_ptr<GradReducer> make_ddp_reducer(const TrainOptions& opts, torch::nn::Module& module,
+std::unique_ptr<Strategy> make_ddp_strategy(const TrainOptions& opts, torch::nn::Module& module,
                                               comm::Communicator& comm,
                                               trace::TrainObserver& observer) {
   return std::make_unique<DdpReducer>(opts, module, comm, observer);

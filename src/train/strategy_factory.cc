@@ -4,15 +4,18 @@
 #include "compat/reducer_compat.h"
 #include "core/error.h"
 #include "train/grad_buckets.h"
-#include "train/reducers.h"
+#include "train/optimizer.h"
+#include "train/strategies.h"
 #include "train/replicas.h"
+#include "train/shard_buckets.h"
 
 namespace dtbench::train {
 namespace {
 
 // `none`: no synchronisation at all (the single-process baseline).
-class NoReducer : public GradReducer {
+class NoReducer : public Strategy {
  public:
+  explicit NoReducer(torch::nn::Module& module) : Strategy(module.parameters()) {}
   std::string name() const override { return "none"; }
 };
 
@@ -47,7 +50,7 @@ std::vector<std::vector<size_t>> per_tensor_assignment(std::size_t num_params) {
 BucketedReducer::BucketedReducer(const TrainOptions& opts, torch::nn::Module& module,
                                  comm::Communicator& comm, trace::TrainObserver& observer,
                                  bool per_tensor)
-    : comm_(comm), observer_(observer), params_(module.parameters()), buffers_(module.buffers()),
+    : Strategy(module.parameters()), comm_(comm), observer_(observer), buffers_(module.buffers()),
       broadcast_buffers_(opts.broadcast_buffers) {
   sync_initial_state(comm_, params_, buffers_);
   buckets_ = std::make_unique<GradBuckets>(
@@ -70,18 +73,55 @@ void BucketedReducer::before_forward() {
   broadcast_buffers(comm_, buffers_);
 }
 
-std::unique_ptr<GradReducer> make_reducer(const TrainOptions& opts, torch::nn::Module& module,
+ShardedStrategy::ShardedStrategy(const TrainOptions& opts, torch::nn::Module& module,
+                                 comm::Communicator& comm, trace::TrainObserver& observer,
+                                 bool grads_as_bucket_views)
+    : Strategy(module.parameters()), comm_(comm), observer_(observer), buffers_(module.buffers()),
+      broadcast_buffers_(opts.broadcast_buffers) {
+  sync_initial_state(comm_, params_, buffers_);
+  shards_ = std::make_unique<ShardBuckets>(
+      params_, bucket_assignment(params_, opts), comm_,
+      grads_as_bucket_views ? ShardBuckets::Grads::kBucketViews : ShardBuckets::Grads::kShardOnly,
+      observer_);
+}
+
+ShardedStrategy::~ShardedStrategy() = default;
+
+std::vector<std::vector<size_t>> ShardedStrategy::buckets() const { return shards_->assignment(); }
+
+std::vector<torch::Tensor> ShardedStrategy::optimizer_parameters() const { return shards_->shards(); }
+
+void ShardedStrategy::before_forward() {
+  if (!broadcast_buffers_ || buffers_.empty()) return;
+  trace::PhaseScope scope(observer_, trace::Phase::kBroadcast);
+  broadcast_buffers(comm_, buffers_);
+}
+
+void ShardedStrategy::step(Optimizer& optimizer) {
+  optimizer.step();
+  shards_->gather_parameters();
+}
+
+void ShardedStrategy::zero_grad(Optimizer&) { shards_->zero_grads(); }
+
+std::unique_ptr<Strategy> make_strategy(const TrainOptions& opts, torch::nn::Module& module,
                                           comm::Communicator* comm, trace::TrainObserver& observer) {
-  if (opts.reducer == "none") return std::make_unique<NoReducer>();
+  if (opts.reducer == "none") return std::make_unique<NoReducer>(module);
   if (comm == nullptr)
     throw UsageError(fmt::format("--reducer {} needs a communicator", opts.reducer));
-  if (opts.reducer == "ddp") return make_ddp_reducer(opts, module, *comm, observer);
-  if (opts.reducer == "overlap") return make_overlap_reducer(opts, module, *comm, observer);
-  if (opts.reducer == "sync") return make_sync_reducer(opts, module, *comm, false, observer);
+  if (opts.reducer == "ddp") return make_ddp_strategy(opts, module, *comm, observer);
+  if (opts.reducer == "overlap") return make_overlap_strategy(opts, module, *comm, observer);
+  if (opts.reducer == "sync") return make_sync_strategy(opts, module, *comm, false, observer);
   if (opts.reducer == "allreduce-after-backward")
-    return make_sync_reducer(opts, module, *comm, true, observer);
-  throw UsageError(fmt::format(
-      "--reducer '{}' is not one of none, ddp, overlap, sync, allreduce-after-backward", opts.reducer));
+    return make_sync_strategy(opts, module, *comm, true, observer);
+  if (opts.reducer == "zero1") return make_zero1_strategy(opts, module, *comm, observer);
+  if (opts.reducer == "zero2") return make_zero2_strategy(opts, module, *comm, observer);
+  throw UsageError(fmt::format("--reducer '{}' is not one of {}", opts.reducer, reducer_names()));
 }
+
+void Strategy::step(Optimizer& optimizer) { optimizer.step(); }
+
+void Strategy::zero_grad(Optimizer& optimizer) { optimizer.zero_grad(!grads_are_bucket_views()); }
+
 
 }  // namespace dtbench::train

@@ -5,41 +5,22 @@
 // remaining gradients. finish_backward() waits for what is still in flight.
 #include <mutex>
 
-#include <torch/csrc/autograd/function_hook.h>
-#include <torch/csrc/autograd/variable.h>
+#include <torch/csrc/autograd/function.h>
 #include <torch/torch.h>
 
 #include "train/grad_buckets.h"
-#include "train/reducers.h"
+#include "train/strategies.h"
 
 namespace dtbench::train {
 namespace {
-
-class OverlapReducer;
-
-class ReadyHook : public torch::autograd::FunctionPostHook {
- public:
-  ReadyHook(OverlapReducer* owner, std::size_t index) : owner_(owner), index_(index) {}
-  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
-                                            const torch::autograd::variable_list&) override;
-
- private:
-  OverlapReducer* owner_;
-  std::size_t index_;
-};
 
 class OverlapReducer : public BucketedReducer {
  public:
   OverlapReducer(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm,
                  trace::TrainObserver& observer)
       : BucketedReducer(opts, module, comm, observer) {
-    // The tensor holds its accumulator only weakly: keep it alive, or the
-    // hook disappears and gradients silently stop being reduced.
-    for (std::size_t i = 0; i < params_.size(); ++i) {
-      auto acc = torch::autograd::impl::grad_accumulator(params_[i]);
-      acc->add_post_hook(std::make_unique<ReadyHook>(this, i));
-      accumulators_.push_back(std::move(acc));
-    }
+    accumulators_ =
+        hook_gradient_accumulators(params_, [this](std::size_t i) { gradient_ready(i); });
   }
 
   std::string name() const override { return "overlap"; }
@@ -68,15 +49,9 @@ class OverlapReducer : public BucketedReducer {
   bool armed_ = false;
 };
 
-torch::autograd::variable_list ReadyHook::operator()(const torch::autograd::variable_list& outputs,
-                                                     const torch::autograd::variable_list&) {
-  owner_->gradient_ready(index_);
-  return outputs;
-}
-
 }  // namespace
 
-std::unique_ptr<GradReducer> make_overlap_reducer(const TrainOptions& opts,
+std::unique_ptr<Strategy> make_overlap_strategy(const TrainOptions& opts,
                                                   torch::nn::Module& module,
                                                   comm::Communicator& comm,
                                                   trace::TrainObserver& observer) {

@@ -6,7 +6,7 @@
 #include <torch/torch.h>
 
 #include "train/grad_buckets.h"
-#include "train/reducers.h"
+#include "train/strategies.h"
 
 namespace dtbench::train {
 namespace {
@@ -33,7 +33,7 @@ class SyncReducer : public BucketedReducer {
 
 }  // namespace
 
-std::unique_ptr<GradReducer> make_sync_reducer(const TrainOptions& opts, torch::nn::Module& module,
+std::unique_ptr<Strategy> make_sync_strategy(const TrainOptions& opts, torch::nn::Module& module,
                                                comm::Communicator& comm, bool per_tensor,
                                                trace::TrainObserver& observer) {
   return std::make_unique<SyncReducer>(opts, module, comm, per_tensor, observer);

@@ -4,23 +4,31 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "train/grad_reducer.h"
+#include "train/grad_ready_probe.h"
+#include "train/strategy.h"
 
 namespace dtbench::train {
 
 // PyTorch DDP's broadcast bucket for parameters and buffers (250 MiB).
 constexpr std::size_t kBroadcastBytes = 250u << 20;
 
-std::unique_ptr<GradReducer> make_ddp_reducer(const TrainOptions& opts, torch::nn::Module& module,
+std::unique_ptr<Strategy> make_ddp_strategy(const TrainOptions& opts, torch::nn::Module& module,
                                               comm::Communicator& comm, trace::TrainObserver& observer);
-std::unique_ptr<GradReducer> make_overlap_reducer(const TrainOptions& opts,
+std::unique_ptr<Strategy> make_overlap_strategy(const TrainOptions& opts,
                                                   torch::nn::Module& module,
                                                   comm::Communicator& comm, trace::TrainObserver& observer);
 // sync with DDP's buckets; allreduce-after-backward (per_tensor) with one
 // bucket per parameter, i.e. one allreduce per gradient tensor.
-std::unique_ptr<GradReducer> make_sync_reducer(const TrainOptions& opts, torch::nn::Module& module,
+std::unique_ptr<Strategy> make_sync_strategy(const TrainOptions& opts, torch::nn::Module& module,
                                                comm::Communicator& comm, bool per_tensor,
                                                trace::TrainObserver& observer);
+
+// ZeRO stage 1 and 2 (strategy_zero1.cc, strategy_zero2.cc): flat
+// parameter buckets sharded over the ranks (shard_buckets.h).
+std::unique_ptr<Strategy> make_zero1_strategy(const TrainOptions& opts, torch::nn::Module& module,
+                                              comm::Communicator& comm, trace::TrainObserver& observer);
+std::unique_ptr<Strategy> make_zero2_strategy(const TrainOptions& opts, torch::nn::Module& module,
+                                              comm::Communicator& comm, trace::TrainObserver& observer);
 
 // --bucket-cap-mb style MiB (fractions allowed) to bytes.
 std::size_t mib_to_bytes(double mib);
@@ -36,6 +44,8 @@ void sync_initial_state(comm::Communicator& comm, const std::vector<torch::Tenso
 void broadcast_buffers(comm::Communicator& comm, const std::vector<torch::Tensor>& buffers);
 
 class GradBuckets;
+class ShardBuckets;
+
 
 // One bucket per parameter, in reverse registration order (the order
 // backward produces gradients in).
@@ -44,7 +54,7 @@ std::vector<std::vector<size_t>> per_tensor_assignment(std::size_t num_params);
 // What overlap and sync share: the initial broadcast, buckets over the
 // communicator (DDP's assignment unless `per_tensor`), optional compression,
 // and the buffer broadcast before each forward.
-class BucketedReducer : public GradReducer {
+class BucketedReducer : public Strategy {
  public:
   BucketedReducer(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm,
                   trace::TrainObserver& observer, bool per_tensor = false);
@@ -58,10 +68,36 @@ class BucketedReducer : public GradReducer {
  protected:
   comm::Communicator& comm_;
   trace::TrainObserver& observer_;
-  std::vector<torch::Tensor> params_;
   std::vector<torch::Tensor> buffers_;
   bool broadcast_buffers_;
   std::unique_ptr<GradBuckets> buckets_;
+};
+
+}  // namespace dtbench::train
+
+namespace dtbench::train {
+
+// What zero1 and zero2 share: the initial broadcast, DDP's bucket assignment
+// over sharded flat buckets (shard_buckets.h), the buffer broadcast before
+// each forward, the optimizer over this rank's shards and the all-gather of
+// the parameters after it steps.
+class ShardedStrategy : public Strategy {
+ public:
+  ShardedStrategy(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm,
+                  trace::TrainObserver& observer, bool grads_as_bucket_views);
+  ~ShardedStrategy() override;
+  std::vector<std::vector<size_t>> buckets() const override;
+  std::vector<torch::Tensor> optimizer_parameters() const override;
+  void before_forward() override;
+  void step(Optimizer& optimizer) override;
+  void zero_grad(Optimizer& optimizer) override;
+
+ protected:
+  comm::Communicator& comm_;
+  trace::TrainObserver& observer_;
+  std::vector<torch::Tensor> buffers_;
+  bool broadcast_buffers_;
+  std::unique_ptr<ShardBuckets> shards_;
 };
 
 }  // namespace dtbench::train

@@ -1,0 +1,169 @@
+#include "train/shard_buckets.h"
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "comm/types.h"
+#include "core/error.h"
+#include "train/grad_buckets.h"
+
+namespace dtbench::train {
+
+ShardBuckets::ShardBuckets(std::vector<torch::Tensor> params,
+                           std::vector<std::vector<size_t>> assignment, comm::Communicator& comm,
+                           Grads grads, trace::TrainObserver& observer)
+    : params_(std::move(params)), assignment_(std::move(assignment)), comm_(comm), grads_(grads),
+      observer_(observer) {
+  reduce_scatter_ = comm_.unsupported_reason(comm::Collective::kReduceScatter, comm::DType::kFloat32,
+                                             comm::ReduceOp::kSum)
+                        .empty();
+  const int n = comm_.size(), rank = comm_.rank();
+  bucket_of_.assign(params_.size(), 0);
+  slot_of_.assign(params_.size(), 0);
+  torch::NoGradGuard no_grad;
+  for (std::size_t b = 0; b < assignment_.size(); ++b) {
+    Bucket bucket;
+    for (std::size_t k = 0; k < assignment_[b].size(); ++k) {
+      const std::size_t i = assignment_[b][k];
+      DTBENCH_CHECK(i < params_.size(), "bucket assignment names a parameter out of range");
+      DTBENCH_CHECK(params_[i].scalar_type() == torch::kFloat, "sharded buckets hold float32 parameters");
+      bucket.params.push_back(i);
+      bucket.offsets.push_back(bucket.numel);
+      bucket_of_[i] = b;
+      slot_of_[i] = k;
+      bucket.numel += params_[i].numel();
+    }
+    bucket.shard = (bucket.numel + n - 1) / n;
+    bucket.padded = bucket.shard * n;
+    padding_ += bucket.padded - bucket.numel;
+    const auto options = params_[assignment_[b].front()].options().requires_grad(false);
+    bucket.param_flat = torch::zeros({bucket.padded}, options);
+    for (std::size_t k = 0; k < bucket.params.size(); ++k) {
+      auto& p = params_[bucket.params[k]];
+      auto slot = slot_view(bucket.param_flat, bucket.offsets[k], p);
+      slot.copy_(p.detach());
+      p.set_data(slot);
+      p.mutable_grad() = torch::Tensor();
+    }
+    // Detached: a plain tensor on the flat storage that the optimizer steps
+    // in place and that carries the shard's gradient.
+    auto shard = bucket.param_flat.narrow(0, rank * bucket.shard, bucket.shard).detach();
+    if (grads_ == Grads::kBucketViews) {
+      bucket.grad_flat = torch::zeros({bucket.padded}, options);
+      for (std::size_t k = 0; k < bucket.params.size(); ++k) {
+        auto& p = params_[bucket.params[k]];
+        p.mutable_grad() = slot_view(bucket.grad_flat, bucket.offsets[k], p);
+      }
+      bucket.grad_shard = bucket.grad_flat.narrow(0, rank * bucket.shard, bucket.shard);
+    } else {
+      bucket.grad_shard = torch::zeros({bucket.shard}, options);
+    }
+    shard.mutable_grad() = bucket.grad_shard;
+    shards_.push_back(shard);
+    bucket.pending = bucket.params.size();
+    buckets_.push_back(std::move(bucket));
+  }
+}
+
+void ShardBuckets::ensure_grad_flat(Bucket& bucket) {
+  if (!bucket.grad_flat.defined())
+    bucket.grad_flat = torch::zeros({bucket.padded}, bucket.param_flat.options());
+}
+
+bool ShardBuckets::add_gradient(std::size_t i) {
+  auto& bucket = buckets_[bucket_of_[i]];
+  auto& p = params_[i];
+  const auto& g = p.grad();
+  if (!g.defined())
+    throw CommError(fmt::format("parameter {} has no gradient after its backward hook", i));
+  if (grads_ == Grads::kShardOnly) {
+    torch::NoGradGuard no_grad;
+    ensure_grad_flat(bucket);
+    const std::size_t k = slot_of_[i];
+    slot_view(bucket.grad_flat, bucket.offsets[k], p).copy_(g);
+    p.mutable_grad() = torch::Tensor();  // only the shard's gradient is kept
+  }
+  DTBENCH_CHECK(bucket.pending > 0, "gradient of one parameter reported twice in one backward");
+  return --bucket.pending == 0;
+}
+
+void ShardBuckets::fill(std::size_t b) {
+  for (std::size_t i : buckets_[b].params) add_gradient(i);
+}
+
+void ShardBuckets::launch(std::size_t b) {
+  DTBENCH_CHECK(b == next_launch_, "buckets must be launched in order");
+  auto& bucket = buckets_[b];
+  ensure_grad_flat(bucket);
+  const int index = static_cast<int>(b);
+  observer_.collective_launch(index, bucket.padded * 4, trace::WireDType::kFloat32, bucket.params);
+  if (reduce_scatter_) {
+    bucket.received = torch::empty({bucket.shard}, bucket.grad_flat.options());
+    bucket.work = comm_.reduce_scatter(bucket.grad_flat, bucket.received, comm::ReduceOp::kSum);
+  } else {
+    bucket.work = comm_.allreduce(bucket.grad_flat, bucket.grad_flat, comm::ReduceOp::kSum);
+  }
+  if (observer_.active())
+    bucket.work->on_done([o = &observer_, index] { o->collective_done(index); });
+  ++next_launch_;
+}
+
+void ShardBuckets::launch_ready() {
+  while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) launch(next_launch_);
+}
+
+void ShardBuckets::finish() {
+  if (next_launch_ < buckets_.size())
+    throw CommError(fmt::format(
+        "gradient bucket {} of {} never completed: {} of its parameters got no gradient in this "
+        "backward (unused parameters are not supported by the sharded strategies)",
+        next_launch_, buckets_.size(), buckets_[next_launch_].pending));
+  const double world = comm_.size();
+  const int rank = comm_.rank();
+  torch::NoGradGuard no_grad;
+  for (auto& bucket : buckets_) {
+    bucket.work->wait(comm_.timeout());
+    bucket.work.reset();
+    if (reduce_scatter_) {
+      bucket.grad_shard.copy_(bucket.received);
+      bucket.received = torch::Tensor();
+    } else if (grads_ == Grads::kShardOnly) {
+      bucket.grad_shard.copy_(bucket.grad_flat.narrow(0, rank * bucket.shard, bucket.shard));
+    }
+    bucket.grad_shard.div_(world);
+    if (grads_ == Grads::kShardOnly) bucket.grad_flat = torch::Tensor();  // freed
+  }
+}
+
+void ShardBuckets::reset() {
+  for (auto& bucket : buckets_) {
+    bucket.pending = bucket.params.size();
+    bucket.work.reset();
+  }
+  next_launch_ = 0;
+}
+
+void ShardBuckets::gather_parameters() {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> staged;
+  std::vector<comm::WorkPtr> works;
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    // The gather writes every chunk of param_flat, this rank's own included:
+    // the input must not alias it.
+    staged.push_back(shards_[b].clone());
+    works.push_back(comm_.allgather(staged.back(), buckets_[b].param_flat));
+  }
+  for (auto& w : works) w->wait(comm_.timeout());
+}
+
+void ShardBuckets::zero_grads() {
+  torch::NoGradGuard no_grad;
+  for (auto& bucket : buckets_) {
+    if (grads_ == Grads::kBucketViews)
+      bucket.grad_flat.zero_();
+    else
+      bucket.grad_shard.zero_();
+  }
+}
+
+}  // namespace dtbench::train
