@@ -81,6 +81,7 @@ train::TrainOptions point_options(const train::TrainOptions& base, const report:
   t.reducer = k.reducer;
   t.bucket_cap_mb = k.bucket_cap_mb;
   t.compression = k.compression;
+  if (k.reducer != "fsdp") t.reshard_after_forward = -1;  // fsdp's alone
   if (!t.trace_path.empty()) t.trace_path = trace_path_for(base.trace_path, k.id());
   return t;
 }
@@ -139,6 +140,9 @@ int run_compare(CompareFlags& f) {
   if (std::find(spec.reducers.begin(), spec.reducers.end(), f.baseline) == spec.reducers.end())
     throw UsageError(fmt::format("--baseline '{}' is not one of --reducers {}", f.baseline,
                                  f.reducers));
+  if (f.train.reshard_after_forward != -1 &&
+      std::find(spec.reducers.begin(), spec.reducers.end(), "fsdp") == spec.reducers.end())
+    throw UsageError("--reshard-after-forward is fsdp's: add fsdp to --reducers");
   for (const auto& k : grid.points) check_trainable(point_options(f.train, k), f.run.comm.backend);
   if (f.train.inject_delay_rank >= *std::max_element(spec.world_sizes.begin(), spec.world_sizes.end()))
     throw UsageError(fmt::format("--inject-delay: there is no rank {} in --world-sizes {}",
@@ -234,7 +238,7 @@ Action register_compare(CLI::App& app) {
                                       "GPUs visible)")
                           ->capture_default_str();
   cmd->add_option("--reducers", f->reducers,
-                  "Strategies: ddp, overlap, sync, allreduce-after-backward, zero1, zero2 (sharded)")
+                  "Strategies: ddp, overlap, sync, allreduce-after-backward, zero1, zero2, fsdp (sharded)")
       ->capture_default_str();
   cmd->add_option("--bucket-cap-mb", f->bucket_caps, "Bucket capacities in MiB to sweep")
       ->capture_default_str();

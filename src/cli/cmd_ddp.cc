@@ -202,7 +202,10 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
                           row.world, row.reducer));
     auto job = f.train;
     job.reducer = row.reducer;
-    if (row.reducer == "none") job.compression = "none";
+    if (row.reducer == "none") {
+      job.compression = "none";
+      job.reshard_after_forward = -1;
+    }
     if (!job.trace_path.empty()) job.trace_path = trace_path_for(f.train.trace_path, label);
     const auto outcome = run_ddp_job(job, f.run, row.world, label);
     const int code = outcome.status;

@@ -88,6 +88,7 @@ nlohmann::ordered_json train_config_json(const train::TrainOptions& t) {
           {"device", t.device},
           {"channels_last", t.channels_last},
           {"broadcast_buffers", t.broadcast_buffers},
+          {"reshard_after_forward", t.reshard_after_forward != 0},  // fsdp's
           {"optimizer", t.optimizer},
           {"lr", train::effective_lr(t)},
           {"momentum", train::effective_momentum(t)},
@@ -138,6 +139,8 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
   if (t.inject_delay_rank >= 0)
     a.insert(a.end(), {"--inject-delay", fmt::format("{}:{}", t.inject_delay_rank, t.inject_delay_ms)});
   if (!t.broadcast_buffers) a.push_back("--no-broadcast-buffers");
+  if (t.reshard_after_forward != -1)
+    a.insert(a.end(), {"--reshard-after-forward", t.reshard_after_forward ? "true" : "false"});
   if (!run.comm.iface.empty()) {
     a.push_back("--iface");
     a.push_back(run.comm.iface);
@@ -237,7 +240,8 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
                     "Data-parallel strategy. Replicated: ddp (c10d::Reducer), overlap (own, "
                     "hook-driven), sync (own, after backward), allreduce-after-backward (one "
                     "allreduce per tensor), none (one process, no sync). Sharded: zero1 (optimizer "
-                    "state sharded), zero2 (gradients too, reduce-scattered during backward)")
+                    "state sharded), zero2 (gradients too, reduce-scattered during backward), fsdp "
+                    "(ZeRO-3: parameters too, gathered per block)")
         ->capture_default_str();
     cmd.add_option("--bucket-cap-mb", t.bucket_cap_mb, "Gradient bucket capacity in MiB")
         ->capture_default_str();
@@ -259,6 +263,17 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
   cmd.add_option("--first-bucket-cap-mb", t.first_bucket_cap_mb,
                  "Capacity of the first bucket in MiB (PyTorch DDP: 1)")
       ->capture_default_str();
+  cmd.add_option_function<std::string>(
+         "--reshard-after-forward",
+         [&t](const std::string& v) {
+           if (v != "true" && v != "false")
+             throw CLI::ValidationError("--reshard-after-forward", "'" + v + "' is not true or false");
+           t.reshard_after_forward = v == "true" ? 1 : 0;
+         },
+         "fsdp: free each unit's gathered parameters after its forward and gather them again for "
+         "its backward (true, FSDP2's default) or keep them until its backward (false: more "
+         "memory, one all-gather per unit fewer)")
+      ->type_name("true|false");
   cmd.add_option("--optimizer", t.optimizer,
                  "sgd (momentum SGD) or adamw (torch.optim.AdamW's update, two states per parameter)")
       ->capture_default_str();

@@ -44,7 +44,11 @@ GptImpl::GptImpl(const ModelOptions& o) : positions_(o.positions) {
   wte_ = register_module("wte", torch::nn::Embedding(o.vocab, o.width));
   wpe_ = register_module("wpe", torch::nn::Embedding(o.positions, o.width));
   h_ = register_module("h", torch::nn::ModuleList());
-  for (int64_t i = 0; i < o.layers; ++i) h_->push_back(GptBlock(o.width, o.heads));
+  for (int64_t i = 0; i < o.layers; ++i) {
+    GptBlock block(o.width, o.heads);
+    h_->push_back(block);
+    add_unit(block.ptr());
+  }
   ln_f_ = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.width})));
 }
 
@@ -53,7 +57,10 @@ torch::Tensor GptImpl::forward(torch::Tensor tokens) {
   DTBENCH_CHECK(t <= positions_, "sequence longer than the position table");
   auto pos = torch::arange(t, tokens.options().dtype(torch::kLong));
   auto x = wte_(tokens) + wpe_(pos).unsqueeze(0);
-  for (const auto& block : *h_) x = block->as<GptBlock>()->forward(x);
+  for (std::size_t i = 0; i < h_->size(); ++i) {
+    auto* block = (*h_)[i]->as<GptBlock>();
+    x = run_unit(static_cast<int>(i), [block](const torch::Tensor& in) { return block->forward(in); }, x);
+  }
   // The LM head is the token embedding (tied): one parameter, two uses.
   return torch::nn::functional::linear(ln_f_(x), wte_->weight);
 }

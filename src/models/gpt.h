@@ -33,7 +33,9 @@ class GptBlockImpl : public torch::nn::Module {
 };
 TORCH_MODULE(GptBlock);
 
-class GptImpl : public torch::nn::Module {
+// FSDP units: the blocks; the embeddings, final norm and (tied) head are the
+// root's.
+class GptImpl : public torch::nn::Module, public UnitSeam {
  public:
   explicit GptImpl(const ModelOptions& o);
   torch::Tensor forward(torch::Tensor tokens);

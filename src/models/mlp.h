@@ -8,7 +8,7 @@
 
 namespace dtbench::models {
 
-class MlpImpl : public torch::nn::Module {
+class MlpImpl : public torch::nn::Module, public UnitSeam {
  public:
   MlpImpl(int64_t in_features, int64_t hidden, int64_t num_classes);
   torch::Tensor forward(torch::Tensor x);

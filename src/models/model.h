@@ -6,10 +6,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <torch/nn/module.h>
 #include <torch/types.h>
+
+#include "models/units.h"
 
 namespace dtbench::models {
 
@@ -43,6 +46,8 @@ class Model {
   // over the last dimension by default; models with auxiliary heads
   // (inception_v3) add theirs.
   virtual torch::Tensor training_loss(const torch::Tensor& input, const torch::Tensor& target);
+  // The model's FSDP units (models/units.h); null for a model that is one unit.
+  virtual UnitSeam* unit_seam() { return nullptr; }
 };
 
 struct ModelEntry {
@@ -83,6 +88,12 @@ class ModuleModel : public Model {
   std::shared_ptr<torch::nn::Module> module() override { return holder_.ptr(); }
   torch::Tensor forward(const torch::Tensor& input) override { return holder_->forward(input); }
   InputKind input_kind() const override { return kind_; }
+  UnitSeam* unit_seam() override {
+    if constexpr (std::is_base_of_v<UnitSeam, typename Holder::ContainedType>)
+      return holder_.get();
+    else
+      return nullptr;
+  }
 
  private:
   Holder holder_;

@@ -88,6 +88,8 @@ ResNetImpl::ResNetImpl(const ResNetConfig& cfg) : cfg_(cfg) {
   layer2_ = register_module("layer2", make_stage(128, cfg.layers[1], 2));
   layer3_ = register_module("layer3", make_stage(256, cfg.layers[2], 2));
   layer4_ = register_module("layer4", make_stage(512, cfg.layers[3], 2));
+  for (auto* stage : {&layer1_, &layer2_, &layer3_, &layer4_})
+    for (const auto& block : (*stage)->children()) add_unit(block);
   fc_ = register_module("fc", torch::nn::Linear(512 * (cfg.bottleneck ? 4 : 1), cfg.num_classes));
   // torchvision's initialisation: Kaiming normal (fan_out) for convolutions,
   // BatchNorm weight 1 / bias 0.
@@ -124,7 +126,10 @@ torch::nn::Sequential ResNetImpl::make_stage(int64_t planes, int64_t blocks, int
 torch::Tensor ResNetImpl::forward(torch::Tensor x) {
   x = F::relu(bn1_(conv1_(x)));
   x = F::max_pool2d(x, F::MaxPool2dFuncOptions(3).stride(2).padding(1));
-  x = layer4_->forward(layer3_->forward(layer2_->forward(layer1_->forward(x))));
+  int unit = 0;
+  for (auto* stage : {&layer1_, &layer2_, &layer3_, &layer4_})
+    for (auto& block : **stage)
+      x = run_unit(unit++, [&block](const torch::Tensor& in) { return block.forward(in); }, x);
   x = F::adaptive_avg_pool2d(x, F::AdaptiveAvgPool2dFuncOptions(1));
   return fc_(torch::flatten(x, 1));
 }

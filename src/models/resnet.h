@@ -19,7 +19,9 @@ struct ResNetConfig {
   int64_t num_classes = 1000;
 };
 
-class ResNetImpl : public torch::nn::Module {
+// FSDP units: every residual block (BasicBlock/Bottleneck); the stem and the
+// classifier are the root's.
+class ResNetImpl : public torch::nn::Module, public UnitSeam {
  public:
   explicit ResNetImpl(const ResNetConfig& cfg);
   torch::Tensor forward(torch::Tensor x);

@@ -106,6 +106,26 @@ void ShardBuckets::launch(std::size_t b) {
   if (observer_.active())
     bucket.work->on_done([o = &observer_, index] { o->collective_done(index); });
   ++next_launch_;
+  // kShardOnly: at most two full buckets alive (this one and the one
+  // before, which has had this bucket's share of backward to finish), as
+  // FSDP2 waits for one reduce-scatter in the next unit's post-backward;
+  // otherwise every bucket's full gradients would live until finish().
+  if (grads_ == Grads::kShardOnly && b > 0) finish_bucket(buckets_[b - 1]);
+}
+
+void ShardBuckets::finish_bucket(Bucket& bucket) {
+  if (!bucket.work) return;
+  bucket.work->wait(comm_.timeout());
+  bucket.work.reset();
+  torch::NoGradGuard no_grad;
+  if (reduce_scatter_) {
+    bucket.grad_shard.copy_(bucket.received);
+    bucket.received = torch::Tensor();
+  } else if (grads_ == Grads::kShardOnly) {
+    bucket.grad_shard.copy_(bucket.grad_flat.narrow(0, comm_.rank() * bucket.shard, bucket.shard));
+  }
+  bucket.grad_shard.div_(static_cast<double>(comm_.size()));
+  if (grads_ == Grads::kShardOnly) bucket.grad_flat = torch::Tensor();  // freed
 }
 
 void ShardBuckets::launch_ready() {
@@ -118,21 +138,7 @@ void ShardBuckets::finish() {
         "gradient bucket {} of {} never completed: {} of its parameters got no gradient in this "
         "backward (unused parameters are not supported by the sharded strategies)",
         next_launch_, buckets_.size(), buckets_[next_launch_].pending));
-  const double world = comm_.size();
-  const int rank = comm_.rank();
-  torch::NoGradGuard no_grad;
-  for (auto& bucket : buckets_) {
-    bucket.work->wait(comm_.timeout());
-    bucket.work.reset();
-    if (reduce_scatter_) {
-      bucket.grad_shard.copy_(bucket.received);
-      bucket.received = torch::Tensor();
-    } else if (grads_ == Grads::kShardOnly) {
-      bucket.grad_shard.copy_(bucket.grad_flat.narrow(0, rank * bucket.shard, bucket.shard));
-    }
-    bucket.grad_shard.div_(world);
-    if (grads_ == Grads::kShardOnly) bucket.grad_flat = torch::Tensor();  // freed
-  }
+  for (auto& bucket : buckets_) finish_bucket(bucket);
 }
 
 void ShardBuckets::reset() {
@@ -145,15 +151,24 @@ void ShardBuckets::reset() {
 
 void ShardBuckets::gather_parameters() {
   torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> staged;
-  std::vector<comm::WorkPtr> works;
+  // Two gathers in flight at most: a backend may stage a whole bucket per
+  // gather (Gloo gathers into a flat buffer of its own), so launching every
+  // bucket's at once would hold another copy of all parameters.
+  struct Gather {
+    torch::Tensor staged;
+    comm::WorkPtr work;
+  };
+  Gather previous;
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    Gather g;
     // The gather writes every chunk of param_flat, this rank's own included:
     // the input must not alias it.
-    staged.push_back(shards_[b].clone());
-    works.push_back(comm_.allgather(staged.back(), buckets_[b].param_flat));
+    g.staged = shards_[b].clone();
+    g.work = comm_.allgather(g.staged, buckets_[b].param_flat);
+    if (previous.work) previous.work->wait(comm_.timeout());
+    previous = std::move(g);
   }
-  for (auto& w : works) w->wait(comm_.timeout());
+  if (previous.work) previous.work->wait(comm_.timeout());
 }
 
 void ShardBuckets::zero_grads() {

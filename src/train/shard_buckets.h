@@ -18,8 +18,9 @@
 //  kShardOnly (zero2): a gradient is copied into its bucket the moment
 //    autograd produced it (add_gradient, from a hook) and the parameter's
 //    .grad dropped; a full bucket is reduce-scattered at once into a
-//    persistent shard-sized gradient and freed when that finished. Only the
-//    shard's gradient outlives the backward.
+//    persistent shard-sized gradient and freed when that finished (waited
+//    for when the next bucket launches: at most two full buckets live). Only
+//    the shard's gradient outlives the backward.
 // Where the backend has no reduce_scatter (Gloo in LibTorch 1.13) a bucket is
 // allreduced and the rank's shard taken from it: the same numbers with twice
 // the traffic (uses_reduce_scatter() says which).
@@ -81,6 +82,8 @@ class ShardBuckets {
     comm::WorkPtr work;
   };
   void ensure_grad_flat(Bucket& bucket);
+  // Waits for bucket's reduction (if not yet) and leaves its average shard.
+  void finish_bucket(Bucket& bucket);
 
   std::vector<torch::Tensor> params_;
   std::vector<std::vector<size_t>> assignment_;

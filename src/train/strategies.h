@@ -30,6 +30,11 @@ std::unique_ptr<Strategy> make_zero1_strategy(const TrainOptions& opts, torch::n
 std::unique_ptr<Strategy> make_zero2_strategy(const TrainOptions& opts, torch::nn::Module& module,
                                               comm::Communicator& comm, trace::TrainObserver& observer);
 
+// ZeRO-3 / FSDP (strategy_fsdp.cc): parameters sharded per unit of `units`.
+std::unique_ptr<Strategy> make_fsdp_strategy(const TrainOptions& opts, torch::nn::Module& module,
+                                             comm::Communicator& comm, trace::TrainObserver& observer,
+                                             models::UnitSeam* units);
+
 // --bucket-cap-mb style MiB (fractions allowed) to bytes.
 std::size_t mib_to_bytes(double mib);
 

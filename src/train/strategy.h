@@ -2,7 +2,7 @@
 // The data-parallel strategy (--reducer): what each rank holds of the
 // parameters, gradients and optimizer state, and how they are kept in step.
 // Replicated strategies (none, ddp, overlap, sync, allreduce-after-backward)
-// hold everything and only average gradients; sharded ones (zero1, zero2)
+// hold everything and only average gradients; sharded ones (zero1, zero2, fsdp)
 // own where parameters and gradients live and which optimizer state a rank
 // steps. The trainer asks the strategy, each iteration:
 //   before_forward()       buffers broadcast, bucket rebuilds
@@ -17,7 +17,8 @@
 //   zero_grad(optimizer)   gradients zeroed in place or dropped
 // One file per strategy: strategy_factory.cc (none), strategy_ddp.cc
 // (c10d::Reducer), strategy_overlap.cc, strategy_sync.cc (sync and
-// allreduce-after-backward), strategy_zero1.cc, strategy_zero2.cc.
+// allreduce-after-backward), strategy_zero1.cc, strategy_zero2.cc,
+// strategy_fsdp.cc (ZeRO-3: parameters sharded per unit, models/units.h).
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,9 @@
 
 namespace dtbench::comm {
 class Communicator;
+}
+namespace dtbench::models {
+class UnitSeam;
 }
 
 namespace dtbench::train {
@@ -53,6 +57,9 @@ class Strategy {
   // Zeroes the gradients in place where they are views of the strategy's
   // buckets, else drops them (set to None, as PyTorch 2.x's zero_grad()).
   virtual void zero_grad(Optimizer& optimizer);
+  // After the last iteration: leaves the module's full parameters in place
+  // (fsdp frees them between uses), for the replica check and the caller.
+  virtual void finish() {}
   // Buckets used (parameter count per bucket, in launch order); empty for none.
   virtual std::vector<std::vector<size_t>> buckets() const { return {}; }
   // Compression error probe (see GradBuckets::set_probe); no-ops for
@@ -74,9 +81,12 @@ class Strategy {
 // `comm` may be null only for `none`. Throws UsageError when the backend
 // cannot serve the strategy (ddp needs a c10d process group). The strategy
 // reports its buffer broadcasts, bucket launches, completions and casts to
-// `observer` (--trace; it must outlive the strategy).
+// `observer` (--trace; it must outlive the strategy). `units`: the model's
+// FSDP units (fsdp; null: the whole model is one unit); the strategy hooks
+// itself into them while it lives.
 std::unique_ptr<Strategy> make_strategy(const TrainOptions& opts, torch::nn::Module& module,
                                         comm::Communicator* comm,
-                                        trace::TrainObserver& observer = trace::null_observer());
+                                        trace::TrainObserver& observer = trace::null_observer(),
+                                        models::UnitSeam* units = nullptr);
 
 }  // namespace dtbench::train

@@ -105,7 +105,8 @@ void ShardedStrategy::step(Optimizer& optimizer) {
 void ShardedStrategy::zero_grad(Optimizer&) { shards_->zero_grads(); }
 
 std::unique_ptr<Strategy> make_strategy(const TrainOptions& opts, torch::nn::Module& module,
-                                          comm::Communicator* comm, trace::TrainObserver& observer) {
+                                        comm::Communicator* comm, trace::TrainObserver& observer,
+                                        models::UnitSeam* units) {
   if (opts.reducer == "none") return std::make_unique<NoReducer>(module);
   if (comm == nullptr)
     throw UsageError(fmt::format("--reducer {} needs a communicator", opts.reducer));
@@ -116,6 +117,7 @@ std::unique_ptr<Strategy> make_strategy(const TrainOptions& opts, torch::nn::Mod
     return make_sync_strategy(opts, module, *comm, true, observer);
   if (opts.reducer == "zero1") return make_zero1_strategy(opts, module, *comm, observer);
   if (opts.reducer == "zero2") return make_zero2_strategy(opts, module, *comm, observer);
+  if (opts.reducer == "fsdp") return make_fsdp_strategy(opts, module, *comm, observer, units);
   throw UsageError(fmt::format("--reducer '{}' is not one of {}", opts.reducer, reducer_names()));
 }
 

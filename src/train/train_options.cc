@@ -91,6 +91,11 @@ void validate(const TrainOptions& o) {
         "--compression {} is done by dtbench's own replicated reducers (overlap, sync, "
         "allreduce-after-backward); --reducer {} reduces in float32",
         o.compression, o.reducer));
+  if (o.reshard_after_forward != -1 && o.reducer != "fsdp")
+    throw UsageError(fmt::format(
+        "--reshard-after-forward is fsdp's (FSDP2's reshard_after_forward); --reducer {} keeps "
+        "whole parameters",
+        o.reducer));
   // fp16's loss scaler decides to skip a step from the gradients it sees; a
   // sharded rank sees only its shard, so ranks could decide differently.
   if (o.amp == "fp16" && is_sharded(o.reducer))
@@ -107,12 +112,15 @@ std::string reducer_names() {
   return out;
 }
 
-bool is_sharded(const std::string& reducer) { return reducer == "zero1" || reducer == "zero2"; }
+bool is_sharded(const std::string& reducer) {
+  return reducer == "zero1" || reducer == "zero2" || reducer == "fsdp";
+}
 
 std::int64_t expected_model_state_bytes(const std::string& strategy, std::int64_t psi, int k, int n) {
   const std::int64_t K = k;
   if (strategy == "zero1") return 8 * psi + 4 * K * psi / n;
   if (strategy == "zero2") return 4 * psi + (4 + 4 * K) * psi / n;
+  if (strategy == "fsdp") return (8 + 4 * K) * psi / n;
   return (8 + 4 * K) * psi;
 }
 

@@ -47,6 +47,9 @@ struct TrainOptions {
   // Broadcast module buffers (batch-norm statistics) from rank 0 before each
   // forward, as PyTorch DDP does by default. Default true.
   bool broadcast_buffers = true;
+  // fsdp: free a unit's gathered parameters after its forward (1, FSDP2's
+  // default) or keep them to its backward (0); -1: not given (1).
+  int reshard_after_forward = -1;
   // Where the rank computes: "cpu" or "cuda" (model, data and gradients on
   // GPU `device_index`, the rank's LOCAL_RANK). Default "cpu".
   std::string device = "cpu";
@@ -89,7 +92,8 @@ double effective_weight_decay(const TrainOptions& o);   // 0 for sgd
 int optimizer_states(const TrainOptions& o);
 // Model-state bytes one rank is expected to hold (float32, k optimizer
 // states per parameter, psi parameters, n ranks): replicated (8 + 4k)psi;
-// zero1 8psi + 4k psi/n; zero2 4psi + (4 + 4k)psi/n. The sharded figures
+// zero1 8psi + 4k psi/n; zero2 4psi + (4 + 4k)psi/n; fsdp (8 + 4k)psi/n
+// (after the step, when no unit is gathered). The sharded figures
 // leave out the padding of each bucket to a multiple of n (at most n - 1
 // elements per bucket, sharded_padding_bound).
 std::int64_t expected_model_state_bytes(const std::string& strategy, std::int64_t psi, int k, int n);
@@ -99,10 +103,10 @@ std::int64_t sharded_padding_bound(const std::string& strategy, int buckets, int
 
 // The reducer names in the order `--help` lists them.
 inline const char* const kReducerNames[] = {"none", "ddp", "overlap", "sync",
-                                           "allreduce-after-backward", "zero1", "zero2"};
+                                           "allreduce-after-backward", "zero1", "zero2", "fsdp"};
 // "none, ddp, overlap, ..., zero2": for messages.
 std::string reducer_names();
-// True for the strategies that shard model state over the ranks (zero1, zero2).
+// True for the strategies that shard model state over the ranks (zero1, zero2, fsdp).
 bool is_sharded(const std::string& reducer);
 // The --amp names.
 inline const char* const kAmpNames[] = {"none", "bf16", "fp16"};

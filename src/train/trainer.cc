@@ -162,7 +162,7 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
   // Before the strategy, so its stamps come before the strategy's hooks.
   std::unique_ptr<GradReadyProbe> ready_probe;
   if (observer.active()) ready_probe = std::make_unique<GradReadyProbe>(module.parameters(), observer);
-  auto strategy = make_strategy(opts, module, comm, observer);
+  auto strategy = make_strategy(opts, module, comm, observer, model.unit_seam());
   auto batch = make_batch(opts, model.input_kind(), world_size, rank);
   batch.input = batch.input.to(device);
   batch.target = batch.target.to(device);
@@ -265,6 +265,7 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
     }
     if (progress) progress(it, total_iters, seconds(t0, t4));
   }
+  strategy->finish();
   result.compression = strategy->compression_stats();
   if (scaler) {
     result.amp_skipped_steps = scaler->skipped_steps();

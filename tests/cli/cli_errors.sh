@@ -172,6 +172,9 @@ expect_usage_error ddp --model mlp --reducer ddp --compression fp16
 expect_usage_error ddp --model mlp --reducer bogus
 expect_usage_error ddp --model mlp --reducer zero1 --compression fp16
 expect_usage_error ddp --model mlp --reducer zero2 --compression bf16
+expect_usage_error ddp --model mlp --reducer ddp --reshard-after-forward false
+expect_usage_error ddp --model mlp --reducer fsdp --reshard-after-forward maybe
+expect_usage_error compare --models mlp --reducers ddp,zero2 --reshard-after-forward true
 expect_usage_error ddp --model mlp --amp=perhaps
 # compare: grid lists, baseline, logs.
 expect_usage_error compare --models mlp --reducers none

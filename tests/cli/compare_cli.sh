@@ -98,10 +98,10 @@ assert len(bw) == 4 and all(float(r["value"]) > 0 for r in bw), bw
 print("ok: report", len(rows), "csv rows")
 PY
 # README "Replicated or sharded?": its command exactly; model state per rank
-# is the ZeRO formula's within the padding, and shrinks ddp > zero1 > zero2
-# on 2 ranks.
+# is the ZeRO formula's within the padding, and shrinks ddp > zero1 > zero2 >
+# fsdp on 2 ranks.
 "$DTBENCH" compare --models gpt2 --layers 2 --width 128 --heads 4 --vocab 2048 --seq-len 64 \
-    --batch-size 2 --optimizer adamw --world-sizes 1,2 --reducers ddp,zero1,zero2 \
+    --batch-size 2 --optimizer adamw --world-sizes 1,2 --reducers ddp,zero1,zero2,fsdp \
     --bucket-cap-mb 1 --iters 4 --warmup 1 --threads 1 --jsonl sharded.jsonl --json sharded.json \
     >sharded.out 2>&1 || { cat sharded.out; exit 1; }
 grep -q "== memory per rank (MiB)" sharded.out
@@ -109,13 +109,13 @@ python3 - <<'PY'
 import json
 d = json.load(open("sharded.json"))
 pts = {(p["key"]["reducer"], p["key"]["world_size"]): p["run"] for p in d["points"]}
-assert len(pts) == 6, sorted(pts)
+assert len(pts) == 8, sorted(pts)
 state = {k: r["memory"]["model_state_bytes"] for k, r in pts.items()}
 for (reducer, n), r in pts.items():
     m = r["memory"]
     assert m["model_state_expected_bytes"] <= m["model_state_bytes"] <= m["model_state_expected_bytes"] + 4096, (reducer, n, m)
-assert state[("ddp", 1)] == state[("zero1", 1)] == state[("zero2", 1)], state
-assert state[("ddp", 2)] > state[("zero1", 2)] > state[("zero2", 2)], state
+assert state[("ddp", 1)] == state[("zero1", 1)] == state[("zero2", 1)] == state[("fsdp", 1)], state
+assert state[("ddp", 2)] > state[("zero1", 2)] > state[("zero2", 2)] > state[("fsdp", 2)], state
 print("ok: replicated or sharded", state)
 PY
 echo "compare_cli: all passed"

@@ -141,10 +141,11 @@ print("ok: --optimizer adamw", ca["lr"], ca["weight_decay"], "and", cb["lr"], cb
 PY
 # Sharded strategies on 3 ranks (the MLP's buckets do not divide by 3: padded):
 # the model state counted from the tensors held is the ZeRO formula's within
-# the padding (zero1 8Ψ + 4KΨ/N, zero2 4Ψ + (4 + 4K)Ψ/N), below the
+# the padding (zero1 8Ψ + 4KΨ/N, zero2 4Ψ + (4 + 4K)Ψ/N, fsdp (8 + 4K)Ψ/N
+# with its units resharded after the step), below the
 # replicated (8 + 4K)Ψ; one rank is bitwise the baseline; the replicas'
 # full parameters agree (the run's own check) and a row is printed.
-for reducer in zero1 zero2; do
+for reducer in zero1 zero2 fsdp; do
   "$DTBENCH" ddp "${common[@]}" --optimizer adamw --reducer "$reducer" --world-sizes 1,3 \
     --json "$work/$reducer.json" >"$work/$reducer.out" 2>&1 || { cat "$work/$reducer.out"; exit 1; }
   grep -q "3 ranks --    1N/3R:  p50:" "$work/$reducer.out"
@@ -157,7 +158,8 @@ psi, k = cfg["param_elements"], 2
 assert runs["no ddp"]["param_hash"] == runs["1N/1R"]["param_hash"], "one sharded rank differs from the baseline"
 for label, n in (("1N/1R", 1), ("1N/3R", 3)):
     m = runs[label]["memory"]
-    want = 8 * psi + 4 * k * psi // n if reducer == "zero1" else 4 * psi + (4 + 4 * k) * psi // n
+    want = {"zero1": 8 * psi + 4 * k * psi // n, "zero2": 4 * psi + (4 + 4 * k) * psi // n,
+            "fsdp": (8 + 4 * k) * psi // n}[reducer]
     buckets = runs[label]["extras"]["buckets"]
     assert m["model_state_expected_bytes"] == want, (label, m, want)
     assert want <= m["model_state_bytes"] <= want + buckets * (n - 1) * 4 * (2 + k), (label, m, buckets)
@@ -167,6 +169,20 @@ for label, n in (("1N/1R", 1), ("1N/3R", 3)):
 print("ok:", reducer, {l: runs[l]["memory"]["model_state_bytes"] for l in runs})
 PY
 done
+# fsdp keeping its units gathered from forward to backward: the same model
+# state after the step (nothing gathered then), the flag in the config; a
+# unit smaller than the world (the MLP's width-1 hidden layer: 2 elements on
+# 3 ranks) is refused with exit 2, naming the unit.
+"$DTBENCH" ddp "${common[@]}" --reducer fsdp --reshard-after-forward false --world-sizes 2 --no-baseline \
+  --json "$work/fsdp-keep.json" >/dev/null 2>&1
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); c=d['config']; m=d['runs'][0]['memory']
+assert c['reducer'] == 'fsdp' and c['reshard_after_forward'] is False, c
+assert m['model_state_expected_bytes'] <= m['model_state_bytes'] < 13 * c['param_elements'] / 2 + 4096, m" "$work/fsdp-keep.json"
+set +e
+"$DTBENCH" ddp --model mlp --width 1 --num-classes 2 --batch-size 2 --iters 1 --warmup 0 --threads 1 \
+  --timeout 60s --reducer fsdp --world-sizes 3 --no-baseline >/dev/null 2>"$work/small.err"; rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "unit 1 (block 1) has 2 parameter elements, fewer than the 3 ranks" "$work/small.err"
 # fp16's loss scaler is not offered with a sharded strategy (either flavour):
 # one line, exit 2.
 set +e

@@ -31,7 +31,8 @@ Grid expand_grid(const GridSpec& spec) {
     for (const char* name : train::kReducerNames) known = known || r == name;
     if (!known || r == "none")
       throw UsageError(fmt::format(
-          "--reducers: '{}' is not one of ddp, overlap, sync, allreduce-after-backward, zero1, zero2",
+          "--reducers: '{}' is not one of ddp, overlap, sync, allreduce-after-backward, zero1, zero2, "
+          "fsdp",
           r));
   }
   for (const auto& c : spec.compressions) {
