@@ -28,9 +28,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=$(mktemp -d)
 PY=${PY:-/usr/bin/python3}
 D="$BUILD/dtbench"
+# shellcheck source=bench/bench_lib.sh
+. "$here/bench_lib.sh"
 # The Python peers run with dtbench's malloc thresholds (core/allocator.h), so
 # neither side is faster only because of its allocator.
-GLIBC_TUNABLES=$("$D" env --as-json | python3 -c 'import json,sys; print(json.load(sys.stdin)["malloc"]["peer_glibc_tunables"])')
+GLIBC_TUNABLES=$(peer_glibc_tunables "$D")
 export GLIBC_TUNABLES
 echo "peers run with GLIBC_TUNABLES=${GLIBC_TUNABLES:-<unset>}" >&2
 spinners=()
@@ -45,17 +47,11 @@ if [ "$AWAKE" = 1 ]; then
   echo "AWAKE=1: idle-priority spinners on CPUs $(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))')" >&2
 fi
 
-p50_of() {  # dtbench report, row label
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1]));
-print([r for r in d['runs'] if r['label']==sys.argv[2]][0]['summary']['p50'])" "$1" "$2"
-}
 phase_p50() {  # dtbench report, row label, phase
   python3 -c "import json,sys,statistics; d=json.load(open(sys.argv[1]));
 r=[r for r in d['runs'] if r['label']==sys.argv[2]][0]
 print(statistics.median([max(c) for c in zip(*[k[sys.argv[3]] for k in r['ranks']])]))" "$1" "$2" "$3"
 }
-median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
-ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.3f}')" "$1" "$2"; }
 
 vs_python() {  # name, model flags for dtbench, model flags for the peer, [iters], [warmup]
   local name=$1 dflags=$2 pflags=$3 it=${4:-$ITERS} wu=${5:-$WARMUP} d=() p=()

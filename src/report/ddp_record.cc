@@ -50,6 +50,12 @@ double achieved_tflops_per_rank(const DdpRun& run) {
                  : 0;
 }
 
+double tokens_per_sec_per_rank(const DdpRun& run) {
+  if (run.tokens_per_example <= 0 || run.ranks.empty()) return 0;
+  const double p50 = stats::percentile(iteration_times(run), 50);
+  return p50 > 0 ? static_cast<double>(run.batch_per_rank * run.tokens_per_example) / p50 : 0;
+}
+
 double model_flops_utilization(const DdpRun& run) {
   return run.peak_tflops > 0 ? achieved_tflops_per_rank(run) / run.peak_tflops : 0;
 }
@@ -137,6 +143,8 @@ nlohmann::ordered_json to_json(const DdpRun& run) {
           {"achieved_tflops_per_rank", achieved_tflops_per_rank(run)},
           {"peak_tflops", run.peak_tflops},
           {"mfu", model_flops_utilization(run)},
+          {"tokens_per_example", run.tokens_per_example},
+          {"tokens_per_sec_per_rank", tokens_per_sec_per_rank(run)},
           {"memory",
            {{"peak_bytes", run.peak_bytes},
             {"model_state_bytes", run.model_state_bytes},
@@ -182,6 +190,10 @@ DdpRun ddp_run_from_json(const nlohmann::ordered_json& j, const std::string& whe
   if (j.contains("train_flops_per_example"))
     run.train_flops_per_example = json_field<double>(j, "train_flops_per_example", where);
   if (j.contains("peak_tflops")) run.peak_tflops = json_field<double>(j, "peak_tflops", where);
+  if (j.contains("tokens_per_example"))
+    run.tokens_per_example = json_field<std::int64_t>(j, "tokens_per_example", where);
+  if (run.tokens_per_example < 0)
+    throw UsageError(fmt::format("{}: 'tokens_per_example' must not be negative", where));
   if (!(run.train_flops_per_example >= 0) || !(run.peak_tflops >= 0))
     throw UsageError(fmt::format("{}: 'train_flops_per_example' and 'peak_tflops' must not be negative", where));
   if (run.threads < 0) throw UsageError(fmt::format("{}: 'threads' must not be negative", where));

@@ -33,6 +33,7 @@ struct DdpRun {
   std::string malloc;       // allocator settings the row ran with (core/allocator.h); "" if not recorded
   double train_flops_per_example = 0;  // 6 x forward multiply-adds (train/flops.h); 0 = not measured
   double peak_tflops = 0;              // per rank, from --peak-tflops; 0 = not given
+  std::int64_t tokens_per_example = 0;  // token models (--seq-len); 0 = not a token model
   // Memory per rank, the most over the ranks (-1 = not recorded: reports
   // before memory figures). peak_bytes: tensor bytes at their peak during the
   // timed iterations, from the allocator (device/memory.h: LibTorch's CPU
@@ -67,6 +68,8 @@ std::vector<double> per_rank_throughput(const DdpRun& run);
 // Training TFLOP/s each rank achieved at the p50 iteration time:
 // batch_per_rank x train_flops_per_example / p50 / 1e12 (0 when not measured).
 double achieved_tflops_per_rank(const DdpRun& run);
+// Tokens per second per rank at the p50 iteration (token models; 0 otherwise).
+double tokens_per_sec_per_rank(const DdpRun& run);
 // achieved / peak_tflops, 0 when either is unknown.
 double model_flops_utilization(const DdpRun& run);
 

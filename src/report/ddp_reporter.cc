@@ -37,6 +37,8 @@ void DdpConsoleReporter::row(const DdpRun& run) {
     if (run.peak_tflops > 0)
       flops += fmt::format(", MFU {:.1f}% of {:g} TFLOP/s", 100 * model_flops_utilization(run),
                            run.peak_tflops);
+    if (run.tokens_per_example > 0)
+      flops += fmt::format(", {:.0f} tokens/s per rank", tokens_per_sec_per_rank(run));
     out_ << flops << "\n";
   }
   if (run.peak_bytes >= 0 || run.model_state_bytes >= 0) {

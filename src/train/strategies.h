@@ -48,17 +48,32 @@ void sync_initial_state(comm::Communicator& comm, const std::vector<torch::Tenso
 // Rank 0's buffers to every rank, when there are any.
 void broadcast_buffers(comm::Communicator& comm, const std::vector<torch::Tensor>& buffers);
 
+// What every strategy of dtbench's own does first and before each forward:
+// the constructor broadcasts rank 0's parameters and buffers; before_forward()
+// rank 0's buffers (batch-norm statistics, PyTorch DDP's broadcast_buffers),
+// reported as the broadcast phase.
+class StateSync {
+ public:
+  StateSync(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm,
+            trace::TrainObserver& observer);
+  void before_forward();
+
+ private:
+  comm::Communicator& comm_;
+  trace::TrainObserver& observer_;
+  std::vector<torch::Tensor> buffers_;
+  bool broadcast_buffers_;
+};
+
 class GradBuckets;
 class ShardBuckets;
-
 
 // One bucket per parameter, in reverse registration order (the order
 // backward produces gradients in).
 std::vector<std::vector<size_t>> per_tensor_assignment(std::size_t num_params);
 
-// What overlap and sync share: the initial broadcast, buckets over the
-// communicator (DDP's assignment unless `per_tensor`), optional compression,
-// and the buffer broadcast before each forward.
+// What overlap and sync share: the state sync, buckets over the
+// communicator (DDP's assignment unless `per_tensor`), optional compression.
 class BucketedReducer : public Strategy {
  public:
   BucketedReducer(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm,
@@ -71,21 +86,13 @@ class BucketedReducer : public Strategy {
   bool grads_are_bucket_views() const override { return true; }
 
  protected:
-  comm::Communicator& comm_;
-  trace::TrainObserver& observer_;
-  std::vector<torch::Tensor> buffers_;
-  bool broadcast_buffers_;
+  StateSync state_;
   std::unique_ptr<GradBuckets> buckets_;
 };
 
-}  // namespace dtbench::train
-
-namespace dtbench::train {
-
-// What zero1 and zero2 share: the initial broadcast, DDP's bucket assignment
-// over sharded flat buckets (shard_buckets.h), the buffer broadcast before
-// each forward, the optimizer over this rank's shards and the all-gather of
-// the parameters after it steps.
+// What zero1 and zero2 share: the state sync, DDP's bucket assignment over
+// sharded flat buckets (shard_buckets.h), the optimizer over this rank's
+// shards and the all-gather of the parameters after it steps.
 class ShardedStrategy : public Strategy {
  public:
   ShardedStrategy(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm,
@@ -98,10 +105,7 @@ class ShardedStrategy : public Strategy {
   void zero_grad(Optimizer& optimizer) override;
 
  protected:
-  comm::Communicator& comm_;
-  trace::TrainObserver& observer_;
-  std::vector<torch::Tensor> buffers_;
-  bool broadcast_buffers_;
+  StateSync state_;
   std::unique_ptr<ShardBuckets> shards_;
 };
 

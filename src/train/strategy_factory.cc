@@ -47,16 +47,27 @@ std::vector<std::vector<size_t>> per_tensor_assignment(std::size_t num_params) {
   return out;
 }
 
+StateSync::StateSync(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm,
+                     trace::TrainObserver& observer)
+    : comm_(comm), observer_(observer), buffers_(module.buffers()),
+      broadcast_buffers_(opts.broadcast_buffers) {
+  sync_initial_state(comm_, module.parameters(), buffers_);
+}
+
+void StateSync::before_forward() {
+  if (!broadcast_buffers_ || buffers_.empty()) return;
+  trace::PhaseScope scope(observer_, trace::Phase::kBroadcast);
+  broadcast_buffers(comm_, buffers_);
+}
+
 BucketedReducer::BucketedReducer(const TrainOptions& opts, torch::nn::Module& module,
                                  comm::Communicator& comm, trace::TrainObserver& observer,
                                  bool per_tensor)
-    : Strategy(module.parameters()), comm_(comm), observer_(observer), buffers_(module.buffers()),
-      broadcast_buffers_(opts.broadcast_buffers) {
-  sync_initial_state(comm_, params_, buffers_);
+    : Strategy(module.parameters()), state_(opts, module, comm, observer) {
   buckets_ = std::make_unique<GradBuckets>(
       params_,
-      per_tensor ? per_tensor_assignment(params_.size()) : bucket_assignment(params_, opts), comm_,
-      parse_compression(opts.compression), observer_);
+      per_tensor ? per_tensor_assignment(params_.size()) : bucket_assignment(params_, opts), comm,
+      parse_compression(opts.compression), observer);
 }
 
 void BucketedReducer::set_compression_probe(bool on) { buckets_->set_probe(on); }
@@ -67,22 +78,16 @@ BucketedReducer::~BucketedReducer() = default;
 
 std::vector<std::vector<size_t>> BucketedReducer::buckets() const { return buckets_->assignment(); }
 
-void BucketedReducer::before_forward() {
-  if (!broadcast_buffers_ || buffers_.empty()) return;
-  trace::PhaseScope scope(observer_, trace::Phase::kBroadcast);
-  broadcast_buffers(comm_, buffers_);
-}
+void BucketedReducer::before_forward() { state_.before_forward(); }
 
 ShardedStrategy::ShardedStrategy(const TrainOptions& opts, torch::nn::Module& module,
                                  comm::Communicator& comm, trace::TrainObserver& observer,
                                  bool grads_as_bucket_views)
-    : Strategy(module.parameters()), comm_(comm), observer_(observer), buffers_(module.buffers()),
-      broadcast_buffers_(opts.broadcast_buffers) {
-  sync_initial_state(comm_, params_, buffers_);
+    : Strategy(module.parameters()), state_(opts, module, comm, observer) {
   shards_ = std::make_unique<ShardBuckets>(
-      params_, bucket_assignment(params_, opts), comm_,
+      params_, bucket_assignment(params_, opts), comm,
       grads_as_bucket_views ? ShardBuckets::Grads::kBucketViews : ShardBuckets::Grads::kShardOnly,
-      observer_);
+      observer);
 }
 
 ShardedStrategy::~ShardedStrategy() = default;
@@ -91,11 +96,7 @@ std::vector<std::vector<size_t>> ShardedStrategy::buckets() const { return shard
 
 std::vector<torch::Tensor> ShardedStrategy::optimizer_parameters() const { return shards_->shards(); }
 
-void ShardedStrategy::before_forward() {
-  if (!broadcast_buffers_ || buffers_.empty()) return;
-  trace::PhaseScope scope(observer_, trace::Phase::kBroadcast);
-  broadcast_buffers(comm_, buffers_);
-}
+void ShardedStrategy::before_forward() { state_.before_forward(); }
 
 void ShardedStrategy::step(Optimizer& optimizer) {
   optimizer.step();

@@ -31,10 +31,8 @@ class FsdpStrategy : public Strategy, public models::UnitHooks {
  public:
   FsdpStrategy(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm,
                trace::TrainObserver& observer, models::UnitSeam* seam)
-      : Strategy(module.parameters()), comm_(comm), observer_(observer), buffers_(module.buffers()),
-        broadcast_buffers_(opts.broadcast_buffers),
+      : Strategy(module.parameters()), state_(opts, module, comm, observer),
         reshard_after_forward_(opts.reshard_after_forward != 0), seam_(seam) {
-    sync_initial_state(comm_, params_, buffers_);
     std::unordered_map<const void*, std::size_t> index_of;
     for (std::size_t i = 0; i < params_.size(); ++i) index_of[params_[i].unsafeGetTensorImpl()] = i;
     unit_of_.assign(params_.size(), -1);
@@ -63,7 +61,7 @@ class FsdpStrategy : public Strategy, public models::UnitHooks {
       const bool is_root = has_root && u + 1 == members.size();
       units_.push_back(std::make_unique<FsdpUnit>(
           static_cast<int>(u), is_root ? "the root" : fmt::format("block {}", u), members[u], params_,
-          comm_, observer_));
+          comm, observer));
     }
     blocks_ = static_cast<int>(units_.size()) - (has_root ? 1 : 0);
     root_ = has_root ? units_.back().get() : nullptr;
@@ -87,10 +85,7 @@ class FsdpStrategy : public Strategy, public models::UnitHooks {
   }
 
   void before_forward() override {
-    if (broadcast_buffers_ && !buffers_.empty()) {
-      trace::PhaseScope scope(observer_, trace::Phase::kBroadcast);
-      broadcast_buffers(comm_, buffers_);
-    }
+    state_.before_forward();
     if (root_ != nullptr) root_->gather_async();
     if (blocks_ > 0) units_[0]->gather_async();  // prefetched behind the root's
     if (root_ != nullptr) root_->wait_gathered();
@@ -170,10 +165,7 @@ class FsdpStrategy : public Strategy, public models::UnitHooks {
     last_reduced_ = &unit;
   }
 
-  comm::Communicator& comm_;
-  trace::TrainObserver& observer_;
-  std::vector<torch::Tensor> buffers_;
-  bool broadcast_buffers_;
+  StateSync state_;
   bool reshard_after_forward_;
   models::UnitSeam* seam_;
   std::vector<std::unique_ptr<FsdpUnit>> units_;  // the blocks in forward order, then the root

@@ -204,6 +204,8 @@ assert c["param_elements"] == v * w + pos * w + l * (12 * w * w + 13 * w) + 2 * 
 assert r["train_flops_per_example"] == t * (6 * (12 * l * w * w + v * w) + 12 * l * w * t), r["train_flops_per_example"]
 m = r["memory"]
 assert m["model_state_bytes"] == m["model_state_expected_bytes"] == 16 * c["param_elements"], m
+assert r["tokens_per_example"] == 32 and abs(r["tokens_per_sec_per_rank"] - 2 * 32 / r["summary"]["p50"]) < 1e-6, r
 print("ok: gpt2 (2 layers, width 64) with adamw on 2 ranks", r["summary"]["p50"], m)
 PY
+grep -Eq 'GFLOP/example to train: [0-9.]+ TFLOP/s per rank at p50, [0-9]+ tokens/s per rank$' "$work/gpt.out"
 echo "ddp_cli: all checks passed"

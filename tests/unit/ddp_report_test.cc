@@ -60,6 +60,16 @@ TEST(DdpRecord, JsonRoundTripAndSummary) {
   EXPECT_EQ(back.ranks[1].total, (std::vector<double>{2.0, 1.0, 5.0, 4.0}));
 }
 
+TEST(DdpRecord, TokensPerSecondPerRank) {
+  auto run = two_ranks();
+  EXPECT_EQ(tokens_per_sec_per_rank(run), 0.0);  // not a token model
+  run.tokens_per_example = 64;
+  EXPECT_DOUBLE_EQ(tokens_per_sec_per_rank(run), 16 * 64 / 3.0);  // p50 iteration 3 s
+  const auto j = to_json(run);
+  EXPECT_DOUBLE_EQ(j["tokens_per_sec_per_rank"].get<double>(), 16 * 64 / 3.0);
+  EXPECT_EQ(ddp_run_from_json(j, "test").tokens_per_example, 64);
+}
+
 TEST(DdpRecord, MalformedRunsAreRefused) {
   auto j = to_json(two_ranks());
   auto bad = j;
@@ -169,6 +179,30 @@ TEST(TrainOptions, Validation) {
   EXPECT_NO_THROW(validate(bad));
   bad.weight_decay = 1.5;
   EXPECT_THROW(validate(bad), UsageError);
+}
+
+// The ZeRO paper's model-state formulas (Rajbhandari et al. 2020, section
+// 5), in float32: parameters and gradients 4 bytes each, K states of 4 bytes.
+TEST(TrainOptions, ModelStateFormulas) {
+  const int64_t psi = 1000;
+  EXPECT_EQ(expected_model_state_bytes("ddp", psi, 2, 4), 16 * psi);
+  EXPECT_EQ(expected_model_state_bytes("overlap", psi, 1, 4), 12 * psi);
+  EXPECT_EQ(expected_model_state_bytes("zero1", psi, 2, 4), 8 * psi + 8 * psi / 4);
+  EXPECT_EQ(expected_model_state_bytes("zero2", psi, 2, 4), 4 * psi + 12 * psi / 4);
+  EXPECT_EQ(expected_model_state_bytes("fsdp", psi, 2, 4), 16 * psi / 4);
+  EXPECT_EQ(sharded_padding_bound("ddp", 3, 2, 4), 0);
+  EXPECT_EQ(sharded_padding_bound("fsdp", 3, 2, 4), 3 * 3 * 4 * 4);
+  TrainOptions o;
+  o.reshard_after_forward = 0;
+  EXPECT_THROW(validate(o), UsageError);  // ddp has nothing to reshard
+  o.reducer = "fsdp";
+  EXPECT_NO_THROW(validate(o));
+  o.amp = "fp16";
+  EXPECT_THROW(validate(o), UsageError);  // the loss scaler over shards
+  o.amp = "bf16";
+  EXPECT_NO_THROW(validate(o));
+  o.compression = "fp16";
+  EXPECT_THROW(validate(o), UsageError);
 }
 
 TEST(TrainOptions, OptimizerDefaultsAreTorchOptims) {

@@ -124,6 +124,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   run.threads = res.threads;
   run.train_flops_per_example = train_flops;
   run.peak_tflops = opts.peak_tflops;
+  run.tokens_per_example = model->input_kind() == models::InputKind::kTokens ? opts.seq_len : 0;
   run.malloc = alloc::current().mode;
   // Memory: the most over the ranks (equal for replicated strategies; the
   // sharded ones differ by at most a bucket's padding).

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# dtbench's data-parallel strategies beside PyTorch's own on the same GPT-2:
+# `--reducer ddp` vs DistributedDataParallel, `zero1` vs DDP +
+# ZeroRedundancyOptimizer, `fsdp` vs FSDP2's fully_shard on each block and
+# the root (bench/peers/torch_sharded.py), AdamW on both sides. Needs the wheel
+# build (torch 2.11 on both sides: FSDP2 is torch >= 2.4): BUILD defaults to
+# build-wheel and the peer runs on bench/peers/python-wheel. Same model
+# shapes, batch, threads (1 per rank), world size, bucket cap, gloo and
+# malloc thresholds; the sides alternate, ROUNDS times, and the order flips
+# every round. Prints per strategy the median p50 sec/iter of each side, their
+# ratio, and the model state per rank each side holds after the last step.
+#   bench/compare_sharded.sh [BUILD_DIR] [ROUNDS] [STRATEGIES]
+# Environment: ITERS, WARMUP (default 20, 5); MODEL (dtbench's GPT flags,
+# default "--layers 2 --width 128 --heads 4 --vocab 2048 --seq-len 64
+# --batch-size 2"); NPROC (default 2); BIND (default none; core pins each rank
+# of both sides to its own core).
+set -euo pipefail
+BUILD=${1:-build-wheel}
+ROUNDS=${2:-5}
+STRATEGIES=${3:-ddp,zero1,fsdp}
+ITERS=${ITERS:-20}
+WARMUP=${WARMUP:-5}
+NPROC=${NPROC:-2}
+BIND=${BIND:-none}
+MODEL=${MODEL:---layers 2 --width 128 --heads 4 --vocab 2048 --seq-len 64 --batch-size 2}
+here=$(cd "$(dirname "$0")" && pwd)
+D="$BUILD/dtbench"
+# shellcheck source=bench/bench_lib.sh
+. "$here/bench_lib.sh"
+out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
+GLIBC_TUNABLES=$(peer_glibc_tunables "$D")
+export GLIBC_TUNABLES
+echo "peers run with GLIBC_TUNABLES=${GLIBC_TUNABLES:-<unset>}" >&2
+label="1N/${NPROC}R"
+
+dtbench_side() {  # strategy, round
+  # shellcheck disable=SC2086
+  "$D" ddp --model gpt2 $MODEL --optimizer adamw --reducer "$1" --iters "$ITERS" --warmup "$WARMUP" \
+    --threads 1 --bucket-cap-mb 25 --world-sizes "$NPROC" --no-baseline --bind "$BIND" \
+    --json "$out/d.$1.$2.json" >/dev/null 2>&1
+}
+peer_side() {  # strategy, round
+  # shellcheck disable=SC2086
+  "$D" launch --nproc-per-node "$NPROC" --bind "$BIND" -- "$here/peers/python-wheel" \
+    "$here/peers/torch_sharded.py" --strategy "$1" $MODEL --iters "$ITERS" --warmup "$WARMUP" \
+    --threads 1 --bucket-cap-mb 25 >"$out/p.$1.$2.json"
+}
+
+IFS=, read -ra want <<<"$STRATEGIES"
+for s in "${want[@]}"; do
+  d=() p=() ds=() ps=()
+  for r in $(seq 1 "$ROUNDS"); do
+    echo "[$s] round $r/$ROUNDS" >&2
+    if [ $((r % 2)) = 1 ]; then dtbench_side "$s" "$r"; peer_side "$s" "$r"; else peer_side "$s" "$r"; dtbench_side "$s" "$r"; fi
+    d+=("$(p50_of "$out/d.$s.$r.json" "$label")")
+    p+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["p50"])' "$out/p.$s.$r.json")")
+  done
+  ds=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['runs'][0]['memory']['model_state_bytes'])" "$out/d.$s.1.json")
+  ps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["model_state_bytes"])' "$out/p.$s.1.json")
+  md=$(median "${d[@]}"); mp=$(median "${p[@]}")
+  echo "$s: $NPROC ranks, 1 thread/rank: dtbench p50 ${md}s  torch p50 ${mp}s  ratio $(ratio "$md" "$mp")  model state per rank: dtbench $ds B, torch $ps B  (rounds: dtbench ${d[*]} | torch ${p[*]})"
+done

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""PyTorch's own sharded data parallelism, timed the way `dtbench ddp` times
+itself: the peer of bench/compare_sharded.sh for `--reducer ddp|zero1|fsdp`.
+Needs torch >= 2.4 (FSDP2's `fully_shard`): run it with
+bench/peers/python-wheel (torch 2.11), one process per rank under a launcher
+that sets RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (`dtbench launch`).
+
+  --strategy ddp    DistributedDataParallel(bucket_cap_mb) + torch.optim.AdamW
+  --strategy zero1  DDP + ZeroRedundancyOptimizer(AdamW): optimizer state sharded
+  --strategy fsdp   fully_shard on each block, then on the root (FSDP2), AdamW
+                    over the DTensor shards; --reshard-after-forward true|false
+  --strategy none   one process, no wrapper
+
+The model is dtbench's GPT-2 (models/gpt.h): token + learned position
+embeddings, pre-norm blocks (LayerNorm, causal self-attention written out as
+two matmuls and a masked softmax, c_proj; LayerNorm, MLP 4x with tanh GELU),
+final LayerNorm, head tied to the token embedding; no dropout. Same work per
+iteration: fixed synthetic tokens, cross-entropy over every position, AdamW
+(lr 1e-3, betas (0.9, 0.999), eps 1e-8, weight decay 0.01, foreach),
+zero_grad(set_to_none=True). Prints one JSON line on rank 0: per-iteration
+seconds of the slowest rank, their median, the model state a rank holds after
+the last step (parameters, gradients and optimizer state counted from the
+local tensors: a DTensor's local shard), and the peak RSS of each rank.
+"""
+import argparse
+import json
+import math
+import os
+import resource
+import statistics
+import time
+
+_pre = argparse.ArgumentParser(add_help=False)
+_pre.add_argument("--threads", type=int, default=1)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", str(_pre.parse_known_args()[0].threads))
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+
+class Block(nn.Module):
+    def __init__(self, w, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln_1 = nn.LayerNorm(w)
+        self.attn_c_attn = nn.Linear(w, 3 * w)
+        self.attn_c_proj = nn.Linear(w, w)
+        self.ln_2 = nn.LayerNorm(w)
+        self.mlp_c_fc = nn.Linear(w, 4 * w)
+        self.mlp_c_proj = nn.Linear(4 * w, w)
+
+    def forward(self, x):
+        b, t, w = x.shape
+        h, d = self.heads, w // self.heads
+        q, k, v = self.attn_c_attn(self.ln_1(x)).split(w, dim=2)
+        q, k, v = (z.view(b, t, h, d).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(d)
+        mask = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
+        att = att.masked_fill(mask, float("-inf")).softmax(-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, w)
+        x = x + self.attn_c_proj(y)
+        return x + self.mlp_c_proj(F.gelu(self.mlp_c_fc(self.ln_2(x)), approximate="tanh"))
+
+
+class Gpt(nn.Module):
+    def __init__(self, layers, w, heads, vocab, positions=1024):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, w)
+        self.wpe = nn.Embedding(positions, w)
+        self.h = nn.ModuleList(Block(w, heads) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(w)
+
+    def forward(self, tokens):
+        t = tokens.size(1)
+        x = self.wte(tokens) + self.wpe(torch.arange(t, device=tokens.device)).unsqueeze(0)
+        for block in self.h:
+            x = block(x)
+        return F.linear(self.ln_f(x), self.wte.weight)
+
+
+def local_bytes(t):
+    if t is None:
+        return 0
+    if hasattr(t, "to_local"):
+        t = t.to_local()
+    return t.numel() * t.element_size()
+
+
+def model_state(model, opt):
+    params = list(model.parameters())
+    state = opt.optim.state if hasattr(opt, "optim") else opt.state
+    opt_bytes = sum(local_bytes(v) for s in state.values() for k, v in s.items()
+                    if torch.is_tensor(v) and k != "step")
+    return {"params": sum(local_bytes(p) for p in params),
+            "grads": sum(local_bytes(p.grad) for p in params),
+            "optimizer": opt_bytes}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--strategy", choices=["none", "ddp", "zero1", "fsdp"], required=True)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--width", type=int, default=128)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--vocab", type=int, default=2048)
+    p.add_argument("--seq-len", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=2)
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--bucket-cap-mb", type=float, default=25)
+    p.add_argument("--reshard-after-forward", choices=["true", "false"], default="true")
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(1)
+    distributed = a.strategy != "none"
+    if distributed:
+        dist.init_process_group("gloo")
+    rank = dist.get_rank() if distributed else 0
+    world = dist.get_world_size() if distributed else 1
+
+    model = Gpt(a.layers, a.width, a.heads, a.vocab)
+    g = torch.Generator().manual_seed(2)
+    x = torch.randint(0, a.vocab, (a.batch_size, a.seq_len), generator=g)
+    y = torch.randint(0, a.vocab, (a.batch_size, a.seq_len), generator=g)
+    adamw = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01, foreach=True)
+    if a.strategy == "fsdp":
+        from torch.distributed.fsdp import fully_shard
+        reshard = a.reshard_after_forward == "true"
+        for block in model.h:
+            fully_shard(block, reshard_after_forward=reshard)
+        fully_shard(model, reshard_after_forward=reshard)
+        opt = torch.optim.AdamW(model.parameters(), **adamw)
+    elif a.strategy in ("ddp", "zero1"):
+        model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=a.bucket_cap_mb)
+        if a.strategy == "zero1":
+            from torch.distributed.optim import ZeroRedundancyOptimizer
+            opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.AdamW, **adamw)
+        else:
+            opt = torch.optim.AdamW(model.parameters(), **adamw)
+    else:
+        opt = torch.optim.AdamW(model.parameters(), **adamw)
+
+    times = []
+    state = None
+    for it in range(a.warmup + a.iters):
+        t0 = time.perf_counter()
+        logits = model(x)
+        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
+        loss.backward()
+        opt.step()
+        if it + 1 == a.warmup + a.iters:
+            state = model_state(model, opt)
+        opt.zero_grad(set_to_none=True)
+        t1 = time.perf_counter()
+        if it >= a.warmup:
+            times.append(t1 - t0)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    mine = {"times": times, "state": state, "rss": rss}
+    if distributed:
+        gathered = [None] * world
+        dist.all_gather_object(gathered, mine)
+        dist.barrier()
+    else:
+        gathered = [mine]
+    if rank == 0:
+        slowest = [max(col) for col in zip(*[m["times"] for m in gathered])]
+        st = max(gathered, key=lambda m: sum(m["state"].values()))["state"]
+        print(json.dumps({"strategy": a.strategy, "world_size": world, "p50": statistics.median(slowest),
+                          "times": slowest, "model_state": st,
+                          "model_state_bytes": sum(st.values()),
+                          "peak_rss_bytes": max(m["rss"] for m in gathered),
+                          "torch": torch.__version__}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
+    os._exit(0)
