@@ -205,6 +205,7 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
     if (row.reducer == "none") {
       job.compression = "none";
       job.reshard_after_forward = -1;
+      job.fusion_threshold_mb = job.cycle_time_ms = -1;
     }
     if (!job.trace_path.empty()) job.trace_path = trace_path_for(f.train.trace_path, label);
     const auto outcome = run_ddp_job(job, f.run, row.world, label);
@@ -232,6 +233,7 @@ int run_ddp(DdpFlags& f) {
   finish_run_options(f.run);  // backend built in, --timeout, --json writable
   // Fail on bad values, an unknown model or a too small image before anything starts.
   check_trainable(f.train, f.run.comm.backend);
+  train::resolve_horovod(f.train);  // HOROVOD_* read here, forwarded to the workers as flags
   if (!f.world_sizes_given) f.world_sizes = train::default_world_sizes(
         f.train.device, f.train.device == "cuda" ? device::cuda_device_count() : 0);
   const auto sizes = parse_world_sizes(f.world_sizes);

@@ -89,6 +89,8 @@ nlohmann::ordered_json train_config_json(const train::TrainOptions& t) {
           {"channels_last", t.channels_last},
           {"broadcast_buffers", t.broadcast_buffers},
           {"reshard_after_forward", t.reshard_after_forward != 0},  // fsdp's
+          {"fusion_threshold_mb", t.fusion_threshold_mb},  // horovod's (-1: not horovod)
+          {"cycle_time_ms", t.cycle_time_ms},
           {"optimizer", t.optimizer},
           {"lr", train::effective_lr(t)},
           {"momentum", train::effective_momentum(t)},
@@ -139,6 +141,9 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
   if (t.inject_delay_rank >= 0)
     a.insert(a.end(), {"--inject-delay", fmt::format("{}:{}", t.inject_delay_rank, t.inject_delay_ms)});
   if (!t.broadcast_buffers) a.push_back("--no-broadcast-buffers");
+  if (t.fusion_threshold_mb != -1)
+    a.insert(a.end(), {"--fusion-threshold-mb", fmt::format("{}", t.fusion_threshold_mb)});
+  if (t.cycle_time_ms != -1) a.insert(a.end(), {"--cycle-time-ms", fmt::format("{}", t.cycle_time_ms)});
   if (t.reshard_after_forward != -1)
     a.insert(a.end(), {"--reshard-after-forward", t.reshard_after_forward ? "true" : "false"});
   if (!run.comm.iface.empty()) {
@@ -239,7 +244,8 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
     cmd.add_option("--reducer", t.reducer,
                     "Data-parallel strategy. Replicated: ddp (c10d::Reducer), overlap (own, "
                     "hook-driven), sync (own, after backward), allreduce-after-backward (one "
-                    "allreduce per tensor), none (one process, no sync). Sharded: zero1 (optimizer "
+                    "allreduce per tensor), horovod (Horovod's tensor fusion: negotiated each "
+                    "cycle, fused up to --fusion-threshold-mb), none (one process, no sync). Sharded: zero1 (optimizer "
                     "state sharded), zero2 (gradients too, reduce-scattered during backward), fsdp "
                     "(ZeRO-3: parameters too, gathered per block)")
         ->capture_default_str();
@@ -247,7 +253,8 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
         ->capture_default_str();
     cmd.add_option("--compression", t.compression,
                     "Allreduce wire format of overlap/sync/allreduce-after-backward: none, fp16 "
-                    "(scaled against overflow), bf16")
+                    "(scaled against overflow), bf16; horovod: none or fp16 (Horovod's "
+                    "Compression.fp16, unscaled)")
         ->capture_default_str();
   }
   cmd.add_option("--amp", t.amp,
@@ -274,6 +281,12 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
          "its backward (true, FSDP2's default) or keep them until its backward (false: more "
          "memory, one all-gather per unit fewer)")
       ->type_name("true|false");
+  cmd.add_option("--fusion-threshold-mb", t.fusion_threshold_mb,
+                 "horovod: Horovod's fusion threshold in MiB, 0 = no fusion [default: "
+                 "HOROVOD_FUSION_THRESHOLD (bytes) when set, else 128]");
+  cmd.add_option("--cycle-time-ms", t.cycle_time_ms,
+                 "horovod: Horovod's background cycle time in ms [default: HOROVOD_CYCLE_TIME when "
+                 "set, else 1]");
   cmd.add_option("--optimizer", t.optimizer,
                  "sgd (momentum SGD) or adamw (torch.optim.AdamW's update, two states per parameter)")
       ->capture_default_str();

@@ -63,6 +63,11 @@ Json chrome_trace(const std::vector<RankTimeline>& ranks, const TraceMeta& meta)
                             {"ph", "X"}, {"pid", pid}, {"tid", kTrainingTid}, {"ts", ts},
                             {"dur", e.duration_us()}, {"args", {{"iteration", e.iteration}}}});
           break;
+        case EventKind::kStage:
+          events.push_back({{"name", fmt::format("{} {}", stage_name(static_cast<Stage>(e.sub)), e.bucket)},
+                            {"cat", "horovod"}, {"ph", "X"}, {"pid", pid}, {"tid", kCommTid}, {"ts", ts},
+                            {"dur", e.duration_us()}, {"args", {{"iteration", e.iteration}, {"bucket", e.bucket}}}});
+          break;
         case EventKind::kBucketReady:
           events.push_back({{"name", fmt::format("bucket {} ready", e.bucket)}, {"cat", "ready"}, {"ph", "i"},
                             {"s", "t"}, {"pid", pid}, {"tid", kTrainingTid}, {"ts", ts},

@@ -14,11 +14,12 @@ enum class EventKind : int {
   kBucketReady = 3,  // instant: the bucket's last gradient was produced
   kIteration = 4,    // the whole iteration on this rank
   kBackwardCompute = 5,  // backward start to its last gradient (the compute part of backward)
+  kStage = 6,            // `sub` = Stage of a fused group (horovod): negotiation, memcpy in/out
 };
 
 struct Event {
   EventKind kind = EventKind::kPhase;
-  int sub = -1;        // Phase for kPhase
+  int sub = -1;        // Phase for kPhase, Stage for kStage
   int iteration = 0;   // from 0, warm-up included
   int bucket = -1;     // collectives, casts, ready marks
   double begin_us = 0, end_us = 0;  // equal for instants

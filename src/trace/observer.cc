@@ -1,5 +1,7 @@
 #include "trace/observer.h"
 
+#include <chrono>
+
 namespace dtbench::trace {
 namespace {
 
@@ -35,6 +37,23 @@ const char* wire_dtype_name(WireDType d) {
       return "bfloat16";
   }
   return "?";
+}
+
+const char* stage_name(Stage s) {
+  switch (s) {
+    case Stage::kNegotiate:
+      return "negotiate";
+    case Stage::kMemcpyIn:
+      return "memcpy in fusion buffer";
+    case Stage::kMemcpyOut:
+      return "memcpy out fusion buffer";
+  }
+  return "?";
+}
+
+double clock_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 TrainObserver& null_observer() {

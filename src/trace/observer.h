@@ -26,6 +26,16 @@ const char* phase_name(Phase p);
 enum class WireDType : int { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
 const char* wire_dtype_name(WireDType d);
 
+// Steps of a fused group besides its collective (--reducer horovod, as
+// Horovod's timeline shows them): the negotiation (from the first of its
+// tensors being enqueued to every rank agreeing it is ready) and the copies
+// into and out of the fusion buffer.
+enum class Stage : int { kNegotiate = 0, kMemcpyIn = 1, kMemcpyOut = 2 };
+const char* stage_name(Stage s);
+
+// Microseconds of the steady clock: the clock every observer time is on.
+double clock_us();
+
 class TrainObserver {
  public:
   virtual ~TrainObserver() = default;
@@ -48,6 +58,9 @@ class TrainObserver {
   // its wire format.
   virtual void cast_begin(int bucket) {}
   virtual void cast_end(int bucket) {}
+  // Step `s` of bucket (fused group) `bucket` ran from begin_us to end_us
+  // (clock_us()); any thread.
+  virtual void stage(int bucket, Stage s, double begin_us, double end_us) {}
 };
 
 // The observer that records nothing.

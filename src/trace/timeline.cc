@@ -7,11 +7,7 @@ namespace dtbench::trace {
 
 Timeline::Timeline(int first_iteration, int count) : first_(first_iteration), count_(count) {}
 
-double Timeline::now_us() {
-  return std::chrono::duration<double, std::micro>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+double Timeline::now_us() { return clock_us(); }
 
 void Timeline::iteration_begin(int it) {
   iteration_ = it;
@@ -123,6 +119,19 @@ void Timeline::cast_end(int bucket) {
   e.bucket = bucket;
   e.begin_us = cast_start_;
   e.end_us = now_us();
+  std::lock_guard<std::mutex> lock(mu_);
+  events_.push_back(e);
+}
+
+void Timeline::stage(int bucket, Stage s, double begin_us, double end_us) {
+  if (!recording_) return;
+  Event e;
+  e.kind = EventKind::kStage;
+  e.sub = static_cast<int>(s);
+  e.iteration = iteration_;
+  e.bucket = bucket;
+  e.begin_us = begin_us;
+  e.end_us = end_us;
   std::lock_guard<std::mutex> lock(mu_);
   events_.push_back(e);
 }

@@ -27,6 +27,7 @@ class Timeline : public TrainObserver {
   void collective_done(int bucket) override;
   void cast_begin(int bucket) override;
   void cast_end(int bucket) override;
+  void stage(int bucket, Stage s, double begin_us, double end_us) override;
 
   // The recorded events. Collectives that never completed keep end == begin
   // and are counted in incomplete().

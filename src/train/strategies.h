@@ -23,6 +23,10 @@ std::unique_ptr<Strategy> make_sync_strategy(const TrainOptions& opts, torch::nn
                                                comm::Communicator& comm, bool per_tensor,
                                                trace::TrainObserver& observer);
 
+// Horovod's tensor fusion (strategy_horovod.cc, horovod_plan.h).
+std::unique_ptr<Strategy> make_horovod_strategy(const TrainOptions& opts, torch::nn::Module& module,
+                                                comm::Communicator& comm, trace::TrainObserver& observer);
+
 // ZeRO stage 1 and 2 (strategy_zero1.cc, strategy_zero2.cc): flat
 // parameter buckets sharded over the ranks (shard_buckets.h).
 std::unique_ptr<Strategy> make_zero1_strategy(const TrainOptions& opts, torch::nn::Module& module,

@@ -116,6 +116,7 @@ std::unique_ptr<Strategy> make_strategy(const TrainOptions& opts, torch::nn::Mod
   if (opts.reducer == "sync") return make_sync_strategy(opts, module, *comm, false, observer);
   if (opts.reducer == "allreduce-after-backward")
     return make_sync_strategy(opts, module, *comm, true, observer);
+  if (opts.reducer == "horovod") return make_horovod_strategy(opts, module, *comm, observer);
   if (opts.reducer == "zero1") return make_zero1_strategy(opts, module, *comm, observer);
   if (opts.reducer == "zero2") return make_zero2_strategy(opts, module, *comm, observer);
   if (opts.reducer == "fsdp") return make_fsdp_strategy(opts, module, *comm, observer, units);

@@ -1,5 +1,6 @@
 #include "train/train_options.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -89,8 +90,21 @@ void validate(const TrainOptions& o) {
   if (o.compression != "none" && !reducer_supports_compression(o.reducer))
     throw UsageError(fmt::format(
         "--compression {} is done by dtbench's own replicated reducers (overlap, sync, "
-        "allreduce-after-backward); --reducer {} reduces in float32",
+        "allreduce-after-backward) and horovod (fp16); --reducer {} reduces in float32",
         o.compression, o.reducer));
+  if ((o.fusion_threshold_mb != -1 || o.cycle_time_ms != -1) && o.reducer != "horovod")
+    throw UsageError(fmt::format(
+        "--fusion-threshold-mb and --cycle-time-ms are horovod's (Horovod's tensor fusion); "
+        "--reducer {} has buckets (--bucket-cap-mb)",
+        o.reducer));
+  if (o.fusion_threshold_mb != -1 && !(o.fusion_threshold_mb >= 0 && o.fusion_threshold_mb <= 65536))
+    throw UsageError(fmt::format("--fusion-threshold-mb {} must be between 0 (no fusion) and 65536",
+                                 o.fusion_threshold_mb));
+  if (o.cycle_time_ms != -1 && !(o.cycle_time_ms >= 0 && o.cycle_time_ms <= 10000))
+    throw UsageError(fmt::format("--cycle-time-ms {} must be between 0 and 10000", o.cycle_time_ms));
+  if (o.reducer == "horovod" && o.compression == "bf16")
+    throw UsageError("--compression bf16 with --reducer horovod: Horovod 0.28's compressions are none "
+                     "and fp16 (hvd.Compression)");
   if (o.reshard_after_forward != -1 && o.reducer != "fsdp")
     throw UsageError(fmt::format(
         "--reshard-after-forward is fsdp's (FSDP2's reshard_after_forward); --reducer {} keeps "
@@ -132,7 +146,27 @@ std::int64_t sharded_padding_bound(const std::string& strategy, int buckets, int
 }
 
 bool reducer_supports_compression(const std::string& reducer) {
-  return reducer == "overlap" || reducer == "sync" || reducer == "allreduce-after-backward";
+  return reducer == "overlap" || reducer == "sync" || reducer == "allreduce-after-backward" ||
+         reducer == "horovod";
+}
+
+namespace {
+double env_number(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const double x = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !(x >= 0))
+    throw UsageError(fmt::format("{}='{}' is not a non-negative number", name, v));
+  return x;
+}
+}  // namespace
+
+void resolve_horovod(TrainOptions& o) {
+  if (o.reducer != "horovod") return;
+  if (o.fusion_threshold_mb == -1)
+    o.fusion_threshold_mb = env_number("HOROVOD_FUSION_THRESHOLD", 128.0 * 1024 * 1024) / (1024.0 * 1024.0);
+  if (o.cycle_time_ms == -1) o.cycle_time_ms = env_number("HOROVOD_CYCLE_TIME", 1.0);
 }
 
 std::string default_world_sizes(const std::string& device, int gpus_visible) {

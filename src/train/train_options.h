@@ -47,6 +47,11 @@ struct TrainOptions {
   // Broadcast module buffers (batch-norm statistics) from rank 0 before each
   // forward, as PyTorch DDP does by default. Default true.
   bool broadcast_buffers = true;
+  // horovod: Horovod's fusion threshold (MiB; 0 = no fusion) and cycle time
+  // (ms); -1 = not given: HOROVOD_FUSION_THRESHOLD (bytes) / HOROVOD_CYCLE_TIME
+  // (ms) when set, else Horovod 0.28.1's 128 MiB / 1 ms (resolve_horovod()).
+  double fusion_threshold_mb = -1;
+  double cycle_time_ms = -1;
   // fsdp: free a unit's gathered parameters after its forward (1, FSDP2's
   // default) or keep them to its backward (0); -1: not given (1).
   int reshard_after_forward = -1;
@@ -102,8 +107,8 @@ std::int64_t expected_model_state_bytes(const std::string& strategy, std::int64_
 std::int64_t sharded_padding_bound(const std::string& strategy, int buckets, int k, int n);
 
 // The reducer names in the order `--help` lists them.
-inline const char* const kReducerNames[] = {"none", "ddp", "overlap", "sync",
-                                           "allreduce-after-backward", "zero1", "zero2", "fsdp"};
+inline const char* const kReducerNames[] = {"none",  "ddp",   "overlap", "sync", "allreduce-after-backward",
+                                           "horovod", "zero1", "zero2",   "fsdp"};
 // "none, ddp, overlap, ..., zero2": for messages.
 std::string reducer_names();
 // True for the strategies that shard model state over the ranks (zero1, zero2, fsdp).
@@ -115,6 +120,12 @@ inline const char* const kCompressionNames[] = {"none", "fp16", "bf16"};
 
 // True for the reducers that can compress their allreduce (dtbench's own).
 bool reducer_supports_compression(const std::string& reducer);
+
+// Fills in fusion_threshold_mb / cycle_time_ms of a horovod run that did not
+// give them: from HOROVOD_FUSION_THRESHOLD (bytes) and HOROVOD_CYCLE_TIME
+// (ms) as Horovod reads them, else Horovod 0.28.1's defaults. Throws
+// UsageError for a variable that is not a number. Other reducers: unchanged.
+void resolve_horovod(TrainOptions& o);
 
 // Throws UsageError for out-of-range values (sizes, counts, unknown reducer or
 // compression, compression with a reducer that cannot compress).

@@ -266,6 +266,8 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
     if (progress) progress(it, total_iters, seconds(t0, t4));
   }
   strategy->finish();
+  // horovod's fused groups are known once an iteration ran: the last one's.
+  if (result.buckets.empty()) result.buckets = strategy->buckets();
   result.compression = strategy->compression_stats();
   if (scaler) {
     result.amp_skipped_steps = scaler->skipped_steps();

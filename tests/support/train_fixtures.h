@@ -22,6 +22,7 @@ inline train::TrainOptions small_mlp_options(const std::string& reducer) {
   o.reducer = reducer;
   o.bucket_cap_mb = 0.05;  // several buckets even for this small model
   o.first_bucket_cap_mb = 0.01;
+  if (reducer == "horovod") o.fusion_threshold_mb = 0.02;  // several fused groups
   return o;
 }
 

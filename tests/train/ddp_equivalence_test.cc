@@ -4,6 +4,7 @@
 // caught. Runs inside every rank of a job started by `dtbench launch` (gloo)
 // or mpirun (mpi); see tests/CMakeLists.txt.
 //   ddp_equivalence_test --backend gloo|mpi
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -62,7 +63,8 @@ TEST_P(Equivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
   // outlives a backward); overlap, sync and zero1 keep theirs, zeroed, as
   // views of their buckets.
   for (const auto& p : model->module()->parameters()) {
-    ASSERT_EQ(p.grad().defined(), reducer != "ddp" && reducer != "zero2" && reducer != "fsdp")
+    ASSERT_EQ(p.grad().defined(),
+              reducer != "ddp" && reducer != "zero2" && reducer != "fsdp" && reducer != "horovod")
         << reducer;
     if (p.grad().defined()) {
       EXPECT_EQ(p.grad().abs().max().item<double>(), 0.0) << reducer;
@@ -126,7 +128,7 @@ TEST_P(Equivalence, AdamWNRanksEqualOneProcessWithNTimesTheBatch) {
 
 INSTANTIATE_TEST_SUITE_P(Reducers, Equivalence,
                          ::testing::Values("ddp", "overlap", "sync", "allreduce-after-backward",
-                                           "zero1", "zero2", "fsdp"),
+                                           "horovod", "zero1", "zero2", "fsdp"),
                          [](const auto& info) {
                            return info.param == "allreduce-after-backward" ? std::string("aab")
                                                                            : info.param;
@@ -252,6 +254,62 @@ INSTANTIATE_TEST_SUITE_P(Reducers, Observed,
                                                                            : info.param;
                          });
 
+// horovod under --trace: every gradient is reduced exactly once per
+// iteration, in fused groups numbered from 0 that stay within the fusion
+// threshold; each group has its negotiation, and a group of several tensors
+// its copies into and out of the fusion buffer, as Horovod's timeline shows
+// them. The result is the untraced run's up to the rounding of a different
+// grouping (groups depend on when gradients arrive within a cycle).
+TEST(HorovodTimeline, EveryGradientOnceInFusedGroupsWithTheirStages) {
+  comm::Communicator& c = *g_comm;
+  auto opts = testing::small_mlp_options("horovod");
+  auto plain = train::make_seeded_model(opts);
+  train::train(opts, *plain, &c, c.size(), c.rank());
+  trace::Timeline timeline(0, opts.warmup + opts.iters);
+  auto observed = train::make_seeded_model(opts);
+  const auto result = train::train(opts, *observed, &c, c.size(), c.rank(), {}, timeline);
+  train::verify_replicas(c, *observed->module());
+  EXPECT_LT(max_abs_diff(params_of(*plain), params_of(*observed)), 1e-5);
+  const auto params = observed->module()->parameters();
+  const std::int64_t threshold = 1024 * 21;  // 0.02 MiB rounded up to 512 B x local ranks (<= 2 here)
+  std::map<int, std::map<int, trace::Event>> groups;  // iteration -> group -> collective
+  std::map<int, std::map<int, std::set<int>>> stages;   // iteration -> group -> stages
+  for (const auto& e : timeline.events()) {
+    if (e.kind == trace::EventKind::kCollective) {
+      EXPECT_TRUE(groups[e.iteration].emplace(e.bucket, e).second) << "group twice in one iteration";
+    }
+    if (e.kind == trace::EventKind::kStage) {
+      EXPECT_LE(e.begin_us, e.end_us);
+      stages[e.iteration][e.bucket].insert(e.sub);
+    }
+  }
+  EXPECT_EQ(timeline.incomplete(), 0);
+  ASSERT_EQ(static_cast<int>(groups.size()), opts.warmup + opts.iters);
+  std::int64_t all_bytes = 0;
+  for (const auto& p : params) all_bytes += p.numel() * 4;
+  int multi = 0;
+  for (const auto& [it, gs] : groups) {
+    std::int64_t bytes = 0;
+    for (const auto& [g, e] : gs) {
+      bytes += e.bytes;
+      const bool fused = stages[it][g].count(static_cast<int>(trace::Stage::kMemcpyIn)) > 0;
+      multi += fused;
+      if (fused) EXPECT_LE(e.bytes, threshold) << "a fused group over the threshold";
+      EXPECT_TRUE(stages[it][g].count(static_cast<int>(trace::Stage::kNegotiate))) << "group " << g;
+      EXPECT_EQ(stages[it][g].count(static_cast<int>(trace::Stage::kMemcpyIn)),
+                stages[it][g].count(static_cast<int>(trace::Stage::kMemcpyOut)));
+    }
+    EXPECT_EQ(bytes, all_bytes) << "iteration " << it << ": every gradient once";
+    EXPECT_EQ(gs.rbegin()->first + 1, static_cast<int>(gs.size())) << "groups 0..n-1";
+  }
+  EXPECT_GT(multi, 0) << "no group fused several tensors";
+  // The last iteration's groups, as the rows report them: every parameter once.
+  std::vector<int> seen(params.size(), 0);
+  for (const auto& g : result.buckets)
+    for (auto i : g) ++seen.at(i);
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<long>(params.size()));
+}
+
 // A small ResNet-18 run on one thread.
 train::TrainOptions small_resnet(const std::string& reducer, int64_t image, int64_t batch, int iters) {
   train::TrainOptions o;
@@ -280,7 +338,7 @@ TEST_P(BatchNormReplicas, ResNetReplicasStayIdentical) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Reducers, BatchNormReplicas,
-                         ::testing::Values("ddp", "overlap", "sync", "zero1", "zero2", "fsdp"));
+                         ::testing::Values("ddp", "overlap", "sync", "horovod", "zero1", "zero2", "fsdp"));
 
 // --channels-last: the same training in NHWC. Convolution weights stay
 // channels-last through the reducer and the optimizer, the replicas stay
