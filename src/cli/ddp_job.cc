@@ -283,10 +283,12 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
       ->type_name("true|false");
   cmd.add_option("--fusion-threshold-mb", t.fusion_threshold_mb,
                  "horovod: Horovod's fusion threshold in MiB, 0 = no fusion [default: "
-                 "HOROVOD_FUSION_THRESHOLD (bytes) when set, else 128]");
+                 "HOROVOD_FUSION_THRESHOLD (bytes) when set, else 128]")
+      ->check(CLI::NonNegativeNumber);
   cmd.add_option("--cycle-time-ms", t.cycle_time_ms,
                  "horovod: Horovod's background cycle time in ms [default: HOROVOD_CYCLE_TIME when "
-                 "set, else 1]");
+                 "set, else 1]")
+      ->check(CLI::NonNegativeNumber);
   cmd.add_option("--optimizer", t.optimizer,
                  "sgd (momentum SGD) or adamw (torch.optim.AdamW's update, two states per parameter)")
       ->capture_default_str();

@@ -125,9 +125,51 @@ void CompareConsoleReporter::memory_table(const std::vector<ComparePoint>& point
                         cell(p.run.model_state_bytes), cell(p.run.model_state_expected_bytes));
 }
 
+void CompareConsoleReporter::configuration_table(const std::vector<ComparePoint>& points) {
+  const auto rows = throughput_rows(points);
+  std::vector<double> buckets;
+  for (const auto& r : rows)
+    if (std::find(buckets.begin(), buckets.end(), r.key.bucket_cap_mb) == buckets.end())
+      buckets.push_back(r.key.bucket_cap_mb);
+  auto column = [&](const PointKey& k) {
+    return buckets.size() > 1 ? fmt::format("{} {:g}MB", k.strategy(), k.bucket_cap_mb) : k.strategy();
+  };
+  std::vector<std::string> models;
+  for (const auto& r : rows)
+    if (std::find(models.begin(), models.end(), r.key.model) == models.end()) models.push_back(r.key.model);
+  for (const auto& model : models) {
+    std::vector<std::string> columns;
+    std::vector<int> sizes;
+    for (const auto& r : rows) {
+      if (r.key.model != model) continue;
+      const auto c = column(r.key);
+      if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
+      if (std::find(sizes.begin(), sizes.end(), r.key.world_size) == sizes.end()) sizes.push_back(r.key.world_size);
+    }
+    if (columns.size() < 2) continue;
+    std::sort(sizes.begin(), sizes.end());
+    out_ << fmt::format("\n== {}: total examples/s by ranks, one column per configuration ==\n", model);
+    out_ << fmt::format("{:>5}", "ranks");
+    for (const auto& c : columns) out_ << fmt::format(" {:>16}", c);
+    out_ << "\n";
+    for (int w : sizes) {
+      out_ << fmt::format("{:>5}", w);
+      for (const auto& c : columns) {
+        std::string cell = "-";
+        for (const auto& r : rows)
+          if (r.key.model == model && r.key.world_size == w && column(r.key) == c)
+            cell = fmt::format("{:.1f}", r.total);
+        out_ << fmt::format(" {:>16}", cell);
+      }
+      out_ << "\n";
+    }
+  }
+}
+
 void CompareConsoleReporter::all(const std::vector<ComparePoint>& points) {
   phase_tables(points);
   throughput_table(points);
+  configuration_table(points);
   memory_table(points);
   compression_table(points);
 }

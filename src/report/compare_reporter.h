@@ -23,6 +23,11 @@ class CompareConsoleReporter {
   // before memory figures: "-"); nothing when no point has them.
   void memory_table(const std::vector<ComparePoint>& points);
   void compression_table(const std::vector<ComparePoint>& points);
+  // Per model, total examples/s (images/s) by world size with one column per
+  // configuration (strategy+compression, and the bucket where several
+  // were swept): the shape of the RaySGD/Horovod tables (Horovod,
+  // Horovod+fp16, DDP across 1..N GPUs). Nothing with a single configuration.
+  void configuration_table(const std::vector<ComparePoint>& points);
   // All three.
   void all(const std::vector<ComparePoint>& points);
 

@@ -183,16 +183,20 @@ class HorovodStrategy : public Strategy {
                       i == broadcast_tensor_ ? hvd::OpType::kBroadcast : hvd::OpType::kAllreduce});
   }
 
+  // Waits for the background thread to answer. Its collectives are bounded by
+  // --timeout and fail naming the peer (and the cause a launcher published),
+  // so this wait only bounds a loop that stopped answering: twice as long.
   void wait_outstanding(const char* what) {
     std::unique_lock<std::mutex> lock(mu_);
-    const bool ok = cv_.wait_for(lock, comm_.timeout(), [this] { return outstanding_ == 0 || error_ || stopped_; });
+    const auto bound = 2 * comm_.timeout() + std::chrono::seconds(1);
+    const bool ok = cv_.wait_for(lock, bound, [this] { return outstanding_ == 0 || error_ || stopped_; });
     if (error_) std::rethrow_exception(error_);
     if (stopped_ && outstanding_ > 0)
       throw CommError(fmt::format("horovod: the background loop stopped before {} completed", what));
     if (!ok)
       throw TimeoutError(fmt::format(
           "horovod: {} did not complete within {} ms ({} tensor(s) not agreed by every rank)", what,
-          comm_.timeout().count(), outstanding_));
+          std::chrono::duration_cast<std::chrono::milliseconds>(bound).count(), outstanding_));
   }
 
   void stop() {

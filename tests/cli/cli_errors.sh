@@ -79,7 +79,7 @@ expect_usage_error ddp --peak-tflops nan
 expect_usage_error compare --peak-tflops -3
 expect_usage_error models --bogus
 expect_usage_error ddp --model resnet9000
-expect_usage_error ddp --reducer horovod
+expect_usage_error ddp --reducer zero4
 expect_usage_error ddp --batch-size 0
 expect_usage_error ddp --iters 0
 expect_usage_error ddp --bucket-cap-mb 0
@@ -173,6 +173,11 @@ expect_usage_error ddp --model mlp --reducer bogus
 expect_usage_error ddp --model mlp --reducer zero1 --compression fp16
 expect_usage_error ddp --model mlp --reducer zero2 --compression bf16
 expect_usage_error ddp --model mlp --reducer ddp --reshard-after-forward false
+expect_usage_error ddp --model mlp --reducer ddp --fusion-threshold-mb 4
+expect_usage_error ddp --model mlp --reducer horovod --cycle-time-ms -1
+expect_usage_error ddp --model mlp --reducer horovod --compression bf16
+HOROVOD_CYCLE_TIME=fast expect_usage_error ddp --model mlp --reducer horovod
+expect_usage_error compare --models mlp --reducers ddp,zero2 --fusion-threshold-mb 1
 expect_usage_error ddp --model mlp --reducer fsdp --reshard-after-forward maybe
 expect_usage_error compare --models mlp --reducers ddp,zero2 --reshard-after-forward true
 expect_usage_error ddp --model mlp --amp=perhaps

@@ -61,6 +61,21 @@ for reducer in ddp overlap sync; do
   check_report "$work/$reducer.json" "$reducer" "no ddp" 1N/1R 1N/2R
 done
 
+# Horovod's tensor fusion: its knobs from Horovod's variables when no flag is
+# given (as Horovod users set them), in the config; the same rows and checks
+# as every reducer; the flag wins over the variable.
+HOROVOD_FUSION_THRESHOLD=65536 HOROVOD_CYCLE_TIME=2 "$DTBENCH" ddp "${common[@]}" --reducer horovod \
+  --world-sizes 1,2 --json "$work/horovod.json" >"$work/horovod.out" 2>&1 || { cat "$work/horovod.out"; exit 1; }
+check_report "$work/horovod.json" horovod "no ddp" 1N/1R 1N/2R
+python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['config']
+assert c['fusion_threshold_mb'] == 0.0625 and c['cycle_time_ms'] == 2, c" "$work/horovod.json"
+HOROVOD_CYCLE_TIME=2 "$DTBENCH" ddp "${common[@]}" --reducer horovod --cycle-time-ms 0.5 --compression fp16 \
+  --world-sizes 2 --no-baseline --json "$work/horovod16.json" >/dev/null 2>&1
+python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['config']
+assert c['fusion_threshold_mb'] == 128 and c['cycle_time_ms'] == 0.5 and c['compression'] == 'fp16', c" \
+  "$work/horovod16.json"
+check_report "$work/horovod16.json" horovod 1N/2R
+
 # The mpi backend through mpirun, with dtbench's own reducer.
 "$DTBENCH" ddp "${common[@]}" --backend mpi --reducer overlap --world-sizes 2 --no-baseline \
   --json "$work/mpi.json" >/dev/null

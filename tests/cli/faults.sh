@@ -187,6 +187,14 @@ launcher=$!
 second_worker "$launcher" >/dev/null
 sleep 6  # past start-up, inside the iterations
 stopped_rank "Reducer rank stopped (dtbench launch -- ddp --reducer ddp)" "$tmp/dstop.err" "$launcher"
+# The same for horovod: its background loop's negotiation (an allreduce every
+# cycle) is what meets the stopped rank.
+"$DTBENCH" launch --nproc-per-node 3 -- "$DTBENCH" ddp -m mlp --width 64 -b 8 -n 1000000 -w 1 \
+  --reducer horovod --no-baseline --timeout 5s >"$tmp/hstop.out" 2>"$tmp/hstop.err" &
+launcher=$!
+second_worker "$launcher" >/dev/null
+sleep 6
+stopped_rank "horovod rank stopped (dtbench launch -- ddp --reducer horovod)" "$tmp/hstop.err" "$launcher"
 # kvstore: the server (rank 2) stopped; the workers' requests time out. The
 # workers start each round together (a barrier), so either may time out
 # first; the first names the cause and exits, and the launcher then ends the

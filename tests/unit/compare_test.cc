@@ -137,6 +137,23 @@ TEST(Records, ThroughputRowsAndEfficiency) {
   EXPECT_FALSE(rows[2].efficiency.has_value()) << "no 1-rank sync point to compare with";
 }
 
+TEST(Records, ConfigurationTableHasOneColumnPerStrategyAndARowPerWorldSize) {
+  auto fp16 = point("horovod", 2, 25, run_with(2, 10, {{0.05, 0.05}, {0.05, 0.05}}));
+  fp16.key.compression = "fp16";
+  std::vector<ComparePoint> pts{point("horovod", 1, 25, run_with(1, 10, {{0.1, 0.1}})),
+                                point("horovod", 2, 25, run_with(2, 10, {{0.1, 0.125}, {0.125, 0.1}})),
+                                fp16, point("ddp", 2, 25, run_with(2, 10, {{0.2, 0.2}, {0.2, 0.2}}))};
+  std::ostringstream out;
+  report::CompareConsoleReporter(out, "ddp").configuration_table(pts);
+  const auto s = out.str();
+  EXPECT_NE(s.find("ranks          horovod     horovod+fp16              ddp"), std::string::npos) << s;
+  EXPECT_NE(s.find("    1            100.0                -                -"), std::string::npos) << s;
+  EXPECT_NE(s.find("    2            160.0            400.0            100.0"), std::string::npos) << s;
+  std::ostringstream one;
+  report::CompareConsoleReporter(one, "ddp").configuration_table({pts[0], pts[1]});
+  EXPECT_TRUE(one.str().empty()) << "a single configuration has no table";
+}
+
 TEST(Records, BaselineAndDelta) {
   std::vector<ComparePoint> pts{point("ddp", 2, 25, run_with(2, 10, {{0.1}, {0.1}})),
                                 point("overlap", 2, 25, run_with(2, 10, {{0.08}, {0.08}})),
