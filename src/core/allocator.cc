@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <sys/resource.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -64,6 +65,29 @@ nlohmann::ordered_json to_json(const AllocatorSettings& s) {
   if (!s.tunables.empty()) j["glibc_tunables"] = s.tunables;
   if (!s.preload.empty()) j["ld_preload"] = s.preload;
   return j;
+}
+
+std::int64_t peak_rss_bytes() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  std::int64_t kib = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    long long v = 0;
+    if (std::sscanf(line, "VmHWM: %lld kB", &v) == 1) {
+      kib = v;
+      break;
+    }
+  }
+  std::fclose(f);
+  return kib < 0 ? -1 : kib * 1024;
+}
+
+bool reset_peak_rss() {
+  std::FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (f == nullptr) return false;
+  const bool ok = std::fputs("5", f) >= 0;
+  return std::fclose(f) == 0 && ok;
 }
 
 std::int64_t minor_faults() {

@@ -52,4 +52,10 @@ nlohmann::ordered_json to_json(const AllocatorSettings& s);
 // Minor page faults of this process so far (getrusage).
 std::int64_t minor_faults();
 
+// The process's resident-set high-water mark (Linux VmHWM) in bytes; -1
+// where it cannot be read. reset_peak_rss() restarts it from the current
+// RSS (writes 5 to /proc/self/clear_refs; false where the kernel refuses).
+std::int64_t peak_rss_bytes();
+bool reset_peak_rss();
+
 }  // namespace dtbench::alloc

@@ -114,15 +114,16 @@ void CompareConsoleReporter::memory_table(const std::vector<ComparePoint>& point
   for (const auto& p : points) any = any || p.run.peak_bytes >= 0;
   if (!any) return;
   out_ << "\n== memory per rank (MiB): peak of tensors over the timed iterations; model state = "
-          "parameters + gradients + optimizer state, and its formula ==\n";
-  out_ << fmt::format("{:<30} {:>8} {:>5} {:>12} {:>12} {:>12}\n", "strategy", "bucket", "ranks",
-                      "peak", "model state", "formula");
+          "parameters + gradients + optimizer state, and its formula; the process's RSS peak ==\n";
+  out_ << fmt::format("{:<30} {:>8} {:>5} {:>12} {:>12} {:>12} {:>12}\n", "strategy", "bucket", "ranks",
+                      "peak", "model state", "formula", "RSS peak");
   const double mib = 1048576.0;
   auto cell = [mib](std::int64_t b) { return b >= 0 ? fmt::format("{:.1f}", b / mib) : std::string("-"); };
   for (const auto& p : points)
-    out_ << fmt::format("{:<30} {:>5g} MB {:>5} {:>12} {:>12} {:>12}\n", p.key.strategy(),
+    out_ << fmt::format("{:<30} {:>5g} MB {:>5} {:>12} {:>12} {:>12} {:>12}\n", p.key.strategy(),
                         p.key.bucket_cap_mb, p.key.world_size, cell(p.run.peak_bytes),
-                        cell(p.run.model_state_bytes), cell(p.run.model_state_expected_bytes));
+                        cell(p.run.model_state_bytes), cell(p.run.model_state_expected_bytes),
+                        cell(p.run.peak_rss_bytes));
 }
 
 void CompareConsoleReporter::configuration_table(const std::vector<ComparePoint>& points) {

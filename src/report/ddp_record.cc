@@ -147,6 +147,7 @@ nlohmann::ordered_json to_json(const DdpRun& run) {
           {"tokens_per_sec_per_rank", tokens_per_sec_per_rank(run)},
           {"memory",
            {{"peak_bytes", run.peak_bytes},
+            {"peak_rss_bytes", run.peak_rss_bytes},
             {"model_state_bytes", run.model_state_bytes},
             {"model_state_expected_bytes", run.model_state_expected_bytes}}},
           {"summary",
@@ -204,7 +205,9 @@ DdpRun ddp_run_from_json(const nlohmann::ordered_json& j, const std::string& whe
     run.peak_bytes = json_field<std::int64_t>(m, "peak_bytes", w);
     run.model_state_bytes = json_field<std::int64_t>(m, "model_state_bytes", w);
     run.model_state_expected_bytes = json_field<std::int64_t>(m, "model_state_expected_bytes", w);
-    if (run.peak_bytes < -1 || run.model_state_bytes < -1 || run.model_state_expected_bytes < -1)
+    if (m.contains("peak_rss_bytes")) run.peak_rss_bytes = json_field<std::int64_t>(m, "peak_rss_bytes", w);
+    if (run.peak_bytes < -1 || run.model_state_bytes < -1 || run.model_state_expected_bytes < -1 ||
+        run.peak_rss_bytes < -1)
       throw UsageError(fmt::format("{}: byte counts must be at least -1 (not recorded)", w));
   }
   if (run.world_size < 1 || run.nodes < 1 || run.batch_per_rank < 1)

@@ -43,6 +43,10 @@ struct DdpRun {
   // what the strategy's formula gives for them (float32, K optimizer states
   // per parameter: replicated (8 + 4K) x parameters).
   std::int64_t peak_bytes = -1;
+  // The ranks' largest resident-set peak over the timed iterations (the
+  // whole process: LibTorch, buffers, the allocator's cached memory); -1 =
+  // not recorded.
+  std::int64_t peak_rss_bytes = -1;
   std::int64_t model_state_bytes = -1;
   std::int64_t model_state_expected_bytes = -1;
   std::vector<RankSamples> ranks;

@@ -44,6 +44,7 @@ void DdpConsoleReporter::row(const DdpRun& run) {
   if (run.peak_bytes >= 0 || run.model_state_bytes >= 0) {
     std::string mem = "      memory per rank:";
     if (run.peak_bytes >= 0) mem += fmt::format(" peak {:.1f} MiB of tensors", run.peak_bytes / 1048576.0);
+    if (run.peak_rss_bytes >= 0) mem += fmt::format(" (process RSS peak {:.1f} MiB)", run.peak_rss_bytes / 1048576.0);
     if (run.model_state_bytes >= 0)
       mem += fmt::format("{} model state {:.1f} MiB", run.peak_bytes >= 0 ? "," : "",
                          run.model_state_bytes / 1048576.0);

@@ -182,6 +182,7 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
   std::unique_ptr<LossScaler> scaler;
   if (opts.amp == "fp16") scaler = std::make_unique<LossScaler>(LossScalerOptions{}, params.front().device());
   std::int64_t faults_at_start = 0;
+  bool rss_reset = false;
   const bool delayed = opts.inject_delay_rank == rank && opts.inject_delay_ms > 0;
   const auto delay = std::chrono::duration<double, std::milli>(opts.inject_delay_ms);
   for (int it = 0; it < total_iters + (probe ? 1 : 0); ++it) {
@@ -190,6 +191,7 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
     if (it == opts.warmup) {
       faults_at_start = alloc::minor_faults();
       memory->reset_peak();
+      rss_reset = alloc::reset_peak_rss();
     }
     const auto t0 = Clock::now();
     observer.iteration_begin(it);
@@ -262,6 +264,7 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
       const auto m = memory->read();
       result.peak_bytes = m.peak;
       result.reserved_peak_bytes = m.reserved_peak;
+      result.peak_rss_bytes = rss_reset ? alloc::peak_rss_bytes() : -1;
     }
     if (progress) progress(it, total_iters, seconds(t0, t4));
   }

@@ -52,6 +52,9 @@ struct TrainResult {
   // the optimizer's states per parameter.
   int64_t peak_bytes = 0;
   int64_t reserved_peak_bytes = -1;
+  // The process's resident-set peak over the timed iterations (VmHWM reset
+  // after warm-up); -1 where the kernel does not allow the reset.
+  int64_t peak_rss_bytes = -1;
   int64_t param_bytes = 0, grad_bytes = 0, optimizer_bytes = 0;
   int optimizer_states = 0;
   int64_t model_state_bytes() const { return param_bytes + grad_bytes + optimizer_bytes; }

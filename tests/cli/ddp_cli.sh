@@ -42,6 +42,9 @@ for r in runs:
     assert m["model_state_expected_bytes"] == (8 + 4 * k) * cfg["param_elements"], (m, k)
     assert m["model_state_bytes"] == m["model_state_expected_bytes"], (r["label"], m)
     assert m["peak_bytes"] >= m["model_state_bytes"], (r["label"], m)
+    # The process's RSS peak over the timed iterations (VmHWM, reset after
+    # warm-up): LibTorch's own pages alone are tens of MiB.
+    assert 16 * 2**20 < m["peak_rss_bytes"] < 4 * 2**30, (r["label"], m)
     ms = r["extras"]["model_state"]
     assert ms["params"] == 4 * cfg["param_elements"] and ms["optimizer"] == 4 * k * cfg["param_elements"], ms
 # One rank of any reducer averages over one replica: bitwise the baseline.
@@ -56,7 +59,7 @@ for reducer in ddp overlap sync; do
   "$DTBENCH" ddp "${common[@]}" --reducer "$reducer" --world-sizes 1,2 --json "$work/$reducer.json" \
     >"$work/$reducer.out"
   grep -q "2 ranks --    1N/2R:  p50:" "$work/$reducer.out"
-  grep -Eq "^      memory per rank: peak [0-9.]+ MiB of tensors, model state [0-9.]+ MiB \(formula [0-9.]+ MiB\)$" \
+  grep -Eq "^      memory per rank: peak [0-9.]+ MiB of tensors \(process RSS peak [0-9.]+ MiB\), model state [0-9.]+ MiB \(formula [0-9.]+ MiB\)$" \
     "$work/$reducer.out"
   check_report "$work/$reducer.json" "$reducer" "no ddp" 1N/1R 1N/2R
 done

@@ -130,15 +130,20 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   // sharded ones differ by at most a bucket's padding).
   {
     auto mem = torch::tensor({static_cast<double>(result.peak_bytes),
-                              static_cast<double>(result.model_state_bytes())},
+                              static_cast<double>(result.model_state_bytes()),
+                              static_cast<double>(result.peak_rss_bytes)},
                              torch::kDouble);
     if (comm != nullptr && world.world_size > 1) {
-      auto all = torch::empty({world.world_size * 2}, torch::kDouble);
+      auto all = torch::empty({world.world_size * 3}, torch::kDouble);
       comm->allgather(mem, all)->wait(comm->timeout());
-      mem = all.view({world.world_size, 2}).amax(0);
+      auto per_rank = all.view({world.world_size, 3});
+      mem = per_rank.amax(0);
+      // A rank without the RSS figure makes it unknown, not the others' peak.
+      if (per_rank.select(1, 2).amin().item<double>() < 0) mem[2] = -1.0;
     }
     run.peak_bytes = static_cast<std::int64_t>(mem[0].item<double>());
     run.model_state_bytes = static_cast<std::int64_t>(mem[1].item<double>());
+    run.peak_rss_bytes = static_cast<std::int64_t>(mem[2].item<double>());
     run.model_state_expected_bytes = train::expected_model_state_bytes(
         opts.reducer, res.param_elements, result.optimizer_states, world.world_size);
   }
