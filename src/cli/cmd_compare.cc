@@ -81,7 +81,10 @@ train::TrainOptions point_options(const train::TrainOptions& base, const report:
   t.reducer = k.reducer;
   t.bucket_cap_mb = k.bucket_cap_mb;
   t.compression = k.compression;
-  if (k.reducer != "fsdp") t.reshard_after_forward = -1;  // fsdp's alone
+  if (k.reducer != "fsdp") {  // fsdp's alone
+    t.reshard_after_forward = -1;
+    t.param_dtype.clear();
+  }
   if (k.reducer != "horovod") t.fusion_threshold_mb = t.cycle_time_ms = -1;  // horovod's
   train::resolve_horovod(t);
   if (!t.trace_path.empty()) t.trace_path = trace_path_for(base.trace_path, k.id());
@@ -145,6 +148,9 @@ int run_compare(CompareFlags& f) {
   if (f.train.reshard_after_forward != -1 &&
       std::find(spec.reducers.begin(), spec.reducers.end(), "fsdp") == spec.reducers.end())
     throw UsageError("--reshard-after-forward is fsdp's: add fsdp to --reducers");
+  if (!f.train.param_dtype.empty() &&
+      std::find(spec.reducers.begin(), spec.reducers.end(), "fsdp") == spec.reducers.end())
+    throw UsageError("--param-dtype is fsdp's: add fsdp to --reducers");
   if ((f.train.fusion_threshold_mb != -1 || f.train.cycle_time_ms != -1) &&
       std::find(spec.reducers.begin(), spec.reducers.end(), "horovod") == spec.reducers.end())
     throw UsageError("--fusion-threshold-mb and --cycle-time-ms are horovod's: add horovod to --reducers");

@@ -205,6 +205,7 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
     if (row.reducer == "none") {
       job.compression = "none";
       job.reshard_after_forward = -1;
+      job.param_dtype.clear();
       job.fusion_threshold_mb = job.cycle_time_ms = -1;
     }
     if (!job.trace_path.empty()) job.trace_path = trace_path_for(f.train.trace_path, label);

@@ -89,6 +89,7 @@ nlohmann::ordered_json train_config_json(const train::TrainOptions& t) {
           {"channels_last", t.channels_last},
           {"broadcast_buffers", t.broadcast_buffers},
           {"reshard_after_forward", t.reshard_after_forward != 0},  // fsdp's
+          {"param_dtype", t.param_dtype.empty() ? std::string("float32") : t.param_dtype},  // fsdp's
           {"fusion_threshold_mb", t.fusion_threshold_mb},  // horovod's (-1: not horovod)
           {"cycle_time_ms", t.cycle_time_ms},
           {"optimizer", t.optimizer},
@@ -146,6 +147,7 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
   if (t.cycle_time_ms != -1) a.insert(a.end(), {"--cycle-time-ms", fmt::format("{}", t.cycle_time_ms)});
   if (t.reshard_after_forward != -1)
     a.insert(a.end(), {"--reshard-after-forward", t.reshard_after_forward ? "true" : "false"});
+  if (!t.param_dtype.empty()) a.insert(a.end(), {"--param-dtype", t.param_dtype});
   if (!run.comm.iface.empty()) {
     a.push_back("--iface");
     a.push_back(run.comm.iface);
@@ -281,6 +283,12 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
          "its backward (true, FSDP2's default) or keep them until its backward (false: more "
          "memory, one all-gather per unit fewer)")
       ->type_name("true|false");
+  cmd.add_option("--param-dtype", t.param_dtype,
+                 "fsdp: dtype of the gathered parameters, FSDP2's MixedPrecisionPolicy param_dtype "
+                 "(reduce_dtype stays float32): float32, or bf16 with --amp bf16 (each unit "
+                 "all-gathered in bfloat16, half the bytes; the optimizer steps float32 shards) "
+                 "[default: float32]")
+      ->type_name("float32|bf16");
   cmd.add_option("--fusion-threshold-mb", t.fusion_threshold_mb,
                  "horovod: Horovod's fusion threshold in MiB, 0 = no fusion [default: "
                  "HOROVOD_FUSION_THRESHOLD (bytes) when set, else 128]")

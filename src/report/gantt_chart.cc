@@ -17,9 +17,10 @@ using Json = nlohmann::ordered_json;
 constexpr double kWidth = 900, kLeft = 150, kRight = 170, kTop = 36, kBottom = 46;
 constexpr double kLane = 16, kRowGap = 6;
 const char* const kColors[] = {"#1f77b4", "#ff7f0e", "#7f7f7f", "#2ca02c", "#9467bd",
-                               "#d62728", "#e377c2", "#17becf"};
+                               "#d62728", "#e377c2", "#17becf", "#bcbd22"};
 const char* const kKinds[] = {"forward",          "backward",       "comm wait",  "optimizer",
-                              "buffer broadcast", "injected delay", "compression cast", "collective"};
+                              "buffer broadcast", "injected delay", "compression cast", "collective",
+                              "all-gather"};
 
 int kind_of_phase(const std::string& name) {
   for (int i = 0; i < 6; ++i)
@@ -105,11 +106,11 @@ GanttChart gantt_from_trace(const Json& trace, const std::string& name) {
       if (kind < 0) continue;
       compute[pid].bars.push_back({ts, ts + num(e, "dur"), n, kind});
       origin = std::min(origin, ts);
-    } else if (ph == "b" && cat == "collective" && iteration_of(e) == chosen) {
+    } else if (ph == "b" && (cat == "collective" || cat == "all-gather") && iteration_of(e) == chosen) {
       const std::string id = e.value("id", "");
-      open[id] = {ts, ts, e.value("name", ""), 7};
+      open[id] = {ts, ts, e.value("name", ""), cat == "all-gather" ? 8 : 7};
       open_pid[id] = pid;
-    } else if (ph == "e" && cat == "collective") {
+    } else if (ph == "e" && (cat == "collective" || cat == "all-gather")) {
       const auto it = open.find(e.value("id", ""));
       if (it == open.end()) continue;
       it->second.end = ts;

@@ -136,6 +136,42 @@ void add_model_figures(std::vector<Figure>& figs, const std::vector<ReportSource
                   "communication still exposed after backward, optimizer.",
                   render_svg(phases)});
 
+  // Time against memory: the trade between replicated and sharded strategies.
+  // One line per strategy through its world sizes (ascending), a point per run
+  // that recorded its peak tensor bytes.
+  {
+    LineChart mem{fmt::format("{}: iteration time vs peak memory per rank", model),
+                  "peak tensor memory per rank (MiB)", "p50 ms per iteration", false, false, {}};
+    std::map<std::string, std::vector<std::pair<double, double>>> by_series;  // x, y by world size
+    std::map<std::string, std::vector<int>> ranks_of;
+    std::vector<std::string> order;
+    for (const auto& l : pts) {
+      if (l.p->run.peak_bytes < 0) continue;
+      const std::string n = name(l);
+      if (!by_series.count(n)) order.push_back(n);
+      by_series[n].push_back({static_cast<double>(l.p->run.peak_bytes) / (1 << 20),
+                              stats::percentile(iteration_times(l.p->run), 50) * 1e3});
+      ranks_of[n].push_back(l.p->key.world_size);
+    }
+    for (const auto& n : order) {
+      std::vector<std::size_t> idx(by_series[n].size());
+      for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return ranks_of[n][a] < ranks_of[n][b]; });
+      LineSeries ls{n, {}, {}, {}};
+      for (std::size_t i : idx) {
+        ls.x.push_back(by_series[n][i].first);
+        ls.y.push_back(by_series[n][i].second);
+      }
+      mem.series.push_back(std::move(ls));
+    }
+    if (!mem.series.empty())
+      figs.push_back({"memory-" + slug(model),
+                      "p50 iteration time against the peak tensor bytes per rank (LibTorch's allocator over "
+                      "the timed iterations, the largest rank), one line per strategy through its world "
+                      "sizes in ascending order: further left needs less memory, lower is faster.",
+                      render_svg(mem)});
+  }
+
   // Bucket-size sweep: p50 iteration time vs bucket size per strategy and ranks.
   if (buckets.size() > 1) {
     LineChart sweep{fmt::format("{}: bucket-size sweep", model), "bucket capacity (MiB)",
@@ -373,6 +409,11 @@ void write_csv(std::ostream& out, const std::vector<ReportSource>& sources) {
       row(s, &k, nullptr, "examples_per_s_per_rank", "ci196_half_width", thr[i].per_rank.half_width);
       row(s, &k, nullptr, "examples_per_s_total", "value", thr[i].total);
       if (thr[i].efficiency) row(s, &k, nullptr, "scaling_efficiency", "value", *thr[i].efficiency);
+      if (p.run.peak_bytes >= 0) row(s, &k, nullptr, "peak_bytes", "max_rank", static_cast<double>(p.run.peak_bytes));
+      if (p.run.peak_rss_bytes >= 0)
+        row(s, &k, nullptr, "peak_rss_bytes", "max_rank", static_cast<double>(p.run.peak_rss_bytes));
+      if (p.run.model_state_bytes >= 0)
+        row(s, &k, nullptr, "model_state_bytes", "value", static_cast<double>(p.run.model_state_bytes));
       if (p.extras.contains("trace") && p.extras.at("trace").is_object()) {
         const auto& t = p.extras.at("trace");
         const std::string where = s.path + " extras.trace";

@@ -2,6 +2,7 @@
 // `dtbench hybrid` results: per trainer seconds per iteration and lookup
 // latencies; the table printed like PyTorch's DDP+RPC benchmark (p50 p75 p90
 // p95 sec/iteration and examples/s per trainer, then "All").
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -14,6 +15,14 @@ struct HybridTrainerRun {
   int trainer = 0;
   std::vector<double> iteration_seconds;
   std::vector<double> lookup_seconds;  // one per iteration: all lookups of the batch
+  // Memory of the trainer's process over the timed iterations (-1: not
+  // recorded, reports before memory figures): the peak of tensor bytes from
+  // the allocator (device/memory.h: the FC stack, its gradients, the batch),
+  // the resident-set peak, and the model state it holds (the FC stack's
+  // parameters and gradients: plain SGD keeps no state, so (8 + 0)·Ψ).
+  std::int64_t peak_bytes = -1;
+  std::int64_t peak_rss_bytes = -1;
+  std::int64_t model_state_bytes = -1;
 };
 
 nlohmann::ordered_json to_json(const HybridTrainerRun& r);

@@ -38,7 +38,8 @@ std::map<int, IterationSets> iteration_sets(const RankTimeline& t) {
         e.kind == EventKind::kBackwardCompute ||
         (is_phase(e, Phase::kBackward) && !has_backward_compute[e.iteration]))
       s.compute.push_back(iv);
-    else if (e.kind == EventKind::kCollective || is_phase(e, Phase::kBroadcast) ||
+    else if (e.kind == EventKind::kCollective || e.kind == EventKind::kAllGather ||
+             is_phase(e, Phase::kBroadcast) ||
              (e.kind == EventKind::kStage && e.sub != static_cast<int>(Stage::kNegotiate)))
       s.comm.push_back(iv);
   }

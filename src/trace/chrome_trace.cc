@@ -73,6 +73,18 @@ Json chrome_trace(const std::vector<RankTimeline>& ranks, const TraceMeta& meta)
                             {"s", "t"}, {"pid", pid}, {"tid", kTrainingTid}, {"ts", ts},
                             {"args", {{"iteration", e.iteration}}}});
           break;
+        case EventKind::kAllGather: {
+          const auto id = fmt::format("r{}i{}g{}", r.rank, e.iteration, e.bucket);
+          const auto name = fmt::format("all-gather {}", e.bucket);
+          events.push_back({{"name", name}, {"cat", "all-gather"}, {"ph", "b"}, {"id", id}, {"pid", pid},
+                            {"tid", kCommTid}, {"ts", ts},
+                            {"args", {{"iteration", e.iteration}, {"unit", e.bucket}, {"bytes", e.bytes}}}});
+          events.push_back({{"name", name}, {"cat", "all-gather"}, {"ph", "e"}, {"id", id}, {"pid", pid},
+                            {"tid", kCommTid}, {"ts", e.end_us - t0}});
+          flight.push_back({ts, static_cast<double>(e.bytes)});
+          flight.push_back({e.end_us - t0, -static_cast<double>(e.bytes)});
+          break;
+        }
         case EventKind::kCollective: {
           const auto id = fmt::format("r{}i{}b{}", r.rank, e.iteration, e.bucket);
           const Json args{{"iteration", e.iteration}, {"bucket", e.bucket}, {"bytes", e.bytes},

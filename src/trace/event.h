@@ -15,15 +15,17 @@ enum class EventKind : int {
   kIteration = 4,    // the whole iteration on this rank
   kBackwardCompute = 5,  // backward start to its last gradient (the compute part of backward)
   kStage = 6,            // `sub` = Stage of a fused group (horovod): negotiation, memcpy in/out
+  kAllGather = 7,        // a sharded strategy's parameter all-gather, launch to completion
+                         // (`bucket` = the FSDP unit or ZeRO bucket)
 };
 
 struct Event {
   EventKind kind = EventKind::kPhase;
   int sub = -1;        // Phase for kPhase, Stage for kStage
   int iteration = 0;   // from 0, warm-up included
-  int bucket = -1;     // collectives, casts, ready marks
+  int bucket = -1;     // collectives, all-gathers, casts, ready marks
   double begin_us = 0, end_us = 0;  // equal for instants
-  std::int64_t bytes = 0;           // collectives
+  std::int64_t bytes = 0;           // collectives and all-gathers (the gathered buffer)
   int dtype = 0;                    // WireDType of collectives
   double duration_us() const { return end_us - begin_us; }
 };

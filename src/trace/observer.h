@@ -54,6 +54,12 @@ class TrainObserver {
                                  const std::vector<std::size_t>& params) {}
   // That collective completed (any thread: a backend's completion callback).
   virtual void collective_done(int bucket) {}
+  // A sharded strategy's all-gather of parameters (--reducer zero1/zero2:
+  // bucket `unit`'s after the step; fsdp: unit `unit`'s before its forward
+  // or backward, prefetched) starts, filling `bytes` bytes (training thread),
+  // and completes (any thread).
+  virtual void gather_launch(int unit, std::int64_t bytes) {}
+  virtual void gather_done(int unit) {}
   // Compression casts of bucket `bucket` into (launch) and out of (finish)
   // its wire format.
   virtual void cast_begin(int bucket) {}

@@ -17,6 +17,7 @@ void Timeline::iteration_begin(int it) {
   backward_start_ = 0;
   std::lock_guard<std::mutex> lock(mu_);
   open_.clear();
+  open_gathers_.clear();
   Event e;
   e.kind = EventKind::kIteration;
   e.iteration = it;
@@ -107,6 +108,30 @@ void Timeline::collective_done(int bucket) {
   open_.erase(it);
 }
 
+void Timeline::gather_launch(int unit, std::int64_t bytes) {
+  if (!recording_) return;
+  Event e;
+  e.kind = EventKind::kAllGather;
+  e.iteration = iteration_;
+  e.bucket = unit;
+  e.begin_us = now_us();
+  e.end_us = -1;  // until gather_done
+  e.bytes = bytes;
+  e.dtype = static_cast<int>(WireDType::kFloat32);
+  std::lock_guard<std::mutex> lock(mu_);
+  open_gathers_[unit] = events_.size();
+  events_.push_back(e);
+}
+
+void Timeline::gather_done(int unit) {
+  const double now = now_us();
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = open_gathers_.find(unit);
+  if (it == open_gathers_.end()) return;  // launched in an iteration that is not recorded
+  events_[it->second].end_us = now;
+  open_gathers_.erase(it);
+}
+
 void Timeline::cast_begin(int) {
   if (recording_) cast_start_ = now_us();
 }
@@ -148,7 +173,7 @@ int Timeline::incomplete() const {
   std::lock_guard<std::mutex> lock(mu_);
   int n = 0;
   for (const auto& e : events_)
-    if (e.kind == EventKind::kCollective && e.end_us < e.begin_us) ++n;
+    if ((e.kind == EventKind::kCollective || e.kind == EventKind::kAllGather) && e.end_us < e.begin_us) ++n;
   return n;
 }
 

@@ -25,12 +25,14 @@ class Timeline : public TrainObserver {
   void collective_launch(int bucket, std::int64_t bytes, WireDType dtype,
                          const std::vector<std::size_t>& params) override;
   void collective_done(int bucket) override;
+  void gather_launch(int unit, std::int64_t bytes) override;
+  void gather_done(int unit) override;
   void cast_begin(int bucket) override;
   void cast_end(int bucket) override;
   void stage(int bucket, Stage s, double begin_us, double end_us) override;
 
-  // The recorded events. Collectives that never completed keep end == begin
-  // and are counted in incomplete().
+  // The recorded events. Collectives and all-gathers that never completed
+  // keep end < begin and are counted in incomplete().
   std::vector<Event> events() const;
   int incomplete() const;
   int first_iteration() const { return first_; }
@@ -47,9 +49,10 @@ class Timeline : public TrainObserver {
   double cast_start_ = 0;
   double backward_start_ = 0;
   std::vector<double> param_ready_;  // this iteration's, -1 = not yet
-  mutable std::mutex mu_;            // events_, open_
+  mutable std::mutex mu_;            // events_, open_, open_gathers_
   std::vector<Event> events_;
   std::map<int, std::size_t> open_;  // bucket -> its collective in events_
+  std::map<int, std::size_t> open_gathers_;  // unit -> its all-gather in events_
 };
 
 }  // namespace dtbench::trace

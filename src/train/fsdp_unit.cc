@@ -12,8 +12,9 @@ namespace dtbench::train {
 
 FsdpUnit::FsdpUnit(int index, const std::string& name, std::vector<std::size_t> params,
                    const std::vector<torch::Tensor>& all, comm::Communicator& comm,
-                   trace::TrainObserver& observer)
-    : params_(std::move(params)), comm_(comm), observer_(observer) {
+                   trace::TrainObserver& observer, at::ScalarType param_dtype)
+    : index_(index), params_(std::move(params)), comm_(comm), observer_(observer),
+      param_dtype_(param_dtype) {
   reduce_scatter_ = comm_.unsupported_reason(comm::Collective::kReduceScatter, comm::DType::kFloat32,
                                              comm::ReduceOp::kSum)
                         .empty();
@@ -45,6 +46,17 @@ FsdpUnit::FsdpUnit(int index, const std::string& name, std::vector<std::size_t> 
     p.mutable_grad() = torch::Tensor();
   }
   shard_ = flat_.narrow(0, comm_.rank() * shard_numel_, shard_numel_).clone();
+  if (param_dtype_ == at::kBFloat16 &&
+      !comm_.unsupported_reason(comm::Collective::kAllgather, comm::DType::kBFloat16, comm::ReduceOp::kSum).empty())
+    // A gather only moves bytes: where the backend has no bfloat16 all_gather
+    // (Gloo in LibTorch 1.13) the same bits go as float16.
+    gather_as_ = at::kHalf;
+  if (param_dtype_ != at::kFloat) {
+    // The module computes with param_dtype views of a param_dtype buffer;
+    // the shard above keeps the float32 values the optimizer steps.
+    flat_ = flat_.to(param_dtype_);
+    for (std::size_t k = 0; k < tensors_.size(); ++k) tensors_[k].set_data(slot_view(flat_, offsets_[k], tensors_[k]));
+  }
   grad_shard_ = torch::zeros({shard_numel_}, options);
   shard_.mutable_grad() = grad_shard_;
   reset();
@@ -54,7 +66,20 @@ FsdpUnit::FsdpUnit(int index, const std::string& name, std::vector<std::size_t> 
 void FsdpUnit::gather_async() {
   if (state_ != State::kSharded) return;
   compat::allocate_storage(flat_, static_cast<std::size_t>(padded_) * flat_.element_size());
-  gather_work_ = comm_.allgather(shard_, flat_);
+  observer_.gather_launch(index_, padded_ * static_cast<std::int64_t>(flat_.element_size()));
+  if (param_dtype_ != at::kFloat) {
+    torch::NoGradGuard no_grad;
+    gather_input_ = shard_.to(param_dtype_);
+  }
+  if (param_dtype_ == at::kFloat) {
+    gather_work_ = comm_.allgather(shard_, flat_);
+  } else {
+    gather_input_ = gather_input_.view(gather_as_);
+    gather_output_ = flat_.view(gather_as_);
+    gather_work_ = comm_.allgather(gather_input_, gather_output_);
+  }
+  if (observer_.active())
+    gather_work_->on_done([o = &observer_, unit = index_] { o->gather_done(unit); });
   state_ = State::kGathering;
 }
 
@@ -63,8 +88,21 @@ void FsdpUnit::wait_gathered() {
   if (state_ == State::kGathering) {
     gather_work_->wait(comm_.timeout());
     gather_work_.reset();
+    gather_input_ = gather_output_ = torch::Tensor();
     state_ = State::kGathered;
   }
+}
+
+void FsdpUnit::gather_full_precision() {
+  if (param_dtype_ == at::kFloat) return wait_gathered();
+  reshard();
+  torch::NoGradGuard no_grad;
+  auto full = torch::empty({padded_}, shard_.options());
+  comm_.allgather(shard_, full)->wait(comm_.timeout());
+  flat_ = full;
+  for (std::size_t k = 0; k < tensors_.size(); ++k) tensors_[k].set_data(slot_view(flat_, offsets_[k], tensors_[k]));
+  param_dtype_ = at::kFloat;
+  state_ = State::kGathered;
 }
 
 void FsdpUnit::reshard() {

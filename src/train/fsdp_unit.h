@@ -22,10 +22,15 @@ namespace dtbench::train {
 class FsdpUnit {
  public:
   // `params`: the unit's parameters (indices into `all`, the module's).
+  // `param_dtype`: dtype of the gathered parameters (FSDP2's
+  // MixedPrecisionPolicy param_dtype): float32, or bfloat16 (the float32
+  // shard is cast and gathered at half the bytes, the module's parameters
+  // become bfloat16 views; their gradients are accumulated into the float32
+  // flat gradient, so the reduction stays float32).
   // Throws UsageError when the unit has fewer elements than ranks.
   FsdpUnit(int index, const std::string& name, std::vector<std::size_t> params,
            const std::vector<torch::Tensor>& all, comm::Communicator& comm,
-           trace::TrainObserver& observer);
+           trace::TrainObserver& observer, at::ScalarType param_dtype = at::kFloat);
 
   // This rank's parameters, the tensor the optimizer steps; its .grad is the
   // averaged gradient shard after finish_reduce().
@@ -39,6 +44,10 @@ class FsdpUnit {
   void wait_gathered();
   // Frees the full parameters (waits a gather still in flight first).
   void reshard();
+  // After training: the full parameters gathered in float32, the module's
+  // parameters float32 views of them again (for the replica check and the
+  // caller). Same as wait_gathered() for float32 units.
+  void gather_full_precision();
   bool gathered() const { return state_ != State::kSharded; }
 
   // Parameter `param`'s gradient is ready; true when that completes the unit.
@@ -56,12 +65,16 @@ class FsdpUnit {
 
  private:
   enum class State { kSharded, kGathering, kGathered };
+  int index_;  // the unit's number in the trace (the root last)
   std::vector<std::size_t> params_;
   std::vector<torch::Tensor> tensors_;  // the module's parameters of this unit
   std::vector<std::int64_t> offsets_;
   std::unordered_map<std::size_t, std::size_t> slot_of_;
   std::int64_t numel_ = 0, padded_ = 0, shard_numel_ = 0;
-  torch::Tensor flat_;   // full parameters; storage freed while sharded
+  torch::Tensor flat_;   // full parameters (param_dtype_); storage freed while sharded
+  // While a gather is in flight: the shard cast to param_dtype_, and flat_,
+  // both as gather_as_.
+  torch::Tensor gather_input_, gather_output_;
   torch::Tensor shard_;  // this rank's parameters (own storage)
   torch::Tensor grad_flat_, grad_shard_, received_;
   comm::WorkPtr gather_work_, reduce_work_;
@@ -70,6 +83,8 @@ class FsdpUnit {
   comm::Communicator& comm_;
   trace::TrainObserver& observer_;
   bool reduce_scatter_ = true;
+  at::ScalarType param_dtype_ = at::kFloat;
+  at::ScalarType gather_as_ = at::kBFloat16;  // the dtype the gather's bytes travel as
 };
 
 }  // namespace dtbench::train

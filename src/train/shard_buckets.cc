@@ -164,7 +164,10 @@ void ShardBuckets::gather_parameters() {
     // The gather writes every chunk of param_flat, this rank's own included:
     // the input must not alias it.
     g.staged = shards_[b].clone();
+    const int unit = static_cast<int>(b);
+    observer_.gather_launch(unit, buckets_[b].param_flat.numel() * 4);
     g.work = comm_.allgather(g.staged, buckets_[b].param_flat);
+    if (observer_.active()) g.work->on_done([o = &observer_, unit] { o->gather_done(unit); });
     if (previous.work) previous.work->wait(comm_.timeout());
     previous = std::move(g);
   }

@@ -11,6 +11,10 @@
 // are reduce-scattered and its parameters freed (the unit reduced before it
 // is waited for then: two units' full gradients at most). The optimizer steps shards
 // only; nothing is gathered after the step (the next forward does it).
+// --param-dtype bf16 (FSDP2's MixedPrecisionPolicy(param_dtype=bfloat16,
+// reduce_dtype=float32)): units are gathered and computed with in bfloat16,
+// the shards, their gradients and the reduction stay float32; after the last
+// step every unit is gathered once more in float32.
 #include <mutex>
 #include <unordered_map>
 
@@ -32,7 +36,8 @@ class FsdpStrategy : public Strategy, public models::UnitHooks {
   FsdpStrategy(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm,
                trace::TrainObserver& observer, models::UnitSeam* seam)
       : Strategy(module.parameters()), state_(opts, module, comm, observer),
-        reshard_after_forward_(opts.reshard_after_forward != 0), seam_(seam) {
+        reshard_after_forward_(opts.reshard_after_forward != 0),
+        param_dtype_(opts.param_dtype == "bf16" ? at::kBFloat16 : at::kFloat), seam_(seam) {
     std::unordered_map<const void*, std::size_t> index_of;
     for (std::size_t i = 0; i < params_.size(); ++i) index_of[params_[i].unsafeGetTensorImpl()] = i;
     unit_of_.assign(params_.size(), -1);
@@ -61,7 +66,7 @@ class FsdpStrategy : public Strategy, public models::UnitHooks {
       const bool is_root = has_root && u + 1 == members.size();
       units_.push_back(std::make_unique<FsdpUnit>(
           static_cast<int>(u), is_root ? "the root" : fmt::format("block {}", u), members[u], params_,
-          comm, observer));
+          comm, observer, param_dtype_));
     }
     blocks_ = static_cast<int>(units_.size()) - (has_root ? 1 : 0);
     root_ = has_root ? units_.back().get() : nullptr;
@@ -137,8 +142,9 @@ class FsdpStrategy : public Strategy, public models::UnitHooks {
     for (auto& u : units_) u->zero_grad();
   }
   void finish() override {
-    for (auto& u : units_) u->gather_async();
-    for (auto& u : units_) u->wait_gathered();
+    if (param_dtype_ == at::kFloat)
+      for (auto& u : units_) u->gather_async();  // all in flight at once
+    for (auto& u : units_) u->gather_full_precision();
   }
 
  private:
@@ -167,6 +173,7 @@ class FsdpStrategy : public Strategy, public models::UnitHooks {
 
   StateSync state_;
   bool reshard_after_forward_;
+  at::ScalarType param_dtype_;
   models::UnitSeam* seam_;
   std::vector<std::unique_ptr<FsdpUnit>> units_;  // the blocks in forward order, then the root
   FsdpUnit* root_ = nullptr;

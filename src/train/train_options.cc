@@ -110,6 +110,18 @@ void validate(const TrainOptions& o) {
         "--reshard-after-forward is fsdp's (FSDP2's reshard_after_forward); --reducer {} keeps "
         "whole parameters",
         o.reducer));
+  if (!o.param_dtype.empty() && o.param_dtype != "float32" && o.param_dtype != "bf16")
+    throw UsageError(fmt::format("--param-dtype '{}' is not float32 or bf16", o.param_dtype));
+  if (!o.param_dtype.empty() && o.reducer != "fsdp")
+    throw UsageError(fmt::format(
+        "--param-dtype is fsdp's (FSDP2's MixedPrecisionPolicy param_dtype for the gathered "
+        "parameters); --reducer {} keeps float32 parameters",
+        o.reducer));
+  if (o.param_dtype == "bf16" && o.amp != "bf16")
+    throw UsageError(fmt::format(
+        "--param-dtype bf16 computes with bfloat16 parameters under autocast: add --amp bf16 (now "
+        "--amp {})",
+        o.amp));
   // fp16's loss scaler decides to skip a step from the gradients it sees; a
   // sharded rank sees only its shard, so ranks could decide differently.
   if (o.amp == "fp16" && is_sharded(o.reducer))

@@ -55,6 +55,13 @@ struct TrainOptions {
   // fsdp: free a unit's gathered parameters after its forward (1, FSDP2's
   // default) or keep them to its backward (0); -1: not given (1).
   int reshard_after_forward = -1;
+  // fsdp: dtype of the gathered (unsharded) parameters, FSDP2's
+  // MixedPrecisionPolicy(param_dtype=..., reduce_dtype=float32): "float32"
+  // or "bf16" (needs --amp bf16: the shards stay float32 for the optimizer,
+  // each unit is all-gathered in bfloat16 at half the bytes, the module
+  // computes with bfloat16 parameters and their gradients are reduced in
+  // float32); "" = not given (float32).
+  std::string param_dtype;
   // Where the rank computes: "cpu" or "cuda" (model, data and gradients on
   // GPU `device_index`, the rank's LOCAL_RANK). Default "cpu".
   std::string device = "cpu";

@@ -180,6 +180,10 @@ HOROVOD_CYCLE_TIME=fast expect_usage_error ddp --model mlp --reducer horovod
 expect_usage_error compare --models mlp --reducers ddp,zero2 --fusion-threshold-mb 1
 expect_usage_error ddp --model mlp --reducer fsdp --reshard-after-forward maybe
 expect_usage_error compare --models mlp --reducers ddp,zero2 --reshard-after-forward true
+expect_usage_error ddp --model mlp --reducer overlap --amp bf16 --param-dtype bf16
+expect_usage_error ddp --model mlp --reducer fsdp --param-dtype bf16
+expect_usage_error ddp --model mlp --reducer fsdp --amp bf16 --param-dtype fp8
+expect_usage_error compare --models mlp --reducers ddp,zero2 --amp bf16 --param-dtype bf16
 expect_usage_error ddp --model mlp --amp=perhaps
 # compare: grid lists, baseline, logs.
 expect_usage_error compare --models mlp --reducers none

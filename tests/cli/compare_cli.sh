@@ -84,9 +84,10 @@ test "$(wc -l < points.jsonl)" -eq 13
 python3 - <<'PY'
 import csv
 html = open("report.html").read()
-for fig in ("throughput-mlp", "efficiency-mlp", "percentiles-mlp", "phases-mlp", "buckets-mlp", "busbw-allreduce"):
+for fig in ("throughput-mlp", "efficiency-mlp", "percentiles-mlp", "phases-mlp", "memory-mlp", "buckets-mlp",
+            "busbw-allreduce"):
     assert f'<figure id="{fig}"' in html, fig
-assert html.count('<svg class="chart"') == 6
+assert html.count('<svg class="chart"') == 7
 rows = list(csv.DictReader(open("report.csv")))
 kinds = {r["kind"] for r in rows}
 assert kinds == {"compare", "comm"}, kinds
@@ -95,6 +96,8 @@ assert len(eff) == 2 * 6, len(eff)   # two sources x 6 two-rank points
 assert all(0 < float(r["value"]) < 2 for r in eff)
 bw = [r for r in rows if r["metric"] == "busbw_gbs" and r["placement"] == "out_of_place"]
 assert len(bw) == 4 and all(float(r["value"]) > 0 for r in bw), bw
+peaks = [r for r in rows if r["metric"] == "peak_bytes" and r["kind"] == "compare"]
+assert len(peaks) == 2 * 12 and all(float(r["value"]) > 0 for r in peaks), len(peaks)  # every point of both sources
 print("ok: report", len(rows), "csv rows")
 PY
 # README "Replicated or sharded?": its command exactly; model state per rank

@@ -226,4 +226,31 @@ assert r["tokens_per_example"] == 32 and abs(r["tokens_per_sec_per_rank"] - 2 * 
 print("ok: gpt2 (2 layers, width 64) with adamw on 2 ranks", r["summary"]["p50"], m)
 PY
 grep -Eq 'GFLOP/example to train: [0-9.]+ TFLOP/s per rank at p50, [0-9]+ tokens/s per rank$' "$work/gpt.out"
+# fsdp with FSDP2's MixedPrecisionPolicy(param_dtype=bfloat16): the rows run
+# (their replica check included) and the config says so; the same run's trace
+# shows every unit's all-gather at 2 bytes per padded element.
+"$DTBENCH" ddp --model gpt2 --layers 2 --width 64 --heads 4 --vocab 1000 --seq-len 32 --batch-size 2 \
+  --iters 2 --warmup 1 --threads 1 --timeout 60s --reducer fsdp --amp bf16 --param-dtype bf16 \
+  --world-sizes 2 --no-baseline --json "$work/mp.json" --trace "$work/mp.trace.json" >"$work/mp.out" 2>&1 ||
+  { cat "$work/mp.out"; exit 1; }
+python3 - "$work/mp.json" "$work" <<'PY'
+import glob, json, sys
+doc = json.load(open(sys.argv[1]))
+c = doc["config"]
+assert (c["reducer"], c["amp"], c["param_dtype"]) == ("fsdp", "bf16", "bf16"), c
+files = glob.glob(sys.argv[2] + "/mp.trace.*.json")  # the row's trace (--trace names one per row)
+assert len(files) == 1, files
+trace = json.load(open(files[0]))["traceEvents"]
+gathers = [e for e in trace if e.get("cat") == "all-gather" and e["ph"] == "b"]
+assert gathers, "no all-gathers in the trace"
+n = c["param_elements"]
+# Each iteration gathers every unit (3: 2 blocks and the root) at least once:
+# bf16 is 2 bytes per padded element, so one of each is about 2 n bytes.
+units = {}
+for e in gathers:
+    units.setdefault(e["args"]["unit"], e["args"]["bytes"])
+assert sorted(units) == [0, 1, 2], units
+assert 2 * n <= sum(units.values()) <= 2 * n + 2 * 3 * 2, (units, n)
+print("ok: fsdp --param-dtype bf16 on 2 ranks; unit gathers", units, "bytes for", n, "parameters")
+PY
 echo "ddp_cli: all checks passed"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `dtbench env` of either build flavour: the flavour line, CUDA/cuDNN/NCCL
+# `dtbench env` of either build flavour (and `dtbench models`, at the end): the flavour line, CUDA/cuDNN/NCCL
 # versions compiled in (wheel build) and the GPUs visible (0 here, where a
 # CUDA build meets no driver: reported, not a crash), the malloc settings and
 # DTBENCH_MALLOC / GLIBC_TUNABLES handling.
@@ -46,3 +46,32 @@ set -e
   { echo "FAIL: bad DTBENCH_MALLOC: rc $rc"; cat "$work/bad.err"; exit 1; }
 [ ! -s "$work/bad.out" ] || { echo "FAIL: output despite the error"; exit 1; }
 echo "ok: DTBENCH_MALLOC default/env/bad value"
+
+# `dtbench models`: parameter counts and FLOPs per example against the
+# published figures (torchvision's "GFLOPS" column is forward GMACs at
+# 224x224; GPT-2 small's 124,439,808 parameters; PaLM's 6N + 12·L·w·T per
+# token at 128 tokens; the MLP's three products exactly).
+"$DTBENCH" models --json "$work/models.json" >"$work/models.txt"
+python3 - "$work/models.json" "$work/models.txt" <<'PY'
+import json, sys
+rows = {m["name"]: m for m in json.load(open(sys.argv[1]))}
+text = open(sys.argv[2]).read().splitlines()
+assert text[0].split()[:6] == ["model", "tensors", "elements", "MB", "input", "fwd"], text[0]
+assert len(text) == len(rows) + 1, (len(text), len(rows))
+published = {"resnet18": 1.814, "resnet50": 4.089, "vgg16": 15.470, "alexnet": 0.714}
+for name, gmac in published.items():
+    m = rows[name]
+    assert m["input"] == "224x224", m
+    assert abs(m["forward_macs_per_example"] / 1e9 - gmac) < 0.005 * gmac, (name, m["forward_macs_per_example"], gmac)
+for m in rows.values():
+    assert m["train_flops_per_example"] == 6 * m["forward_macs_per_example"] > 0, m
+mlp = rows["mlp"]
+assert mlp["forward_macs_per_example"] == 1024 * 1024 * 2 + 1024 * 1000, mlp
+g = rows["gpt2"]
+assert g["elements"] == 124439808 and g["input"] == "128 tok", g
+n = 12 * 12 * 768 ** 2 + 50257 * 768
+assert g["train_flops_per_example"] == 128 * (6 * n + 12 * 12 * 768 * 128), g
+assert rows["gpt2-xl"]["elements"] == 1557611200, rows["gpt2-xl"]
+print("ok: dtbench models:", len(rows), "models; resnet50", rows["resnet50"]["forward_macs_per_example"] / 1e9,
+      "GMAC/example, gpt2", g["train_flops_per_example"] / 1e12, "TFLOP per 128-token sequence")
+PY

@@ -76,6 +76,15 @@ assert [t["trainer"] for t in d["trainers"]] == [0, 1]
 assert all(len(t["iteration_seconds"]) == 5 and t["p50"] <= t["p95"] for t in d["trainers"])
 assert d["check"]["checked"] and d["check"]["fc_replicas_identical"] and d["check"]["updates"] > 0
 assert d["ceiling"]["p50_seconds"] > 0
+# Memory per trainer: the FC stack's parameters and gradients (plain SGD: no
+# state) counted from the tensors, the allocator's peak at least that.
+c = d["config"]
+h = c["hidden"]
+psi = c["tables"] * c["embedding_dim"] * h + h + h * h + h + h + 1
+for t in d["trainers"]:
+    m = t["memory"]
+    assert m["model_state_bytes"] == 8 * psi, (m, psi)
+    assert m["peak_bytes"] >= m["model_state_bytes"] and m["peak_rss_bytes"] > 0, m
 assert len(d["ceiling"]["seconds"]) == 2 * 50 and "every trainer" in d["ceiling"]["what"], d["ceiling"]  # 50 rounds each
 assert len(d["ceiling"]["alone_seconds"]) == 50 and d["ceiling"]["alone_p50_seconds"] > 0
 PY

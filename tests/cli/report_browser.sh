@@ -39,13 +39,14 @@ dom = open("dom.html").read()
 body = re.search(r"<body[^>]*>", dom).group(0)
 charts = int(re.search(r'data-charts="(\d+)"', body).group(1))
 empty = int(re.search(r'data-empty-charts="(\d+)"', body).group(1))
-# mlp: throughput, efficiency, percentiles, phases, bucket sweep; comm: 2
-# collectives; trace: overlap per strategy and bucket, one Gantt chart
-assert charts == 9, charts
+# mlp: throughput, efficiency, percentiles, phases, time vs memory, bucket
+# sweep; comm: 2 collectives; trace: overlap per strategy and bucket, one Gantt chart
+assert charts == 10, charts
 assert empty == 0, f"{empty} empty chart(s)"
 sizes = re.findall(r'<svg class="chart"[^>]*data-plot-width="([\d.]+)" data-plot-height="([\d.]+)" data-marks="(\d+)"', dom)
-assert len(sizes) == 9, sizes
+assert len(sizes) == 10, sizes
 assert 'id="gantt-' in dom, "no Gantt figure"
+assert 'id="memory-mlp"' in dom, "no time-vs-memory figure"
 assert 'id="overlap"' in dom, "no overlap figure"
 for w, h, marks in sizes:
     assert float(w) > 50 and float(h) > 5 and int(marks) > 0, (w, h, marks)

@@ -78,6 +78,7 @@ TEST(Flops, GptMatchesPalmFormula) {
   const double n = 12 * l * w * w + v * w;
   const double per_token = 6 * n + 12 * l * w * t;
   EXPECT_DOUBLE_EQ(cost.train_flops_per_example(), per_token * t);
+  EXPECT_DOUBLE_EQ(6 * gpt_forward_macs(2, 64, 1000, 32), per_token * t);  // `dtbench models`' figure
   EXPECT_GT(cost.by_op.count("aten::bmm"), 0u);  // the attention products
 }
 

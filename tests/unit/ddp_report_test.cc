@@ -154,7 +154,7 @@ TEST(TrainOptions, Validation) {
   TrainOptions o;
   EXPECT_NO_THROW(validate(o));
   auto bad = o;
-  bad.reducer = "horovod";
+  bad.reducer = "zero4";  // no such strategy
   EXPECT_THROW(validate(bad), UsageError);
   bad = o;
   bad.batch_size = 0;

@@ -113,6 +113,53 @@ TEST(Html, PageHasEveryChartAndTheEnvironment) {
   EXPECT_EQ(html.find("<link"), std::string::npos);
 }
 
+// Time against memory (issue 33): a chart per model where runs recorded
+// their peak, one line per strategy through its world sizes, and the memory
+// figures in the CSV.
+TEST(Html, TimeAgainstMemoryChartPerStrategy) {
+  report::ReportSource s;
+  s.path = "m.json";
+  s.kind = "compare";
+  for (const char* reducer : {"ddp", "fsdp"})
+    for (int world : {2, 1}) {  // out of order: the line follows the ranks
+      report::ComparePoint p;
+      p.key = {"gpt2", world, reducer, 25.0, "none"};
+      p.run.world_size = world;
+      p.run.batch_per_rank = 4;
+      p.run.reducer = reducer;
+      p.run.peak_bytes = (std::string(reducer) == "ddp" ? 400 : 300 / world) * (1 << 20);
+      p.run.peak_rss_bytes = 2 * p.run.peak_bytes;
+      p.run.model_state_bytes = p.run.peak_bytes / 2;
+      report::RankSamples rs;
+      rs.total = {0.2, 0.2};
+      rs.forward = rs.backward = rs.comm_wait = rs.optimizer = {0.05, 0.05};
+      p.run.ranks.push_back(rs);
+      p.extras = report::Json::object();
+      s.points.push_back(p);
+    }
+  const auto figs = report::build_figures({s});
+  const report::Figure* mem = nullptr;
+  for (const auto& f : figs)
+    if (f.id == "memory-gpt2") mem = &f;
+  ASSERT_NE(mem, nullptr);
+  EXPECT_EQ(count(mem->svg, "<polyline"), 2u);
+  EXPECT_EQ(count(mem->svg, "<circle"), 4u);
+  EXPECT_NE(mem->svg.find("peak tensor memory per rank (MiB)"), std::string::npos);
+  EXPECT_NE(mem->svg.find(">fsdp<"), std::string::npos);
+  // Without recorded peaks (older reports) there is no such chart.
+  for (auto& p : s.points) p.run.peak_bytes = -1;
+  for (const auto& f : report::build_figures({s})) EXPECT_NE(f.id, "memory-gpt2");
+
+  std::ostringstream csv;
+  for (auto& p : s.points) p.run.peak_bytes = 150 << 20;
+  report::write_csv(csv, {s});
+  EXPECT_NE(csv.str().find("m.json,compare,gpt2,fsdp,fsdp,none,25,2,,,,,peak_bytes,max_rank,157286400"),
+            std::string::npos)
+      << csv.str();
+  EXPECT_NE(csv.str().find(",peak_rss_bytes,max_rank,"), std::string::npos);
+  EXPECT_NE(csv.str().find(",model_state_bytes,value,"), std::string::npos);
+}
+
 TEST(Csv, TidyRowsWithHeader) {
   std::ostringstream out;
   report::write_csv(out, {literal_sources()});

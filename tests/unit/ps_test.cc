@@ -236,6 +236,31 @@ TEST(Hybrid, TableRowsArePercentilesOfIterations) {
   report::print_hybrid_table(os, {{0, {1, 2, 3}, {0.1}}, {1, {3, 4, 5}, {0.2}}}, 6);
   EXPECT_NE(os.str().find("Trainer1"), std::string::npos);
   EXPECT_NE(os.str().find("All"), std::string::npos);
+  EXPECT_NE(os.str().find("RSS peak MiB"), std::string::npos);
+
+  // Memory: each trainer's, the largest in "All", "-" where not recorded;
+  // the JSON round-trips and older reports without it still read.
+  report::HybridTrainerRun a{0, {1, 2, 3}, {0.1}}, b{1, {3, 4, 5}, {0.2}};
+  a.peak_bytes = 3 << 20;
+  a.peak_rss_bytes = 100 << 20;
+  a.model_state_bytes = 1 << 20;
+  b.peak_bytes = 5 << 20;
+  b.peak_rss_bytes = 90 << 20;
+  b.model_state_bytes = 1 << 20;
+  std::ostringstream mem;
+  report::print_hybrid_table(mem, {a, b}, 6);
+  const auto text = mem.str();
+  const auto all = text.substr(text.find("All"));
+  EXPECT_NE(all.find(" 5.0 "), std::string::npos) << text;
+  EXPECT_NE(all.find(" 100.0"), std::string::npos) << text;
+  EXPECT_EQ(os.str().find(" 5.0 "), std::string::npos);
+  const auto back = report::hybrid_trainer_from_json(nlohmann::json::parse(report::to_json(b).dump()));
+  EXPECT_EQ(back.peak_bytes, 5 << 20);
+  EXPECT_EQ(back.peak_rss_bytes, 90 << 20);
+  EXPECT_EQ(back.model_state_bytes, 1 << 20);
+  EXPECT_EQ(report::hybrid_trainer_from_json(nlohmann::json::parse(report::to_json(report::HybridTrainerRun{0, {1}, {1}}).dump()))
+                .peak_bytes,
+            -1);
 }
 
 }  // namespace

@@ -234,5 +234,64 @@ TEST(ChromeTrace, ProcessesNamedAndCollectivesPaired) {
   EXPECT_EQ(doc["otherData"]["run"], "t");
 }
 
+// A sharded strategy's all-gathers are communication: an FSDP unit's
+// prefetch during the forward is overlapped, the gather it waits for exposed.
+TEST(TraceBreakdown, AllGathersAreCommunication) {
+  RankTimeline t;
+  t.events = {of(EventKind::kIteration, 0, 100), of(EventKind::kAllGather, 0, 10, 1),
+              phase(Phase::kForward, 10, 40),    of(EventKind::kAllGather, 20, 30, 0),
+              phase(Phase::kBackward, 40, 90),   phase(Phase::kOptimizer, 90, 100)};
+  const auto b = breakdown(t);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_DOUBLE_EQ(b[0].comm, 20);
+  EXPECT_DOUBLE_EQ(b[0].overlapped, 10);  // [20, 30] under the forward
+  EXPECT_DOUBLE_EQ(b[0].exposed, 10);     // [0, 10] before it
+}
+
+TEST(TraceTimeline, AllGathersPairedAcrossThreadsAndCountedIncomplete) {
+  Timeline t(0, 1);
+  t.iteration_begin(0);
+  t.gather_launch(0, 4096);
+  t.gather_launch(1, 512);
+  t.gather_done(1);
+  t.iteration_end(0);
+  int gathers = 0;
+  for (const auto& e : t.events())
+    if (e.kind == EventKind::kAllGather) {
+      ++gathers;
+      EXPECT_EQ(e.bytes, e.bucket == 0 ? 4096 : 512);
+    }
+  EXPECT_EQ(gathers, 2);
+  EXPECT_EQ(t.incomplete(), 1);  // unit 0's never completed
+  t.gather_done(0);              // completes late, from a backend's thread
+  EXPECT_EQ(t.incomplete(), 0);
+  t.iteration_begin(1);  // not recorded
+  t.gather_launch(0, 4096);
+  t.gather_done(0);
+  EXPECT_EQ(t.events().size(), 3u);  // the iteration and its two gathers
+}
+
+TEST(ChromeTrace, AllGathersShownOnTheCommunicationThreadWithTheirBytes) {
+  RankTimeline r;
+  r.events = {of(EventKind::kIteration, 0, 100), of(EventKind::kAllGather, 5, 25, 3)};
+  TraceMeta meta;
+  meta.label = "t";
+  meta.node_hosts = {"hostA"};
+  meta.clocks = {{0, 0}};
+  const auto doc = chrome_trace({r}, meta);
+  int begins = 0, ends = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e.value("cat", "") != "all-gather") continue;
+    begins += e["ph"] == "b";
+    ends += e["ph"] == "e";
+    if (e["ph"] == "b") {
+      EXPECT_EQ(e["name"], "all-gather 3");
+      EXPECT_EQ(e["args"]["bytes"], 1000);
+    }
+  }
+  EXPECT_EQ(begins, 1);
+  EXPECT_EQ(ends, 1);
+}
+
 }  // namespace
 }  // namespace dtbench::trace

@@ -15,8 +15,10 @@
 #include "comm/communicator.h"
 #include "comm/store.h"
 #include "comm/topology.h"
+#include "core/allocator.h"
 #include "core/error.h"
 #include "device/device.h"
+#include "device/memory.h"
 #include "rpc/raw_echo.h"
 #include "train/strategy.h"
 
@@ -92,14 +94,18 @@ void train(const launch::World& world, const HybridOptions& o, const comm::CommO
   const int dim = o.embedding_dim;
   auto comm = comm::make_group_communicator(world, comm_opts, {store, "dtbench/hybrid", t, o.trainers});
   torch::manual_seed(o.seed * 1000 + static_cast<std::uint64_t>(t));
+  // The trainer's tensor bytes (device/memory.h), counted from before the FC
+  // stack is made.
+  const c10::Device dev = o.device == "cuda"
+                              ? device::select("cuda", t % std::max(1, device::cuda_device_count()))
+                              : c10::Device(c10::DeviceType::CPU);
+  auto memory = device::make_memory_meter(dev);
+  bool rss_reset = false;
   torch::nn::Sequential fc(torch::nn::Linear(o.tables * dim, o.hidden), torch::nn::ReLU(),
                            torch::nn::Linear(o.hidden, o.hidden), torch::nn::ReLU(),
                            torch::nn::Linear(o.hidden, 1));
   // --device cuda: the FC stack on a GPU (trainers share GPUs round-robin);
   // the host-side input is copied there, so its gradient comes back to host.
-  const c10::Device dev = o.device == "cuda"
-                              ? device::select("cuda", t % std::max(1, device::cuda_device_count()))
-                              : c10::Device(c10::DeviceType::CPU);
   fc->to(dev);
   train::TrainOptions topts;
   topts.reducer = "ddp";
@@ -135,6 +141,10 @@ void train(const launch::World& world, const HybridOptions& o, const comm::CommO
   UpdateLog log;
   const int P = o.servers;
   for (int it = 0; it < o.warmup + o.iters; ++it) {
+    if (it == o.warmup) {
+      memory->reset_peak();
+      rss_reset = alloc::reset_peak_rss();
+    }
     // The batch: rows per table, grouped by server (untimed).
     std::mt19937_64 rng(o.seed * 7919 + static_cast<std::uint64_t>(t) * 104729 + static_cast<std::uint64_t>(it));
     std::uniform_int_distribution<std::int64_t> pick(0, o.num_embeddings - 1);
@@ -227,6 +237,15 @@ void train(const launch::World& world, const HybridOptions& o, const comm::CommO
       run.iteration_seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
       run.lookup_seconds.push_back(std::chrono::duration<double>(t_lookup - t0).count());
     }
+  }
+  // Memory over the timed iterations, and the model state held: the FC
+  // stack's parameters and gradients (SGD without momentum keeps no state).
+  run.peak_bytes = memory->read().peak;
+  run.peak_rss_bytes = rss_reset ? alloc::peak_rss_bytes() : -1;
+  run.model_state_bytes = 0;
+  for (const auto& p : fc->parameters()) {
+    run.model_state_bytes += static_cast<std::int64_t>(p.nbytes());
+    if (p.grad().defined()) run.model_state_bytes += static_cast<std::int64_t>(p.grad().nbytes());
   }
   // Results, update log and FC parameters for the master.
   ps::put_text(*store, fmt::format("hy/result/{}", t), report::to_json(run).dump());
