@@ -10,6 +10,11 @@ that sets RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (`dtbench launch`).
   --strategy fsdp   fully_shard on each block, then on the root (FSDP2), AdamW
                     over the DTensor shards; --reshard-after-forward true|false
   --strategy none   one process, no wrapper
+  --amp bf16        forward and loss under torch.autocast("cpu", bfloat16), as
+                    dtbench's --amp bf16
+  --param-dtype bf16  (fsdp) fully_shard(mp_policy=MixedPrecisionPolicy(
+                    param_dtype=torch.bfloat16, reduce_dtype=torch.float32)),
+                    as dtbench's --param-dtype bf16
 
 The model is dtbench's GPT-2 (models/gpt.h): token + learned position
 embeddings, pre-norm blocks (LayerNorm, causal self-attention written out as
@@ -112,7 +117,11 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--bucket-cap-mb", type=float, default=25)
     p.add_argument("--reshard-after-forward", choices=["true", "false"], default="true")
+    p.add_argument("--amp", choices=["none", "bf16"], default="none")
+    p.add_argument("--param-dtype", choices=["float32", "bf16"], default="float32")
     a = p.parse_args()
+    if a.param_dtype == "bf16" and (a.strategy != "fsdp" or a.amp != "bf16"):
+        p.error("--param-dtype bf16 is fsdp's and needs --amp bf16 (as dtbench)")
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
     distributed = a.strategy != "none"
@@ -129,9 +138,13 @@ def main():
     if a.strategy == "fsdp":
         from torch.distributed.fsdp import fully_shard
         reshard = a.reshard_after_forward == "true"
+        kw = {}
+        if a.param_dtype == "bf16":
+            from torch.distributed.fsdp import MixedPrecisionPolicy
+            kw["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
         for block in model.h:
-            fully_shard(block, reshard_after_forward=reshard)
-        fully_shard(model, reshard_after_forward=reshard)
+            fully_shard(block, reshard_after_forward=reshard, **kw)
+        fully_shard(model, reshard_after_forward=reshard, **kw)
         opt = torch.optim.AdamW(model.parameters(), **adamw)
     elif a.strategy in ("ddp", "zero1"):
         model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=a.bucket_cap_mb)
@@ -147,8 +160,9 @@ def main():
     state = None
     for it in range(a.warmup + a.iters):
         t0 = time.perf_counter()
-        logits = model(x)
-        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.amp == "bf16"):
+            logits = model(x)
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
         loss.backward()
         opt.step()
         if it + 1 == a.warmup + a.iters:
@@ -158,10 +172,17 @@ def main():
         if it >= a.warmup:
             times.append(t1 - t0)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    keys = ("params", "grads", "optimizer")
     mine = {"times": times, "state": state, "rss": rss}
     if distributed:
-        gathered = [None] * world
-        dist.all_gather_object(gathered, mine)
+        # A float64 tensor per rank, not all_gather_object: that one needs
+        # NumPy, which the wheel's peer interpreter does not have.
+        flat = torch.tensor(times + [state[k] for k in keys] + [rss], dtype=torch.float64)
+        parts = [torch.empty_like(flat) for _ in range(world)]
+        dist.all_gather(parts, flat)
+        n = len(times)
+        gathered = [{"times": t[:n].tolist(), "state": {k: int(v) for k, v in zip(keys, t[n:n + 3].tolist())},
+                     "rss": int(t[n + 3])} for t in parts]
         dist.barrier()
     else:
         gathered = [mine]
