@@ -139,14 +139,14 @@ INSTANTIATE_TEST_SUITE_P(Reducers, Equivalence,
 // after forward and gathered again for backward (FSDP2's default) and with
 // them kept, N ranks train as one process with N times the batch, and the
 // module's full parameters are in place afterwards (the replica check).
-class GptEquivalence : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(GptEquivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
-  comm::Communicator& c = *g_comm;
-  const int n = c.size();
+// A tiny GPT-2 (width 16, 2 heads, 40 tokens, 8 positions, batch 2), 3
+// iterations of momentum SGD on one thread. SGD: AdamW would turn the
+// rounding of near-zero gradients (the causal attention has many) into whole
+// steps of lr (see above).
+train::TrainOptions tiny_gpt_options(int64_t layers) {
   train::TrainOptions o;
   o.model = "gpt2";
-  o.layers = 3;
+  o.layers = layers;
   o.width = 16;
   o.heads = 2;
   o.vocab = 40;
@@ -155,11 +155,18 @@ TEST_P(GptEquivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
   o.iters = 3;
   o.warmup = 0;
   o.threads = 1;
-  // SGD: AdamW would turn the rounding of near-zero gradients (the causal
-  // attention has many) into whole steps of lr (see above).
   o.lr = 0.1;
   o.momentum = 0.9;
   o.seed = 5;
+  return o;
+}
+
+class GptEquivalence : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GptEquivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
+  comm::Communicator& c = *g_comm;
+  const int n = c.size();
+  auto o = tiny_gpt_options(3);
   o.reducer = GetParam() == "fsdp-keep" ? "fsdp" : GetParam();
   if (GetParam() == "fsdp-keep") o.reshard_after_forward = 0;
   auto model = train::make_seeded_model(o);
@@ -201,20 +208,7 @@ INSTANTIATE_TEST_SUITE_P(Strategies, GptEquivalence, ::testing::Values("fsdp", "
 TEST(FsdpMixedPrecision, Bf16GathersHalveTheBytesAndTrainLikeOneProcess) {
   comm::Communicator& c = *g_comm;
   const int n = c.size();
-  train::TrainOptions o;
-  o.model = "gpt2";
-  o.layers = 2;
-  o.width = 16;
-  o.heads = 2;
-  o.vocab = 40;
-  o.seq_len = 8;
-  o.batch_size = 2;
-  o.iters = 3;
-  o.warmup = 0;
-  o.threads = 1;
-  o.lr = 0.1;
-  o.momentum = 0.9;
-  o.seed = 5;
+  auto o = tiny_gpt_options(2);
   o.amp = "bf16";
   o.reducer = "fsdp";
   auto run = [&](const std::string& param_dtype, trace::Timeline& timeline) {
