@@ -98,12 +98,15 @@ World world_from_env(const EnvLookup& env) {
   World w;
   std::string rank_var = "RANK", size_var = "WORLD_SIZE";
   if (env("RANK") || env("WORLD_SIZE")) {
-    w.source = "torchrun";
+    // dtbench's Ray driver gives Ray Train's variables (NODE_RANK, not GROUP_RANK).
+    const auto launcher = env("DTBENCH_LAUNCHER");
+    w.source = launcher && *launcher == "ray" ? "ray" : "torchrun";
     w.rank = require_int(env, "RANK", 0);
     w.world_size = require_int(env, "WORLD_SIZE", 1);
     w.local_rank = parse_int(env, "LOCAL_RANK", w.rank, 0);
     w.local_world_size = parse_int(env, "LOCAL_WORLD_SIZE", w.world_size, 1);
-    w.node_rank = parse_int(env, "GROUP_RANK", w.rank / w.local_world_size, 0);
+    w.node_rank = parse_int(env, env("GROUP_RANK") ? "GROUP_RANK" : "NODE_RANK",
+                            w.rank / w.local_world_size, 0);
     const auto agent = env("TORCHELASTIC_USE_AGENT_STORE");
     w.agent_store = agent && (*agent == "True" || *agent == "true" || *agent == "1");
     w.restart_count = parse_int(env, "TORCHELASTIC_RESTART_COUNT", 0, 0);

@@ -19,7 +19,7 @@ struct World {
   int num_nodes = 1;         // nodes in the job
   std::string master_addr = "127.0.0.1";  // host of rank 0's TCPStore
   int master_port = 29500;                // port of rank 0's TCPStore
-  std::string source = "single";  // "torchrun", "openmpi", "slurm", "pmi" or "single"
+  std::string source = "single";  // "torchrun", "ray", "openmpi", "slurm", "pmi" or "single"
   // master_addr came from MASTER_ADDR or Slurm's node list; under mpirun
   // without it, rank 0 publishes one through MPI (comm::resolve_master).
   bool master_given = false;

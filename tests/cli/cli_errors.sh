@@ -62,6 +62,9 @@ expect_usage_error launch --master-port 70000 -- true
 expect_usage_error launch --grace never -- true
 expect_usage_error launch --bind socket -- true
 expect_usage_error launch --nproc-per-node 1024 --bind core -- true
+expect_usage_error launch --nproc 2 -- true
+expect_usage_error launch --ray --nproc-per-node 2 -- true
+expect_usage_error launch --ray --placement-timeout forever -- true
 expect_usage_error comm --bind sideways
 expect_usage_error comm --bind core
 expect_usage_error ddp --model mlp --bind numa

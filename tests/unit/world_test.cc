@@ -41,6 +41,24 @@ TEST(World, Torchrun) {
   EXPECT_FALSE(w.agent_store);  // dtbench's launcher: rank 0 hosts the store
 }
 
+TEST(World, RayTrainVariablesFromDtbenchsRayDriver) {
+  // Ray Train's names: NODE_RANK, not torchrun's GROUP_RANK.
+  const auto w = world_from_env(env_of({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "0"},
+                                        {"LOCAL_WORLD_SIZE", "1"}, {"NODE_RANK", "3"},
+                                        {"DTBENCH_LAUNCHER", "ray"}, {"MASTER_ADDR", "10.0.0.1"},
+                                        {"MASTER_PORT", "41000"}}));
+  EXPECT_EQ(w.source, "ray");
+  EXPECT_EQ(w.node_rank, 3);
+  EXPECT_EQ(w.num_nodes, 4);
+  EXPECT_EQ(w.label(), "4N/4R");
+  EXPECT_FALSE(w.agent_store);
+  // GROUP_RANK wins where both are set; without the marker it is torchrun.
+  const auto t = world_from_env(env_of({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"},
+                                        {"GROUP_RANK", "1"}, {"NODE_RANK", "0"}}));
+  EXPECT_EQ(t.source, "torchrun");
+  EXPECT_EQ(t.node_rank, 1);
+}
+
 TEST(World, TorchrunAgentStore) {
   const auto w = world_from_env(env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"},
                                         {"TORCHELASTIC_USE_AGENT_STORE", "True"},

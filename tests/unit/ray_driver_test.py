@@ -1,0 +1,64 @@
+"""The Ray driver's pure parts without Ray: rank order, the variables each
+rank gets (CUDA_VISIBLE_DEVICES shared per node as Ray Train shares it), how
+a failure is named. Usage: python3 ray_driver_test.py path/to/ray_driver.py"""
+import importlib.util
+import sys
+import unittest
+
+spec = importlib.util.spec_from_file_location("ray_driver", sys.argv.pop(1))
+rd = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(rd)
+
+
+def rank(bundle, node, ip, gpus=()):
+    return rd.Rank(bundle, None, {"node_id": node, "ip": ip, "host": node, "gpus": list(gpus), "pid": 100 + bundle})
+
+
+class OrderAndEnvironment(unittest.TestCase):
+    def test_driver_node_first_then_address_then_gpu(self):
+        ranks = [rank(0, "b", "10.0.0.10", ["1"]), rank(1, "a", "10.0.0.9", ["0"]),
+                 rank(2, "b", "10.0.0.10", ["0"]), rank(3, "c", "10.0.0.20", ["3"])]
+        groups = rd.order_ranks(ranks, driver_node="b")
+        # Node b (the driver's) first, then 10.0.0.9 before 10.0.0.20 (numeric, not text order).
+        self.assertEqual([[r.bundle for r in g] for g in groups], [[2, 0], [1], [3]])
+        self.assertEqual([r.rank for r in ranks], [1, 2, 0, 3])
+        env = rd.rank_env(groups, 4, "10.0.0.10", 41000, gpus_per_rank=1)
+        self.assertEqual(env[0], {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "4", "LOCAL_WORLD_SIZE": "2",
+                                  "NODE_RANK": "0", "MASTER_ADDR": "10.0.0.10", "MASTER_PORT": "41000",
+                                  "DTBENCH_LAUNCHER": "ray", "CUDA_VISIBLE_DEVICES": "0,1"})
+        self.assertEqual((env[1]["LOCAL_RANK"], env[1]["CUDA_VISIBLE_DEVICES"]), ("1", "0,1"))
+        self.assertEqual((env[2]["NODE_RANK"], env[2]["LOCAL_WORLD_SIZE"], env[2]["CUDA_VISIBLE_DEVICES"]),
+                         ("1", "1", "0"))
+        self.assertEqual(env[3]["CUDA_VISIBLE_DEVICES"], "3")
+        self.assertEqual(env[3]["NODE_RANK"], "2")
+
+    def test_no_gpus_leaves_cuda_visible_devices_alone(self):
+        ranks = [rank(0, "a", "10.0.0.1"), rank(1, "a", "10.0.0.1")]
+        env = rd.rank_env(rd.order_ranks(ranks, "a"), 2, "10.0.0.1", 1, gpus_per_rank=0)
+        self.assertNotIn("CUDA_VISIBLE_DEVICES", env[0])
+        self.assertEqual([env[r]["LOCAL_RANK"] for r in (0, 1)], ["0", "1"])
+
+
+class Naming(unittest.TestCase):
+    def test_cause_is_the_killed_or_lost_rank_not_its_victims(self):
+        victim, killed, lost = rank(0, "a", "ip"), rank(1, "b", "ip"), rank(2, "c", "ip")
+        for r, i in ((victim, 0), (killed, 1), (lost, 2)):
+            r.rank = i
+        victim.status, killed.status, lost.status = 1, -9, rd.LOST
+        lost.lost_reason = "its node was lost"
+        order = sorted([victim, lost, killed], key=lambda r: (rd.cause_priority(r), r.rank))
+        self.assertEqual([r.rank for r in order], [1, 2, 0])
+        self.assertIn("was killed by signal SIGKILL", rd.describe(killed))
+        self.assertEqual(rd.exit_code_of(killed), 137)
+        self.assertEqual(rd.exit_code_of(lost), 1)
+        self.assertEqual(rd.exit_code_of(victim), 1)
+        # A rank we killed ourselves while ending the job is not a cause.
+        killed.terminated = True
+        self.assertEqual(rd.cause_priority(killed), 2)
+        killed.stopped = True  # ... unless it was seen stopped
+        self.assertEqual(rd.cause_priority(killed), 0)
+        self.assertIn("was stopped", rd.describe(killed))
+
+
+if __name__ == "__main__":
+    unittest.main()
