@@ -501,7 +501,7 @@ class Driver:
             return
         for r in lost:
             if r.info["node_id"] in dead:
-                r.lost_reason = "its node was lost (Ray marked it dead: its raylet is gone)"
+                r.lost_reason = "its node was lost (Ray marked it dead: its raylet died or stopped answering)"
 
     def cleanup(self):
         ray = self.ray

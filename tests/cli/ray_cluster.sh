@@ -193,9 +193,15 @@ else
   fail "SIGTERM to the driver (pid '$drv'): rc $rc after ${took}s, left '$(left)', groups '$pgs'"; tail -n 10 sigterm.out
 fi
 
-# 10. Its node's raylet killed: the node is lost, the rank with it.
-fault killed_raylet 'kill -9 $(for q in $(ip netns pids "$NS_B"); do [ "$(cat /proc/$q/comm 2>/dev/null)" = raylet ] && echo $q; done)' \
-  "its node was lost"
+# 10. Its node's raylet stopped (SIGSTOP: Ray stops hearing from the node),
+# then, after the node is back, killed: either way the node is lost, the rank with it.
+raylet_b() { for q in $(ip netns pids "$NS_B"); do [ "$(cat /proc/$q/comm 2>/dev/null)" = raylet ] && echo $q; done; }
+fault stopped_raylet 'r=$(raylet_b); kill -STOP $r' "its node was lost"
+kill -9 $(raylet_b) 2>/dev/null
+for _ in $(seq 20); do [ "$(alive_nodes)" = 1 ] && break; sleep 0.5; done
+on_b sh -c "$node_line" >node1.out 2>&1
+for _ in $(seq 30); do [ "$(alive_nodes)" = 2 ] && break; sleep 1; done
+fault killed_raylet 'kill -9 $(raylet_b)' "its node was lost"
 
 # 11. The README's job line (after the raylet of rnode1 was killed: restart that node first).
 # rnode1 comes back advertising 2 (logical) GPUs, for the GPU placement below.
