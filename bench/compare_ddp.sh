@@ -35,17 +35,8 @@ D="$BUILD/dtbench"
 GLIBC_TUNABLES=$(peer_glibc_tunables "$D")
 export GLIBC_TUNABLES
 echo "peers run with GLIBC_TUNABLES=${GLIBC_TUNABLES:-<unset>}" >&2
-spinners=()
-stop_spinners() { [ ${#spinners[@]} -eq 0 ] || kill "${spinners[@]}" 2>/dev/null || true; }
-trap stop_spinners EXIT
-if [ "$AWAKE" = 1 ]; then
-  # SCHED_IDLE: runs only when nothing else on that CPU can, preempted at once.
-  for c in $(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))'); do
-    chrt --idle 0 taskset -c "$c" sh -c 'while :; do :; done' &
-    spinners+=($!)
-  done
-  echo "AWAKE=1: idle-priority spinners on CPUs $(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))')" >&2
-fi
+trap stop_awake_spinners EXIT
+[ "$AWAKE" = 1 ] && keep_cpus_awake
 
 phase_p50() {  # dtbench report, row label, phase
   python3 -c "import json,sys,statistics; d=json.load(open(sys.argv[1]));

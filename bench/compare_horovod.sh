@@ -11,7 +11,9 @@
 # iterations), resnet18 (32x32, batch 32), resnet50 (64x64, batch 16);
 # CONTROLLER gloo (default) or mpi (horovodrun --mpi beside dtbench --backend
 # mpi). Environment: ITERS, WARMUP (default 20, 5), BIND (default core: each
-# rank of both sides on its own CPU), COMPRESSION (none or fp16).
+# rank of both sides on its own CPU), COMPRESSION (none or fp16), AWAKE
+# (default 0; 1 keeps every CPU from halting, both sides alike: bench_lib.sh
+# keep_cpus_awake).
 set -euo pipefail
 BUILD=${1:-build}
 ROUNDS=${2:-5}
@@ -21,15 +23,17 @@ ITERS=${ITERS:-20}
 WARMUP=${WARMUP:-5}
 BIND=${BIND:-core}
 COMPRESSION=${COMPRESSION:-none}
+AWAKE=${AWAKE:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 HVD=${HOROVOD_HOME:-$repo/.deps/horovod}
 [ -x "$HVD/bin/horovodrun" ] || { echo "compare_horovod: no Horovod in $HVD (bash scripts/horovod.sh)" >&2; exit 2; }
 D="$BUILD/dtbench"
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 # shellcheck source=bench/bench_lib.sh
 . "$here/bench_lib.sh"
+trap 'stop_awake_spinners; rm -rf "$out"' EXIT
+[ "$AWAKE" = 1 ] && keep_cpus_awake
 GLIBC_TUNABLES=$(peer_glibc_tunables "$D")
 export GLIBC_TUNABLES
 echo "peers run with GLIBC_TUNABLES=${GLIBC_TUNABLES:-<unset>}, bind $BIND, controller $CTRL, compression $COMPRESSION" >&2
