@@ -370,10 +370,11 @@ class Driver:
         for r, ref in zip(self.ranks, starts):
             try:
                 r.pid = ray.get(ref, timeout=60)
-            except Exception as e:
+            except Exception as e:  # RayTaskError wrapping the actor's own error
+                cause = getattr(e, "cause", None) or e
                 self.stop_all(signal.SIGKILL)
                 self.cleanup()
-                fail(f"rank {r.rank} on {r.where()}: {' '.join(str(e).split())[-300:]}", 1)
+                fail(f"rank {r.rank} on {r.where()}: {' '.join(str(cause).split())[-300:]}", 1)
             self.log(f"rank {r.rank} (pid {r.pid}) on {r.where()} "
                      f"LOCAL_RANK={envs[r.rank]['LOCAL_RANK']} NODE_RANK={envs[r.rank]['NODE_RANK']}")
 

@@ -115,12 +115,16 @@ show='echo "rank=$RANK local=$LOCAL_RANK lws=$LOCAL_WORLD_SIZE node=$NODE_RANK w
 on_a timeout 120 dtbench launch --ray --nproc 2 --placement pack -- sh -c "$show" >pack.out 2>&1; rc_p=$?
 on_a timeout 120 dtbench launch --ray --nproc 2 --placement spread -- sh -c "$show" >spread.out 2>&1; rc_s=$?
 pack_ok=0; spread_ok=0
-grep -q "^rank=0 local=0 lws=2 node=0 world=2 master=$HEAD_IP host=rnode0" pack.out &&
-  grep -q "^\[rank 1\] rank=1 local=1 lws=2 node=0 world=2 master=$HEAD_IP host=rnode0" pack.out && pack_ok=1
+# PACK fills one node, either of the two (Ray picks it): both ranks there, MASTER_ADDR its address.
+for h in "rnode0 $HEAD_IP" "rnode1 $NODE_IP"; do
+  read -r hn ha <<<"$h"
+  grep -q "^rank=0 local=0 lws=2 node=0 world=2 master=$ha host=$hn" pack.out &&
+    grep -q "^\[rank 1\] rank=1 local=1 lws=2 node=0 world=2 master=$ha host=$hn" pack.out && pack_ok=1
+done
 grep -q "^rank=0 local=0 lws=1 node=0 world=2 master=$HEAD_IP host=rnode0" spread.out &&
   grep -q "^\[rank 1\] rank=1 local=0 lws=1 node=1 world=2 master=$HEAD_IP host=rnode1" spread.out && spread_ok=1
 if [ "$rc_p" -eq 0 ] && [ "$rc_s" -eq 0 ] && [ "$pack_ok" = 1 ] && [ "$spread_ok" = 1 ]; then
-  ok "pack: both ranks on rnode0 (LOCAL_RANK 0,1); spread: one per node (NODE_RANK 0,1), MASTER_ADDR = rank 0's node"
+  ok "pack: both ranks on one node (LOCAL_RANK 0,1); spread: one per node (NODE_RANK 0,1), MASTER_ADDR = rank 0's node"
 else
   fail "pack/spread environment: rc $rc_p/$rc_s"; cat pack.out spread.out
 fi
@@ -132,6 +136,15 @@ if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$(wc -l <big.out)" -eq 1 ] && grep
   ok "8 ranks on 4 CPUs: exit $rc, $(cat big.out | cut -c1-110)..."
 else
   fail "8 ranks on 4 CPUs: rc $rc"; cat big.out
+fi
+
+# A command missing on the nodes: one line naming it.
+on_a timeout 60 dtbench launch --ray --nproc 2 -- /no/such/command >missing.out 2>&1; rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$(wc -l <missing.out)" -eq 1 ] &&
+   grep -q "rank [01] on node .*cannot start /no/such/command: No such file or directory" missing.out && [ "$(live_pgs)" = 0 ]; then
+  ok "a command missing on the nodes: exit $rc, $(cat missing.out)"
+else
+  fail "a missing command: rc $rc"; cat missing.out
 fi
 
 # The faults: a ddp job long enough to be cut, ranks spread over both nodes.
