@@ -32,11 +32,10 @@ Action register_models(CLI::App& app) {
       std::int64_t tensors = 0, elements = 0;
       double macs = 0;
       std::string input;
-      if (entry.count_parameters) {  // from the shapes: no multi-GB model made to count it
+      if (entry.count_parameters && entry.forward_macs) {  // from the shapes: no multi-GB model made
         elements = entry.count_parameters(entry.defaults);
         tensors = -1;
-        const auto& m = entry.defaults;
-        macs = train::gpt_forward_macs(m.layers, m.width, m.vocab, defaults.seq_len);
+        macs = entry.forward_macs(entry.defaults, defaults.seq_len);
         input = fmt::format("{} tok", defaults.seq_len);
       } else {
         auto model = entry.make(entry.defaults);

@@ -74,6 +74,7 @@ nlohmann::ordered_json train_config_json(const train::TrainOptions& t) {
           {"layers", t.layers},
           {"width", t.width},
           {"heads", t.heads},
+          {"kv_heads", t.kv_heads},
           {"vocab", t.vocab},
           {"num_classes", t.num_classes},
           {"iters", t.iters},
@@ -110,6 +111,7 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
                              "--layers", std::to_string(t.layers),
                              "--width", std::to_string(t.width),
                              "--heads", std::to_string(t.heads),
+                             "--kv-heads", std::to_string(t.kv_heads),
                              "--vocab", std::to_string(t.vocab),
                              "--num-classes", std::to_string(t.num_classes),
                              "--iters", std::to_string(t.iters),
@@ -224,7 +226,10 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
       ->capture_default_str();
   cmd.add_option("--heads", t.heads, "Transformer/GPT attention heads (0 = model default)")
       ->capture_default_str();
-  cmd.add_option("--vocab", t.vocab, "Transformer/GPT vocabulary (0 = model default: gpt2 50257)")
+  cmd.add_option("--kv-heads", t.kv_heads,
+                  "Llama key/value heads (grouped-query attention; 0 = model default: 8)")
+      ->capture_default_str();
+  cmd.add_option("--vocab", t.vocab, "Transformer/GPT/Llama vocabulary (0 = model default: gpt2 50257, llama3 128256)")
       ->capture_default_str();
   cmd.add_option("--num-classes", t.num_classes, "Classes of image and MLP models")
       ->check(CLI::Range(2, 1000000))

@@ -31,6 +31,9 @@ struct ModelOptions {
   // GPT: the learned position table's length (seq_len may not exceed it).
   // Default 1024 (GPT-2's).
   int64_t positions = 1024;
+  // Llama: key/value heads of grouped-query attention (0 = heads: plain
+  // multi-head attention). Presets: 8.
+  int64_t kv_heads = 0;
   // MLP: input features and hidden width. Defaults 1024 / 1024.
   int64_t in_features = 1024;
   int64_t hidden = 1024;
@@ -65,11 +68,32 @@ struct ModelEntry {
   // (`dtbench models` lists gpt2-xl's 1.56 billion without allocating 6 GB);
   // unset: count a made model's.
   std::function<int64_t(const ModelOptions&)> count_parameters;
+  // Forward multiply-adds for one sequence of seq_len tokens from the shapes
+  // alone (decoders); unset: count a made model's forward (train/flops).
+  std::function<double(const ModelOptions&, int64_t seq_len)> forward_macs;
 };
 
 // GPT-2's parameter elements from its shapes (models/gpt.h):
 // vocab*w + positions*w + layers*(12w^2 + 13w) + 2w.
 int64_t gpt_parameter_count(const ModelOptions& o);
+// A GPT's forward multiply-adds for one sequence of `seq_len` tokens: per
+// token the blocks' 12·layers·width² and the tied head's vocab·width
+// weights, plus the attention products (QKᵀ and the weighted sum:
+// 2·layers·width·seq_len). Six times this per token is the PaLM paper's
+// 6N + 12·L·H·Q·T. Equal to train::measure_forward_cost's count (flops test).
+double gpt_forward_macs(const ModelOptions& o, int64_t seq_len);
+
+// Llama's feed-forward hidden size: 3.5 x width (Llama 3 8B: 14336, 70B: 28672).
+int64_t llama_ffn_hidden(int64_t width);
+// Llama's parameter elements from its shapes (models/llama.h): embedding and
+// untied head 2·vocab·w, per layer q/o 2w², k/v 2·w·kv_heads·head_dim, the
+// SwiGLU 3·w·ffn and two RMSNorm scales 2w, the final norm w.
+int64_t llama_parameter_count(const ModelOptions& o);
+// Llama's forward multiply-adds for one sequence: per token every block's
+// matmul weights and the head's vocab·w, plus the attention products
+// (2·layers·width·seq_len: grouped-query heads still compute every query
+// head's scores). Equal to train::measure_forward_cost's count (flops test).
+double llama_forward_macs(const ModelOptions& o, int64_t seq_len);
 
 // The entry named `name`; throws UsageError naming the valid models.
 const ModelEntry& find_model(const std::string& name);

@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "models/gpt.h"
 #include "models/inception.h"
+#include "models/llama.h"
 #include "models/mlp.h"
 #include "models/model.h"
 #include "models/resnet.h"
@@ -39,7 +40,36 @@ ModelEntry gpt_entry(const std::string& name, int64_t layers, int64_t width, int
   e.defaults.vocab = 50257;
   e.defaults.positions = 1024;
   e.count_parameters = gpt_parameter_count;
+  e.forward_macs = gpt_forward_macs;
   return e;
+}
+
+// A Llama 3 size: Meta's configurations (vocabulary 128256, 8 key/value
+// heads, feed-forward 3.5 x width, untied head).
+ModelEntry llama_entry(const std::string& name, int64_t layers, int64_t width, int64_t heads,
+                       const std::string& size) {
+  ModelEntry e;
+  e.name = name;
+  e.description = fmt::format("Llama 3 {} (RMSNorm, SwiGLU, rotary positions, grouped-query attention: "
+                              "{} layers, width {}, {} heads, 8 key/value heads, feed-forward {}, "
+                              "vocabulary 128256, untied head)",
+                              size, layers, width, heads, llama_ffn_hidden(width));
+  e.make = [](const ModelOptions& o) -> std::unique_ptr<Model> {
+    return std::make_unique<ModuleModel<Llama>>(Llama(o), InputKind::kTokens);
+  };
+  e.input = InputKind::kTokens;
+  e.defaults.layers = layers;
+  e.defaults.width = width;
+  e.defaults.heads = heads;
+  e.defaults.kv_heads = 8;
+  e.defaults.vocab = 128256;
+  e.count_parameters = llama_parameter_count;
+  e.forward_macs = llama_forward_macs;
+  return e;
+}
+
+int64_t kv_width(const ModelOptions& o) {
+  return (o.kv_heads > 0 ? o.kv_heads : o.heads) * (o.width / o.heads);
 }
 
 }  // namespace
@@ -48,6 +78,28 @@ int64_t gpt_parameter_count(const ModelOptions& o) {
   const int64_t c = o.width;
   // wte + wpe + per block (2 LayerNorms, c_attn, attn c_proj, c_fc, mlp c_proj) + ln_f.
   return o.vocab * c + o.positions * c + o.layers * (12 * c * c + 13 * c) + 2 * c;
+}
+
+double gpt_forward_macs(const ModelOptions& o, int64_t seq_len) {
+  const double l = static_cast<double>(o.layers), w = static_cast<double>(o.width),
+               t = static_cast<double>(seq_len);
+  const double weights = 12 * l * w * w + static_cast<double>(o.vocab) * w;
+  return t * weights + 2 * l * w * t * t;
+}
+
+int64_t llama_ffn_hidden(int64_t width) { return width * 7 / 2; }
+
+int64_t llama_parameter_count(const ModelOptions& o) {
+  const int64_t w = o.width, f = llama_ffn_hidden(w);
+  return 2 * o.vocab * w + o.layers * (2 * w * w + 2 * w * kv_width(o) + 3 * w * f + 2 * w) + w;
+}
+
+double llama_forward_macs(const ModelOptions& o, int64_t seq_len) {
+  const double l = static_cast<double>(o.layers), w = static_cast<double>(o.width),
+               t = static_cast<double>(seq_len), kv = static_cast<double>(kv_width(o)),
+               f = static_cast<double>(llama_ffn_hidden(o.width));
+  const double weights = l * (2 * w * w + 2 * w * kv + 3 * w * f) + static_cast<double>(o.vocab) * w;
+  return t * weights + 2 * l * w * t * t;
 }
 
 const std::vector<ModelEntry>& model_registry() {
@@ -86,6 +138,8 @@ const std::vector<ModelEntry>& model_registry() {
     e.push_back(gpt_entry("gpt2-medium", 24, 1024, 16, "medium"));
     e.push_back(gpt_entry("gpt2-large", 36, 1280, 20, "large"));
     e.push_back(gpt_entry("gpt2-xl", 48, 1600, 25, "XL"));
+    e.push_back(llama_entry("llama3-8b", 32, 4096, 32, "8B (3.1)"));
+    e.push_back(llama_entry("llama3-70b", 80, 8192, 64, "70B (3.1)"));
     e.push_back({"mlp", "3-layer MLP (in -> hidden -> hidden -> classes), no batch norm",
                  [](const ModelOptions& o) -> std::unique_ptr<Model> {
                    return std::make_unique<ModuleModel<Mlp>>(

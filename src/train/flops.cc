@@ -114,10 +114,4 @@ ForwardCost measure_forward_cost(const TrainOptions& opts) {
   return cost;
 }
 
-double gpt_forward_macs(std::int64_t layers, std::int64_t width, std::int64_t vocab, std::int64_t seq_len) {
-  const double l = static_cast<double>(layers), w = static_cast<double>(width), t = static_cast<double>(seq_len);
-  const double weights = 12 * l * w * w + static_cast<double>(vocab) * w;
-  return t * weights + 2 * l * w * t * t;
-}
-
 }  // namespace dtbench::train

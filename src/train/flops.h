@@ -36,12 +36,5 @@ struct ForwardCost {
 // Counts opts.model at opts' input size (image side, sequence length, ...).
 ForwardCost measure_forward_cost(const TrainOptions& opts);
 
-// A GPT's forward multiply-adds for one sequence of `seq_len` tokens from its
-// shapes alone (no model made): per token the blocks' 12·layers·width² and
-// the tied head's vocab·width weights, plus the attention products (QKᵀ and
-// the weighted sum: 2·layers·width·seq_len). Six times this per token is the
-// PaLM paper's 6N + 12·L·H·Q·T. Equal to measure_forward_cost's count
-// (the flops test).
-double gpt_forward_macs(std::int64_t layers, std::int64_t width, std::int64_t vocab, std::int64_t seq_len);
 
 }  // namespace dtbench::train

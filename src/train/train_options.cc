@@ -45,6 +45,8 @@ void validate(const TrainOptions& o) {
     throw UsageError(fmt::format("--layers {} must be between 0 (model default) and 1000", o.layers));
   if (o.heads < 0 || o.heads > 4096)
     throw UsageError(fmt::format("--heads {} must be between 0 (model default) and 4096", o.heads));
+  if (o.kv_heads < 0 || o.kv_heads > 4096)
+    throw UsageError(fmt::format("--kv-heads {} must be between 0 (model default) and 4096", o.kv_heads));
   if (o.vocab != 0 && (o.vocab < 2 || o.vocab > (1 << 24)))
     throw UsageError(fmt::format("--vocab {} must be between 2 and 16777216 (0: model default)", o.vocab));
   if (o.width < 0 || o.width > (1 << 20))

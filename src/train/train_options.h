@@ -21,6 +21,8 @@ struct TrainOptions {
   // Transformer attention heads and vocabulary (0 = the model's default).
   int64_t heads = 0;
   int64_t vocab = 0;
+  // Llama: key/value heads of grouped-query attention (0 = the model's default).
+  int64_t kv_heads = 0;
   // Output classes of image and vector models. Default 1000.
   int64_t num_classes = 1000;
   // Timed iterations and untimed warm-up iterations. Defaults 20 / 5.

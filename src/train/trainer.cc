@@ -40,6 +40,7 @@ models::ModelOptions model_options(const TrainOptions& o) {
     m.hidden = o.width;
   }
   if (o.heads > 0) m.heads = o.heads;
+  if (o.kv_heads > 0) m.kv_heads = o.kv_heads;
   if (o.vocab > 0) m.vocab = o.vocab;
   return m;
 }

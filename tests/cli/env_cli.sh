@@ -50,7 +50,8 @@ echo "ok: DTBENCH_MALLOC default/env/bad value"
 # `dtbench models`: parameter counts and FLOPs per example against the
 # published figures (torchvision's "GFLOPS" column is forward GMACs at
 # 224x224; GPT-2 small's 124,439,808 parameters; PaLM's 6N + 12·L·w·T per
-# token at 128 tokens; the MLP's three products exactly).
+# token at 128 tokens; Llama 3.1 8B's 8,030,261,248 and 70B's 70,553,706,496;
+# the MLP's three products exactly).
 "$DTBENCH" models --json "$work/models.json" >"$work/models.txt"
 python3 - "$work/models.json" "$work/models.txt" <<'PY'
 import json, sys
@@ -72,6 +73,11 @@ assert g["elements"] == 124439808 and g["input"] == "128 tok", g
 n = 12 * 12 * 768 ** 2 + 50257 * 768
 assert g["train_flops_per_example"] == 128 * (6 * n + 12 * 12 * 768 * 128), g
 assert rows["gpt2-xl"]["elements"] == 1557611200, rows["gpt2-xl"]
+l8 = rows["llama3-8b"]
+assert l8["elements"] == 8030261248 and l8["tensors"] is None, l8  # Llama 3.1 8B, from the shapes
+n = 32 * (2 * 4096 ** 2 + 2 * 4096 * 1024 + 3 * 4096 * 14336) + 128256 * 4096
+assert l8["train_flops_per_example"] == 128 * (6 * n + 12 * 32 * 4096 * 128), l8
+assert rows["llama3-70b"]["elements"] == 70553706496, rows["llama3-70b"]
 print("ok: dtbench models:", len(rows), "models; resnet50", rows["resnet50"]["forward_macs_per_example"] / 1e9,
       "GMAC/example, gpt2", g["train_flops_per_example"] / 1e12, "TFLOP per 128-token sequence")
 PY

@@ -161,6 +161,50 @@ TEST(Models, Gpt2MatchesHuggingFaceCounts) {
   EXPECT_EQ(find_model("gpt2-xl").count_parameters(find_model("gpt2-xl").defaults), 1557611200);
 }
 
+// Llama 3.1's published sizes from the shapes alone (no model made), and a
+// small one made: the same count from its tensors, Hugging Face's tensor
+// order, causal, grouped-query heads checked.
+TEST(Models, LlamaSizesAndShapes) {
+  const auto& l8 = find_model("llama3-8b");
+  EXPECT_EQ(l8.count_parameters(l8.defaults), 8030261248);
+  const auto& l70 = find_model("llama3-70b");
+  EXPECT_EQ(l70.count_parameters(l70.defaults), 70553706496);
+  EXPECT_EQ(llama_ffn_hidden(4096), 14336);
+  EXPECT_EQ(llama_ffn_hidden(8192), 28672);
+  ModelOptions o = l8.defaults;
+  o.vocab = 50;
+  o.width = 16;
+  o.heads = 4;
+  o.kv_heads = 2;
+  o.layers = 2;
+  auto m = make_model("llama3-8b", o);
+  std::int64_t tensors = 0, elements = 0;
+  for (const auto& p : m->module()->parameters()) {
+    ++tensors;
+    elements += p.numel();
+  }
+  EXPECT_EQ(elements, llama_parameter_count(o));
+  EXPECT_EQ(tensors, 1 + 2 * 9 + 2);  // embedding, 9 per block, final norm and head
+  const auto names = m->module()->named_parameters().keys();
+  EXPECT_EQ(names.front(), "embed_tokens.weight");
+  EXPECT_EQ(names[1], "layers.0.self_attn_q_proj.weight");
+  EXPECT_EQ(names.back(), "lm_head.weight");
+  EXPECT_EQ(m->module()->named_parameters()["layers.0.self_attn_k_proj.weight"].sizes(),
+            (std::vector<int64_t>{8, 16}));  // 2 key/value heads of 4
+  EXPECT_EQ(m->unit_seam()->units().size(), 2u);
+  torch::NoGradGuard no_grad;
+  auto tokens = torch::randint(0, 50, {2, 8}, torch::kLong);
+  const auto logits = m->forward(tokens);
+  EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{2, 8, 50}));
+  auto changed = tokens.clone();
+  changed.index_put_({torch::indexing::Slice(), 7}, (tokens.index({torch::indexing::Slice(), 7}) + 1) % 50);
+  const auto logits2 = m->forward(changed);
+  EXPECT_TRUE(torch::allclose(logits.narrow(1, 0, 7), logits2.narrow(1, 0, 7)));
+  EXPECT_FALSE(torch::allclose(logits.narrow(1, 7, 1), logits2.narrow(1, 7, 1)));
+  o.kv_heads = 3;
+  EXPECT_THROW(make_model("llama3-8b", o), UsageError);
+}
+
 TEST(Models, GptIsCausalTiedAndChecksItsShapes) {
   ModelOptions o = find_model("gpt2").defaults;
   o.vocab = 50;

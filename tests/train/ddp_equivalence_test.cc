@@ -198,6 +198,36 @@ INSTANTIATE_TEST_SUITE_P(Strategies, GptEquivalence, ::testing::Values("fsdp", "
                            return info.param == "fsdp-keep" ? std::string("fsdp_keep") : info.param;
                          });
 
+// A small Llama (RMSNorm, SwiGLU, rotary positions, 4 query heads sharing 2
+// key/value heads) trains under overlap (replicated; ddp needs gloo, this
+// test also runs on mpi) and fsdp like one process.
+class LlamaEquivalence : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LlamaEquivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
+  comm::Communicator& c = *g_comm;
+  const int n = c.size();
+  auto o = tiny_gpt_options(2);
+  o.model = "llama3-8b";
+  o.heads = 4;
+  o.kv_heads = 2;
+  o.reducer = GetParam();
+  auto model = train::make_seeded_model(o);
+  const auto initial = params_of(*model);
+  const auto r = train::train(o, *model, &c, n, c.rank());
+  train::verify_replicas(c, *model->module());
+  const auto distributed = params_of(*model);
+  ASSERT_GT(max_abs_diff(initial, distributed), 1e-3) << "training did not change the parameters";
+  if (o.reducer == "fsdp") ASSERT_EQ(r.buckets.size(), 3u) << "2 blocks and the root";
+  auto ref_opts = o;
+  ref_opts.reducer = "none";
+  ref_opts.batch_size = o.batch_size * n;
+  auto ref_model = train::make_seeded_model(ref_opts);
+  train::train(ref_opts, *ref_model, nullptr, 1, 0);
+  EXPECT_LT(max_abs_diff(params_of(*ref_model), distributed), 2e-5) << GetParam() << " on " << n << " ranks";
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, LlamaEquivalence, ::testing::Values("overlap", "fsdp"));
+
 // fsdp with FSDP2's MixedPrecisionPolicy(param_dtype=bfloat16,
 // reduce_dtype=float32) under --amp bf16: every unit is all-gathered in
 // bfloat16 (half the bytes of the float32 gathers, seen in the trace), the

@@ -78,8 +78,36 @@ TEST(Flops, GptMatchesPalmFormula) {
   const double n = 12 * l * w * w + v * w;
   const double per_token = 6 * n + 12 * l * w * t;
   EXPECT_DOUBLE_EQ(cost.train_flops_per_example(), per_token * t);
-  EXPECT_DOUBLE_EQ(6 * gpt_forward_macs(2, 64, 1000, 32), per_token * t);  // `dtbench models`' figure
+  models::ModelOptions m;
+  m.layers = 2;
+  m.width = 64;
+  m.vocab = 1000;
+  EXPECT_DOUBLE_EQ(6 * models::gpt_forward_macs(m, 32), per_token * t);  // `dtbench models`' figure
   EXPECT_GT(cost.by_op.count("aten::bmm"), 0u);  // the attention products
+}
+
+// Llama: the shapes' formula (`dtbench models`, the projection) equals what
+// the FLOP counter sees in a forward pass, with grouped-query attention.
+TEST(Flops, LlamaMatchesItsShapeFormula) {
+  TrainOptions o;
+  o.model = "llama3-8b";
+  o.layers = 2;
+  o.width = 64;
+  o.heads = 4;
+  o.kv_heads = 2;
+  o.vocab = 1000;
+  o.seq_len = 16;
+  const auto cost = measure_forward_cost(o);
+  models::ModelOptions m = models::find_model("llama3-8b").defaults;
+  m.layers = 2;
+  m.width = 64;
+  m.heads = 4;
+  m.kv_heads = 2;
+  m.vocab = 1000;
+  // Per token: 2 layers x (q, o 2·64² + k, v 2·64·32 + SwiGLU 3·64·224) + head 1000·64.
+  const double per_token = 2 * (2 * 64.0 * 64 + 2 * 64.0 * 32 + 3 * 64.0 * 224) + 1000 * 64.0;
+  EXPECT_DOUBLE_EQ(models::llama_forward_macs(m, 16), 16 * per_token + 2 * 2 * 64.0 * 16 * 16);
+  EXPECT_DOUBLE_EQ(cost.macs_per_example, models::llama_forward_macs(m, 16));
 }
 
 }  // namespace

@@ -1,0 +1,106 @@
+#include "models/llama.h"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace dtbench::models {
+namespace {
+
+constexpr double kRopeTheta = 500000.0;  // Llama 3's
+constexpr double kNormEps = 1e-5;
+
+torch::nn::Linear no_bias(int64_t in, int64_t out) {
+  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
+}
+
+// Rotary position embedding of x [b, heads, t, d] (rotate-half form): the
+// first and second halves of each head's features are the real and
+// imaginary parts rotated by position x frequency.
+torch::Tensor rope(const torch::Tensor& x) {
+  const int64_t t = x.size(2), d = x.size(3), half = d / 2;
+  const auto f32 = x.options().dtype(torch::kFloat);
+  const auto freqs = torch::pow(kRopeTheta, torch::arange(0, half, f32) * (-2.0 / static_cast<double>(d)));
+  const auto angles = torch::arange(0, t, f32).unsqueeze(1) * freqs.unsqueeze(0);  // [t, d/2]
+  const auto emb = torch::cat({angles, angles}, 1);                               // [t, d]
+  const auto cos = emb.cos().to(x.scalar_type()), sin = emb.sin().to(x.scalar_type());
+  const auto rotated = torch::cat({-x.narrow(3, half, half), x.narrow(3, 0, half)}, 3);
+  return x * cos + rotated * sin;
+}
+
+}  // namespace
+
+RmsNormImpl::RmsNormImpl(int64_t width, double eps) : eps_(eps) {
+  weight_ = register_parameter("weight", torch::ones({width}));
+}
+
+torch::Tensor RmsNormImpl::forward(const torch::Tensor& x) {
+  const auto xf = x.to(torch::kFloat);
+  const auto normed = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps_);
+  return normed.to(x.scalar_type()) * weight_;
+}
+
+LlamaBlockImpl::LlamaBlockImpl(int64_t width, int64_t heads, int64_t kv_heads, int64_t ffn_hidden)
+    : heads_(heads), kv_heads_(kv_heads) {
+  const int64_t head_dim = width / heads;
+  // Hugging Face's order: self_attn.{q,k,v,o}_proj, mlp.{gate,up,down}_proj,
+  // input_layernorm, post_attention_layernorm (flat names here).
+  q_ = register_module("self_attn_q_proj", no_bias(width, width));
+  k_ = register_module("self_attn_k_proj", no_bias(width, kv_heads * head_dim));
+  v_ = register_module("self_attn_v_proj", no_bias(width, kv_heads * head_dim));
+  o_ = register_module("self_attn_o_proj", no_bias(width, width));
+  gate_ = register_module("mlp_gate_proj", no_bias(width, ffn_hidden));
+  up_ = register_module("mlp_up_proj", no_bias(width, ffn_hidden));
+  down_ = register_module("mlp_down_proj", no_bias(ffn_hidden, width));
+  input_norm_ = register_module("input_layernorm", RmsNorm(width, kNormEps));
+  post_attention_norm_ = register_module("post_attention_layernorm", RmsNorm(width, kNormEps));
+}
+
+torch::Tensor LlamaBlockImpl::forward(torch::Tensor x) {
+  const int64_t b = x.size(0), t = x.size(1), c = x.size(2), d = c / heads_;
+  const auto h = input_norm_(x);
+  auto q = rope(q_(h).view({b, t, heads_, d}).transpose(1, 2));  // [b, heads, t, d]
+  auto k = rope(k_(h).view({b, t, kv_heads_, d}).transpose(1, 2));
+  auto v = v_(h).view({b, t, kv_heads_, d}).transpose(1, 2);
+  if (kv_heads_ != heads_) {  // grouped-query attention: each key/value head serves a group
+    k = k.repeat_interleave(heads_ / kv_heads_, 1);
+    v = v.repeat_interleave(heads_ / kv_heads_, 1);
+  }
+  auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(d)));
+  const auto future = torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
+  att = torch::softmax(att.masked_fill(future, -std::numeric_limits<float>::infinity()), -1);
+  x = x + o_(torch::matmul(att, v).transpose(1, 2).contiguous().view({b, t, c}));
+  const auto f = post_attention_norm_(x);
+  return x + down_(torch::silu(gate_(f)) * up_(f));
+}
+
+LlamaImpl::LlamaImpl(const ModelOptions& o) {
+  const int64_t kv = o.kv_heads > 0 ? o.kv_heads : o.heads;
+  if (o.width % o.heads != 0 || (o.width / o.heads) % 2 != 0)
+    throw UsageError(fmt::format("llama: width {} is not {} heads of an even size", o.width, o.heads));
+  if (o.heads % kv != 0)
+    throw UsageError(fmt::format("llama: {} heads are not a multiple of {} key/value heads", o.heads, kv));
+  embed_ = register_module("embed_tokens", torch::nn::Embedding(o.vocab, o.width));
+  layers_ = register_module("layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < o.layers; ++i) {
+    LlamaBlock block(o.width, o.heads, kv, llama_ffn_hidden(o.width));
+    layers_->push_back(block);
+    add_unit(block.ptr());
+  }
+  norm_ = register_module("norm", RmsNorm(o.width, kNormEps));
+  lm_head_ = register_module("lm_head", no_bias(o.width, o.vocab));
+}
+
+torch::Tensor LlamaImpl::forward(torch::Tensor tokens) {
+  auto x = embed_(tokens);
+  for (std::size_t i = 0; i < layers_->size(); ++i) {
+    auto* block = (*layers_)[i]->as<LlamaBlock>();
+    x = run_unit(static_cast<int>(i), [block](const torch::Tensor& in) { return block->forward(in); }, x);
+  }
+  return lm_head_(norm_(x));
+}
+
+}  // namespace dtbench::models
