@@ -161,6 +161,21 @@ TEST(Models, Gpt2MatchesHuggingFaceCounts) {
   EXPECT_EQ(find_model("gpt2-xl").count_parameters(find_model("gpt2-xl").defaults), 1557611200);
 }
 
+// A decoder's logits for a [2, 8] batch are [2, 8, vocab] and causal:
+// changing the last token changes only the last position's logits.
+void expect_causal(Model& m, int64_t vocab) {
+  torch::NoGradGuard no_grad;
+  using torch::indexing::Slice;
+  auto tokens = torch::randint(0, vocab, {2, 8}, torch::kLong);
+  const auto logits = m.forward(tokens);
+  EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{2, 8, vocab}));
+  auto changed = tokens.clone();
+  changed.index_put_({Slice(), 7}, (tokens.index({Slice(), 7}) + 1) % vocab);
+  const auto logits2 = m.forward(changed);
+  EXPECT_TRUE(torch::equal(logits.narrow(1, 0, 7), logits2.narrow(1, 0, 7)));
+  EXPECT_FALSE(torch::equal(logits.narrow(1, 7, 1), logits2.narrow(1, 7, 1)));
+}
+
 // Llama 3.1's published sizes from the shapes alone (no model made), and a
 // small one made: the same count from its tensors, Hugging Face's tensor
 // order, causal, grouped-query heads checked.
@@ -192,15 +207,7 @@ TEST(Models, LlamaSizesAndShapes) {
   EXPECT_EQ(m->module()->named_parameters()["layers.0.self_attn_k_proj.weight"].sizes(),
             (std::vector<int64_t>{8, 16}));  // 2 key/value heads of 4
   EXPECT_EQ(m->unit_seam()->units().size(), 2u);
-  torch::NoGradGuard no_grad;
-  auto tokens = torch::randint(0, 50, {2, 8}, torch::kLong);
-  const auto logits = m->forward(tokens);
-  EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{2, 8, 50}));
-  auto changed = tokens.clone();
-  changed.index_put_({torch::indexing::Slice(), 7}, (tokens.index({torch::indexing::Slice(), 7}) + 1) % 50);
-  const auto logits2 = m->forward(changed);
-  EXPECT_TRUE(torch::allclose(logits.narrow(1, 0, 7), logits2.narrow(1, 0, 7)));
-  EXPECT_FALSE(torch::allclose(logits.narrow(1, 7, 1), logits2.narrow(1, 7, 1)));
+  expect_causal(*m, o.vocab);
   o.kv_heads = 3;
   EXPECT_THROW(make_model("llama3-8b", o), UsageError);
 }
@@ -217,16 +224,7 @@ TEST(Models, GptIsCausalTiedAndChecksItsShapes) {
   std::int64_t elements = 0;
   for (const auto& p : m->module()->parameters()) elements += p.numel();
   EXPECT_EQ(elements, gpt_parameter_count(o));
-  torch::NoGradGuard no_grad;
-  auto tokens = torch::randint(0, 50, {2, 8}, torch::kLong);
-  const auto logits = m->forward(tokens);
-  EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{2, 8, 50}));
-  // Causal: changing the last token changes only the last position's logits.
-  auto changed = tokens.clone();
-  changed.index_put_({torch::indexing::Slice(), 7}, (tokens.index({torch::indexing::Slice(), 7}) + 1) % 50);
-  const auto logits2 = m->forward(changed);
-  EXPECT_TRUE(torch::equal(logits.narrow(1, 0, 7), logits2.narrow(1, 0, 7)));
-  EXPECT_FALSE(torch::equal(logits.narrow(1, 7, 1), logits2.narrow(1, 7, 1)));
+  expect_causal(*m, o.vocab);
   o.heads = 5;
   EXPECT_THROW(make_model("gpt2", o), UsageError);
   o.heads = 4;
