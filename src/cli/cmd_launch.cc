@@ -66,13 +66,12 @@ Action register_launch(CLI::App& app) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str()
       ->needs(ray_opt);
+  // Their ranges are checked with the others in launch::ray_driver_argv.
   cmd->add_option("--cpus-per-rank", ray->cpus_per_rank, "With --ray: CPUs in each rank's bundle")
-      ->check(CLI::PositiveNumber)
       ->capture_default_str()
       ->needs(ray_opt);
   cmd->add_option("--gpus-per-rank", ray->gpus_per_rank,
                   "With --ray: GPUs in each rank's bundle (CUDA_VISIBLE_DEVICES as Ray assigns)")
-      ->check(CLI::NonNegativeNumber)
       ->capture_default_str()
       ->needs(ray_opt);
   cmd->add_option("--placement", ray->placement,

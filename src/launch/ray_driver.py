@@ -16,6 +16,7 @@ failed rank's (128 + signal for a killed one), 1 for a lost actor or node,
 130/143 after SIGINT/SIGTERM. The children die with their actor
 (PR_SET_PDEATHSIG), so a killed actor or a stopped raylet leaves nothing.
 
+The ranks' order, variables and failure naming: ray_ranks.py beside it.
 Needs Ray (pinned: scripts/ray.sh installs ray 2.60.0 into .deps/ray).
 """
 import argparse
@@ -30,9 +31,11 @@ import sys
 import threading
 import time
 
+# Beside this file (the build copies both next to dtbench).
+from ray_ranks import LOST, Rank, cause_priority, describe, exit_code_of, order_ranks, rank_env, signal_name
+
 PROG = "dtbench launch --ray"
 RAY_VERSION = "2.60.0"
-LOST = "lost"  # pseudo status of a rank whose actor or node is gone
 
 
 def fail(message, code=2):
@@ -61,13 +64,6 @@ def parse_args(argv):
     if a.nproc < 1:
         fail(f"--nproc {a.nproc}: needs 1 or more")
     return a
-
-
-def signal_name(sig):
-    try:
-        return f"{signal.Signals(sig).name} ({signal.strsignal(sig)})"
-    except ValueError:
-        return str(sig)
 
 
 # --- the actor ---------------------------------------------------------------
@@ -176,100 +172,6 @@ class RankProcess:
 
 
 # --- the driver ---------------------------------------------------------------
-
-class Rank:
-    def __init__(self, index, actor, info):
-        self.bundle = index
-        self.actor = actor
-        self.info = info
-        self.rank = -1
-        self.pid = 0
-        self.status = None       # exit code, or LOST
-        self.lost_reason = ""
-        self.pending = None      # the outstanding poll
-        self.pending_since = 0.0
-        self.partial = {"out": b"", "err": b""}
-        self.terminated = False  # we sent it SIGTERM/SIGKILL
-        self.stopped = False     # seen stopped (SIGSTOP) while running
-
-    def where(self):
-        return f"node {self.info['ip']} ({self.info['host']})"
-
-
-def order_ranks(ranks, driver_node):
-    """Ray Train's order: the driver's node first, then by node address; on a
-    node by GPU id, then bundle. Sets rank; returns per-node groups."""
-    nodes = {}
-    for r in ranks:
-        nodes.setdefault(r.info["node_id"], []).append(r)
-
-    def node_key(node_id):
-        ip = nodes[node_id][0].info["ip"]
-        return (node_id != driver_node, tuple(int(x) if x.isdigit() else x for x in ip.split(".")),
-                node_id)
-
-    def gpu_key(r):
-        return ([int(g) if g.isdigit() else g for g in r.info["gpus"]], r.bundle)
-
-    groups = [sorted(nodes[n], key=gpu_key) for n in sorted(nodes, key=node_key)]
-    rank = 0
-    for group in groups:
-        for r in group:
-            r.rank = rank
-            rank += 1
-    return groups
-
-
-def rank_env(groups, world, master_addr, master_port, gpus_per_rank):
-    envs = {}
-    for node_rank, group in enumerate(groups):
-        node_gpus = sorted({g for r in group for g in r.info["gpus"]},
-                           key=lambda g: int(g) if g.isdigit() else g)
-        for local_rank, r in enumerate(group):
-            e = {
-                "RANK": str(r.rank),
-                "LOCAL_RANK": str(local_rank),
-                "WORLD_SIZE": str(world),
-                "LOCAL_WORLD_SIZE": str(len(group)),
-                "NODE_RANK": str(node_rank),
-                "MASTER_ADDR": master_addr,
-                "MASTER_PORT": str(master_port),
-                "DTBENCH_LAUNCHER": "ray",
-            }
-            if gpus_per_rank > 0:
-                e["CUDA_VISIBLE_DEVICES"] = ",".join(node_gpus)
-            envs[r.rank] = e
-    return envs
-
-
-def describe(r):
-    if r.stopped:
-        return f"rank {r.rank} (pid {r.pid} on {r.where()}) was stopped (SIGSTOP)"
-    if r.status == LOST:
-        return f"rank {r.rank} on {r.where()}: {r.lost_reason}"
-    if r.status < 0:
-        return f"rank {r.rank} (pid {r.pid} on {r.where()}) was killed by signal {signal_name(-r.status)}"
-    return f"rank {r.rank} (pid {r.pid} on {r.where()}) exited with code {r.status}"
-
-
-def exit_code_of(r):
-    if r.status == LOST:
-        return 1
-    return 128 - r.status if r.status < 0 else r.status
-
-
-def cause_priority(r):
-    # What ended the job, best first: a rank killed by a signal we did not
-    # send or seen stopped, a lost actor or node, a non-zero exit (often a
-    # victim's).
-    if r.stopped:
-        return 0
-    if r.status == LOST:
-        return 1
-    if r.status < 0 and not r.terminated:
-        return 0
-    return 2
-
 
 class Driver:
     def __init__(self, args):

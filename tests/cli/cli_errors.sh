@@ -65,6 +65,10 @@ expect_usage_error launch --nproc-per-node 1024 --bind core -- true
 expect_usage_error launch --nproc 2 -- true
 expect_usage_error launch --ray --nproc-per-node 2 -- true
 expect_usage_error launch --ray --placement-timeout forever -- true
+expect_usage_error launch --ray --placement strict -- true
+expect_usage_error launch --ray --gpus-per-rank -1 -- true
+expect_usage_error launch --ray --cpus-per-rank 0 -- true
+expect_usage_error ddp --kv-heads -1
 expect_usage_error comm --bind sideways
 expect_usage_error comm --bind core
 expect_usage_error ddp --model mlp --bind numa

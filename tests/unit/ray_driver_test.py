@@ -1,11 +1,12 @@
-"""The Ray driver's pure parts without Ray: rank order, the variables each
-rank gets (CUDA_VISIBLE_DEVICES shared per node as Ray Train shares it), how
-a failure is named. Usage: python3 ray_driver_test.py path/to/ray_driver.py"""
+"""The Ray driver's pure parts (src/launch/ray_ranks.py) without Ray: rank
+order, the variables each rank gets (CUDA_VISIBLE_DEVICES shared per node as
+Ray Train shares it), how a failure is named.
+Usage: python3 ray_driver_test.py path/to/ray_ranks.py"""
 import importlib.util
 import sys
 import unittest
 
-spec = importlib.util.spec_from_file_location("ray_driver", sys.argv.pop(1))
+spec = importlib.util.spec_from_file_location("ray_ranks", sys.argv.pop(1))
 rd = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(rd)
 
