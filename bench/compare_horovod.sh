@@ -45,10 +45,13 @@ run_dtbench() {  # name, flags, iters, warmup, round
   p50_of "$out/$1.$5.json" 1N/2R
 }
 run_horovod() {  # flags, iters, warmup
+  rm -f "$out/horovod.json"
   # shellcheck disable=SC2086
   PATH="$HVD/bin:$PATH" horovodrun -np 2 --"$CTRL" "$HVD/bin/python" "$here/peers/horovod_synthetic.py" $1 \
-    --iters "$2" --warmup "$3" --threads 1 --bind "$BIND" --compression "$COMPRESSION" 2>/dev/null |
-    sed -n 's/^\[\([0-9]*,\)\{0,1\}0\]<stdout>://p' | python3 -c 'import json,sys; print(json.JSONDecoder().raw_decode(sys.stdin.readline())[0]["p50"])'
+    --iters "$2" --warmup "$3" --threads 1 --bind "$BIND" --compression "$COMPRESSION" \
+    --json "$out/horovod.json" >/dev/null 2>&1
+  # From a file: mpirun's tagged stdout cut a line past 2048 characters (one MLP run in five).
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["p50"])' "$out/horovod.json"
 }
 
 vs_horovod() {  # name, flags (both sides), [iters], [warmup]

@@ -86,6 +86,7 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--compression", choices=["none", "fp16"], default="none")
     p.add_argument("--bind", choices=["none", "core"], default="none")
+    p.add_argument("--json", default="", help="also write rank 0's result here (mpirun may cut a long stdout line)")
     a = p.parse_args()
     hvd.init()
     if a.bind == "core":
@@ -129,6 +130,10 @@ def main():
             sizes = {n: t.numel() * bytes_per for n, t in model.named_parameters()}
             out["groups"] = timeline_groups(path, sizes)
         print(json.dumps(out), flush=True)
+        if a.json:
+            with open(a.json + ".tmp", "w") as f:
+                json.dump(out, f)
+            os.replace(a.json + ".tmp", a.json)
     hvd.shutdown()
 
 

@@ -26,7 +26,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <deque>
 #include <mutex>
@@ -183,13 +182,21 @@ class HorovodStrategy : public Strategy {
                       i == broadcast_tensor_ ? hvd::OpType::kBroadcast : hvd::OpType::kAllreduce});
   }
 
-  // Waits for the background thread to answer. Its collectives are bounded by
-  // --timeout and fail naming the peer (and the cause a launcher published),
-  // so this wait only bounds a loop that stopped answering: twice as long.
+  // Waits for the background thread to answer, polling as finish_work does.
+  // Its collectives are bounded by --timeout and fail naming the peer (and
+  // the cause a launcher published), so this wait only bounds a loop that
+  // stopped answering: twice as long.
   void wait_outstanding(const char* what) {
     std::unique_lock<std::mutex> lock(mu_);
     const auto bound = 2 * comm_.timeout() + std::chrono::seconds(1);
-    const bool ok = cv_.wait_for(lock, bound, [this] { return outstanding_ == 0 || error_ || stopped_; });
+    const auto pred = [this] { return outstanding_ == 0 || error_ || stopped_; };
+    const auto deadline = Clock::now() + bound;
+    bool ok;
+    while (!(ok = pred()) && Clock::now() < deadline) {
+      lock.unlock();
+      std::this_thread::yield();  // poll (see finish_work)
+      lock.lock();
+    }
     if (error_) std::rethrow_exception(error_);
     if (stopped_ && outstanding_ > 0)
       throw CommError(fmt::format("horovod: the background loop stopped before {} completed", what));
@@ -197,6 +204,23 @@ class HorovodStrategy : public Strategy {
       throw TimeoutError(fmt::format(
           "horovod: {} did not complete within {} ms ({} tensor(s) not agreed by every rank)", what,
           std::chrono::duration_cast<std::chrono::milliseconds>(bound).count(), outstanding_));
+  }
+
+  // Waits for one of the loop's collectives by polling it, giving the CPU
+  // away between polls, rather than sleeping on the work's condition
+  // variable: a rank whose threads all sleep lets its idle vCPU halt, and
+  // every wake-up then pays the host's reschedule (issue 14). Horovod's
+  // threads poll too (its synchronize() loops on PollHandle; its gloo
+  // collectives run on the background thread itself, with no hand-off to a
+  // worker thread): on this VM blocking waits made this loop 2x slower than
+  // Horovod's on a small model (docs/PERFORMANCE.md "Issue 34"). A poll that
+  // finds another thread runnable hands it the core (sched_yield), so
+  // backward's compute on the same core is not held up.
+  void finish_work(comm::WorkPtr w) {
+    const auto deadline = Clock::now() + comm_.timeout();
+    while (!w->done() && Clock::now() < deadline) std::this_thread::yield();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    w->wait(std::max(left, std::chrono::milliseconds(1)));  // rethrows a failure; past the deadline, times out
   }
 
   void stop() {
@@ -227,7 +251,6 @@ class HorovodStrategy : public Strategy {
     }
     std::lock_guard<std::mutex> lock(mu_);
     stopped_ = true;
-    cv_.notify_all();
   }
 
   // Horovod's Controller::ComputeResponseList.
@@ -251,7 +274,7 @@ class HorovodStrategy : public Strategy {
     if (cache_on) {
       auto bits = hvd::encode_cache_bits(hits, shut_down, uncached, cache_.num_active_bits());
       auto t = torch::from_blob(bits.data(), {static_cast<int64_t>(bits.size())}, torch::kInt32).clone();
-      comm_.allreduce(t, t, comm::ReduceOp::kMin)->wait(comm_.timeout());
+      finish_work(comm_.allreduce(t, t, comm::ReduceOp::kMin));
       std::vector<std::int32_t> anded(t.data_ptr<std::int32_t>(), t.data_ptr<std::int32_t>() + t.numel());
       const auto agreement = hvd::decode_cache_bits(anded);
       common.insert(agreement.hits.begin(), agreement.hits.end());
@@ -296,7 +319,7 @@ class HorovodStrategy : public Strategy {
     m[1] = static_cast<int64_t>(messages.size());
     for (std::size_t k = 0; k < messages.size(); ++k) m[2 + k] = static_cast<int64_t>(messages[k].tensor);
     auto all = torch::empty({width * size}, torch::kInt64);
-    comm_.allgather(mine, all)->wait(comm_.timeout());
+    finish_work(comm_.allgather(mine, all));
     auto list = torch::zeros({static_cast<int64_t>(hvd::max_encoded_responses(params_.size() + 1))},
                              torch::kInt64);
     if (comm_.rank() == 0) {
@@ -316,7 +339,7 @@ class HorovodStrategy : public Strategy {
       const auto encoded = hvd::encode_responses(hvd::fuse(std::move(rs), threshold_), shut_down);
       std::copy(encoded.begin(), encoded.end(), list.data_ptr<int64_t>());
     }
-    comm_.broadcast(list, list, 0)->wait(comm_.timeout());
+    finish_work(comm_.broadcast(list, list, 0));
     return hvd::decode_responses(list.data_ptr<int64_t>(), static_cast<std::size_t>(list.numel()),
                                  shut_down, bytes_of_);
   }
@@ -354,7 +377,7 @@ class HorovodStrategy : public Strategy {
       observer_.stage(group, trace::Stage::kMemcpyIn, t0, trace::clock_us());
     }
     observer_.collective_launch(group, r.bytes, wire_dtype(first), r.tensors);
-    comm_.allreduce(buffer, buffer, comm::ReduceOp::kSum)->wait(comm_.timeout());
+    finish_work(comm_.allreduce(buffer, buffer, comm::ReduceOp::kSum));
     observer_.collective_done(group);
     buffer.mul_(1.0 / comm_.size());  // postscale: Average
     if (r.tensors.size() > 1) {
@@ -380,7 +403,6 @@ class HorovodStrategy : public Strategy {
   void complete(const hvd::Response& r) {
     std::lock_guard<std::mutex> lock(mu_);
     outstanding_ -= std::min(outstanding_, r.tensors.size());
-    if (outstanding_ == 0) cv_.notify_all();
   }
 
   comm::Communicator& comm_;
@@ -400,7 +422,6 @@ class HorovodStrategy : public Strategy {
   torch::Tensor fusion_float_, fusion_half_;
   // Shared with the training thread, under mu_.
   mutable std::mutex mu_;
-  std::condition_variable cv_;
   std::deque<hvd::Request> queue_;
   std::vector<torch::Tensor> wire_;
   std::vector<bool> submitted_;
