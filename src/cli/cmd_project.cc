@@ -3,6 +3,7 @@
 // --trace, or a model and per-phase times) and a network (measured `dtbench
 // comm` reports, or bandwidth and latency per level). docs/metrics.md
 // "Projection" derives the model.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -18,6 +19,7 @@
 #include "project/project_reporter.h"
 #include "project/projection.h"
 #include "report/json_io.h"
+#include "models/model.h"
 #include "train/flops.h"
 
 namespace dtbench::cli {
@@ -43,6 +45,10 @@ struct ProjectFlags {
   std::string compression = "none";
   bool no_overlap = false;
   double cores_per_node = 0;
+  // Strategies and memory.
+  std::string reducers = "ddp";
+  std::string optimizer = "sgd", param_dtype = "fp32", reshard_after_forward = "true";
+  std::string memory_per_rank, activation_memory;
   std::string json;
   bool bucket_cap_given = false, first_bucket_cap_given = false;  // set after parsing
 };
@@ -92,13 +98,32 @@ project::ComputeProfile model_profile(const ProjectFlags& f) {
   if (f.forward_ms < 0 || f.backward_ms <= 0 || f.optimizer_ms < 0)
     throw UsageError("--model needs the phase times of one rank: --forward-ms, --backward-ms and --optimizer-ms "
                      "(or give --profile REPORT instead)");
-  train::TrainOptions t;
-  t.model = f.model;
-  t.batch_size = f.batch_size;
-  t.image_size = f.image_size;
-  t.seq_len = f.seq_len;
-  const auto cost = train::measure_forward_cost(t);
   project::ComputeProfile p;
+  const auto& entry = models::find_model(f.model);
+  std::vector<project::LayerWork> layers;
+  double param_elements = 0;
+  if (entry.unit_shapes) {
+    // A decoder by its shapes, not made (llama3-70b would take 280 GB): its
+    // blocks in forward order, then the head (the root unit's compute).
+    const auto units = entry.unit_shapes(entry.defaults, f.seq_len);
+    double macs = 0;
+    for (const auto& u : units) {
+      macs += u.forward_macs;
+      param_elements += u.param_elements;
+    }
+    for (std::size_t i = 1; i < units.size(); ++i) layers.push_back({units[i].forward_macs, units[i].param_elements});
+    layers.push_back({units[0].forward_macs, 0});  // the head's gradients: the root's, ready at the end
+    for (const auto& u : units) p.units.push_back({u.param_elements, u.forward_macs / macs});
+  } else {
+    train::TrainOptions t;
+    t.model = f.model;
+    t.batch_size = f.batch_size;
+    t.image_size = f.image_size;
+    t.seq_len = f.seq_len;
+    const auto cost = train::measure_forward_cost(t);
+    for (const auto& l : cost.layers) layers.push_back({l.macs, l.param_elements});
+    param_elements = cost.param_elements;
+  }
   p.source = "command line";
   p.model = f.model;
   p.batch_per_rank = f.batch_size;
@@ -107,9 +132,10 @@ project::ComputeProfile model_profile(const ProjectFlags& f) {
   p.optimizer_s = f.optimizer_ms / 1e3;
   p.fixed_s = f.ddp_overhead_ms / 1e3;
   p.threads = f.threads;
-  std::vector<project::LayerWork> layers;
-  for (const auto& l : cost.layers) layers.push_back({l.macs, l.param_elements});
-  p.grads = project::grads_from_layers(layers, cost.param_elements, p.backward_s);
+  p.parameters = param_elements;
+  p.grads = project::grads_from_layers(layers, param_elements, p.backward_s);
+  if (!f.activation_memory.empty())
+    p.activation_bytes = static_cast<double>(parse_bytes(f.activation_memory, "--activation-memory"));
   return p;
 }
 
@@ -125,6 +151,25 @@ int run_project(const ProjectFlags& f) {
   if (f.threads > 0 && !f.profile.empty())
     throw UsageError("--threads goes with --model; a --profile report says the threads it ran with");
   project::ProjectOptions o;
+  const auto strategies = project::parse_shardings(f.reducers);
+  if (f.optimizer == "sgd") o.memory.optimizer_states = 1;
+  else if (f.optimizer == "adamw") o.memory.optimizer_states = 2;
+  else throw UsageError(fmt::format("--optimizer: '{}' is not an optimizer (use sgd or adamw)", f.optimizer));
+  if (f.param_dtype == "bf16") o.memory.param_bytes = 2;
+  else if (f.param_dtype != "fp32")
+    throw UsageError(fmt::format("--param-dtype: '{}' is not a parameter dtype (use fp32 or bf16)", f.param_dtype));
+  if (f.reshard_after_forward == "false") o.memory.reshard_after_forward = false;
+  else if (f.reshard_after_forward != "true")
+    throw UsageError(fmt::format("--reshard-after-forward: '{}' is not true or false", f.reshard_after_forward));
+  const bool fsdp = std::find(strategies.begin(), strategies.end(), project::Sharding::kFsdp) != strategies.end();
+  if (!fsdp && (f.param_dtype != "fp32" || f.reshard_after_forward != "true"))
+    throw UsageError("--param-dtype and --reshard-after-forward describe fsdp: add fsdp to --reducer");
+  if (!f.memory_per_rank.empty()) {
+    o.memory_limit = static_cast<double>(parse_bytes(f.memory_per_rank, "--memory-per-rank"));
+    if (!(o.memory_limit > 0)) throw UsageError("--memory-per-rank must be positive");
+  }
+  if (!f.activation_memory.empty() && !f.profile.empty())
+    throw UsageError("--activation-memory goes with --model; a --profile report's activations are measured");
   o.world_sizes = parse_world_sizes(f.world_sizes);
   o.algo = project::parse_algo(f.algo);
   o.overlap = !f.no_overlap;
@@ -132,6 +177,7 @@ int run_project(const ProjectFlags& f) {
   if (f.compression == "fp16" || f.compression == "bf16") o.wire_ratio = 0.5;
   else if (f.compression != "none")
     throw UsageError(fmt::format("--compression: '{}' is not a wire format (use none, fp16 or bf16)", f.compression));
+  if (f.bucket_cap_given) o.memory.bucket_cap_bytes = f.bucket_cap_mb * 1024 * 1024;
   if (f.bucket_cap_given || f.first_bucket_cap_given) {
     if ((f.bucket_cap_given && !(f.bucket_cap_mb > 0)) || (f.first_bucket_cap_given && !(f.first_bucket_cap_mb > 0)))
       throw UsageError("--bucket-cap-mb and --first-bucket-cap-mb must be positive");
@@ -162,12 +208,19 @@ int run_project(const ProjectFlags& f) {
   for (const auto& path : f.measured)
     for (const auto& m : project::measured_points(report::read_json_file(path), path)) p.measured.push_back(m);
 
-  const auto rows = project::project(p, o);
+  std::vector<project::StrategyProjection> all;
+  for (auto s : strategies) {
+    o.strategy = s;
+    all.push_back({o, project::project(p, o)});
+  }
   std::ostringstream text;
-  project::write_projection_table(text, p, o, rows);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (i > 0) text << "\n";
+    project::write_projection_table(text, p, all[i].options, all[i].rows);
+  }
   std::cout << text.str();
   if (!f.json.empty()) {
-    report::write_json_atomic(f.json, project::projection_json(p, o, rows));
+    report::write_json_atomic(f.json, project::projection_json(p, all));
     std::cout << "Report: " << f.json << "\n";
   }
   return 0;
@@ -223,6 +276,22 @@ Action register_project(CLI::App& app) {
   cmd->add_flag("--no-overlap", f->no_overlap, "What if: every allreduce after backward ends");
   cmd->add_option("--bw-scale", f->bw_scale, "What if: every bandwidth times this (2 = a network twice as fast)")
       ->capture_default_str();
+  cmd->add_option("--reducer", f->reducers,
+                  "Strategies to project, comma-separated: ddp, zero1, zero2, fsdp (fsdp: --model with a decoder)")
+      ->capture_default_str();
+  cmd->add_option("--optimizer", f->optimizer, "Optimizer whose state the memory counts: sgd (momentum) or adamw")
+      ->capture_default_str();
+  cmd->add_option("--param-dtype", f->param_dtype,
+                  "fsdp: dtype units are gathered and computed in (bf16 = FSDP2's MixedPrecisionPolicy, float32 "
+                  "reduction)")
+      ->capture_default_str();
+  cmd->add_option("--reshard-after-forward", f->reshard_after_forward,
+                  "fsdp: free each unit after its forward and gather it again in backward (true/false)")
+      ->capture_default_str();
+  cmd->add_option("--memory-per-rank", f->memory_per_rank,
+                  "Memory of one rank (e.g. 80GiB): which strategies fit, and the largest batch that does");
+  cmd->add_option("--activation-memory", f->activation_memory,
+                  "One rank's activations at --batch-size (with --model; e.g. 12GiB): memory beside the model states");
   cmd->add_option("--json", f->json, "Write the projection as JSON here (schema dtbench.project)");
   return [f, cap, first]() {
     f->bucket_cap_given = cap->count() > 0;

@@ -53,6 +53,13 @@ class Model {
   virtual UnitSeam* unit_seam() { return nullptr; }
 };
 
+// One FSDP unit of a decoder from its shapes: its parameter elements and
+// forward multiply-adds for one sequence.
+struct UnitShape {
+  double param_elements = 0;
+  double forward_macs = 0;
+};
+
 struct ModelEntry {
   std::string name;
   std::string description;
@@ -71,6 +78,11 @@ struct ModelEntry {
   // Forward multiply-adds for one sequence of seq_len tokens from the shapes
   // alone (decoders); unset: count a made model's forward (train/flops).
   std::function<double(const ModelOptions&, int64_t seq_len)> forward_macs;
+  // The FSDP units from the shapes alone (decoders), in forward order: the
+  // root first (embeddings, final norm, head: its multiply-adds are the
+  // head's), then one per block. They add up to count_parameters and
+  // forward_macs. Unset: not known without making the model.
+  std::function<std::vector<UnitShape>(const ModelOptions&, int64_t seq_len)> unit_shapes;
 };
 
 // GPT-2's parameter elements from its shapes (models/gpt.h):
@@ -82,6 +94,11 @@ int64_t gpt_parameter_count(const ModelOptions& o);
 // 2·layers·width·seq_len). Six times this per token is the PaLM paper's
 // 6N + 12·L·H·Q·T. Equal to train::measure_forward_cost's count (flops test).
 double gpt_forward_macs(const ModelOptions& o, int64_t seq_len);
+
+// gpt_forward_macs / gpt_parameter_count by unit (ModelEntry.unit_shapes).
+std::vector<UnitShape> gpt_unit_shapes(const ModelOptions& o, int64_t seq_len);
+// llama_forward_macs / llama_parameter_count by unit.
+std::vector<UnitShape> llama_unit_shapes(const ModelOptions& o, int64_t seq_len);
 
 // Llama's feed-forward hidden size: 3.5 x width (Llama 3 8B: 14336, 70B: 28672).
 int64_t llama_ffn_hidden(int64_t width);

@@ -41,6 +41,7 @@ ModelEntry gpt_entry(const std::string& name, int64_t layers, int64_t width, int
   e.defaults.positions = 1024;
   e.count_parameters = gpt_parameter_count;
   e.forward_macs = gpt_forward_macs;
+  e.unit_shapes = gpt_unit_shapes;
   return e;
 }
 
@@ -65,6 +66,7 @@ ModelEntry llama_entry(const std::string& name, int64_t layers, int64_t width, i
   e.defaults.vocab = 128256;
   e.count_parameters = llama_parameter_count;
   e.forward_macs = llama_forward_macs;
+  e.unit_shapes = llama_unit_shapes;
   return e;
 }
 
@@ -100,6 +102,35 @@ double llama_forward_macs(const ModelOptions& o, int64_t seq_len) {
                f = static_cast<double>(llama_ffn_hidden(o.width));
   const double weights = l * (2 * w * w + 2 * w * kv + 3 * w * f) + static_cast<double>(o.vocab) * w;
   return t * weights + 2 * l * w * t * t;
+}
+
+namespace {
+
+// The root (its elements and the head's multiply-adds) and `layers` equal blocks.
+std::vector<UnitShape> root_and_blocks(double root_elements, double head_macs, int64_t layers,
+                                       double block_elements, double block_macs) {
+  std::vector<UnitShape> out{{root_elements, head_macs}};
+  for (int64_t l = 0; l < layers; ++l) out.push_back({block_elements, block_macs});
+  return out;
+}
+
+}  // namespace
+
+std::vector<UnitShape> gpt_unit_shapes(const ModelOptions& o, int64_t seq_len) {
+  const double c = static_cast<double>(o.width), t = static_cast<double>(seq_len);
+  const double v = static_cast<double>(o.vocab), pos = static_cast<double>(o.positions);
+  // wte (tied with the head) + wpe + ln_f; a block: 12c^2 + 13c.
+  return root_and_blocks(v * c + pos * c + 2 * c, t * v * c, o.layers, 12 * c * c + 13 * c,
+                         t * 12 * c * c + 2 * c * t * t);
+}
+
+std::vector<UnitShape> llama_unit_shapes(const ModelOptions& o, int64_t seq_len) {
+  const double w = static_cast<double>(o.width), t = static_cast<double>(seq_len),
+               kv = static_cast<double>(kv_width(o)), f = static_cast<double>(llama_ffn_hidden(o.width)),
+               v = static_cast<double>(o.vocab);
+  const double weights = 2 * w * w + 2 * w * kv + 3 * w * f;
+  // Embedding + untied head + final norm; a block: its weights and 2 norms.
+  return root_and_blocks(2 * v * w + w, t * v * w, o.layers, weights + 2 * w, t * weights + 2 * w * t * t);
 }
 
 const std::vector<ModelEntry>& model_registry() {

@@ -67,6 +67,16 @@ double ring_allreduce_seconds(const Network& net, double bytes, int world) {
   return latency + bus_bytes * bottleneck(net, bytes, k);
 }
 
+double ring_shard_collective_seconds(const Network& net, double bytes, int world) {
+  if (world <= 1) return 0;
+  const int k = nodes_for(net, world);
+  const double steps = world - 1.0;
+  const double inter_steps = k - 1.0;
+  const double latency =
+      net.base_latency_s + (steps - inter_steps) * net.intra.latency_s + inter_steps * net.inter.latency_s;
+  return latency + bytes * (world - 1.0) / world * bottleneck(net, bytes, k);
+}
+
 double tree_allreduce_seconds(const Network& net, double bytes, int world) {
   if (world <= 1) return 0;
   const int k = nodes_for(net, world);

@@ -61,6 +61,12 @@ double ring_allreduce_seconds(const Network& net, double bytes, int world);
 // 2((N/k - 1) + ceil(log2 k)) steps; the bytes cross the slowest level
 // twice at 0.9 of its bus bandwidth. Zero for one rank.
 double tree_allreduce_seconds(const Network& net, double bytes, int world);
+// Ring all_gather or reduce_scatter of a tensor of `bytes` (the whole,
+// unsharded size; each rank holds or ends with bytes / N): N-1 steps, k-1 of
+// them across nodes; every rank sends (N-1)/N of the bytes through the
+// slowest level (nccl-tests' bus bandwidth is the same figure for both and
+// for allreduce, so one level's curve serves all three). Zero for one rank.
+double ring_shard_collective_seconds(const Network& net, double bytes, int world);
 // `algo`, or with kAuto the cheaper of the two (as NCCL picks per call).
 AllreduceCost allreduce_cost(const Network& net, double bytes, int world, Algo algo);
 

@@ -49,12 +49,21 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
     largest = std::max(largest, b.bytes);
     total += b.bytes;
   }
-  out << fmt::format("Projection: {}, batch {} per rank, from {}{}\n", p.model.empty() ? "?" : p.model,
-                     p.batch_per_rank, p.source, p.threads > 0 ? fmt::format(" ({} threads per rank)", p.threads) : "");
+  const bool ddp = o.strategy == Sharding::kDdp;
+  out << fmt::format("Projection: {}, {}, batch {} per rank, from {}{}\n", p.model.empty() ? "?" : p.model,
+                     sharding_name(o.strategy), p.batch_per_rank, p.source,
+                     p.threads > 0 ? fmt::format(" ({} threads per rank)", p.threads) : "");
   out << fmt::format("  compute per iteration: forward {:.2f} ms, backward {:.2f} ms, optimizer {:.2f} ms, "
-                     "DDP fixed cost {:.2f} ms\n",
-                     p.forward_s * 1e3, p.backward_s * 1e3, p.optimizer_s * 1e3, p.fixed_s * 1e3);
-  out << fmt::format("  gradients: {} in {} bucket(s), largest {}{}{}{}\n", format_bytes(static_cast<std::uint64_t>(total)),
+                     "DDP fixed cost {:.2f} ms{}\n",
+                     p.forward_s * 1e3, p.backward_s * 1e3, p.optimizer_s * 1e3, p.fixed_s * 1e3,
+                     ddp ? "" : " (the sharded step: optimizer / N)");
+  if (o.strategy == Sharding::kFsdp)
+    out << fmt::format("  units: {} (root + {} blocks), parameters gathered in {}, reduced in float32, {}\n",
+                       p.units.size(), p.units.empty() ? 0 : p.units.size() - 1,
+                       o.memory.param_bytes == 2 ? "bf16" : "float32",
+                       o.memory.reshard_after_forward ? "resharded after forward" : "kept from forward to backward");
+  else
+    out << fmt::format("  gradients: {} in {} bucket(s), largest {}{}{}{}\n", format_bytes(static_cast<std::uint64_t>(total)),
                      buckets.size(), format_bytes(static_cast<std::uint64_t>(largest)),
                      o.rebucket ? fmt::format(" (re-bucketed: first {}, then {})",
                                               format_bytes(static_cast<std::uint64_t>(o.rebucket->first_cap_bytes)),
@@ -78,27 +87,43 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
   const bool contended = o.cores_per_node > 0;
   if (contended) out << fmt::format(" {:>13}", "contention ms");
   if (any_measured) out << fmt::format(" {:>12} {:>7}", "measured ms", "error");
+  out << fmt::format(" {:>12} {:>12}", "states GiB", "mem/rank GiB");
+  if (o.memory_limit > 0) out << fmt::format(" {:>5} {:>9}", "fits", "max batch");
   out << "\n";
   for (const auto& r : rows) {
     out << fmt::format("{:>7} {:>6} {:>11.2f} {:>11.2f} {:>10.2f} {:>12.1f} {:>9.1f}% {:>5}", r.world_size, r.nodes,
                        r.iteration_s * 1e3, r.exposed_s * 1e3, r.comm_s * 1e3, r.examples_per_s, r.efficiency * 100,
                        r.world_size > 1 ? r.algo : "-");
+    constexpr double kGiB = 1024.0 * 1024 * 1024;
     if (contended) out << fmt::format(" {:>13.2f}", r.contention_s * 1e3);
     if (r.measured_s)
       out << fmt::format(" {:>12.2f} {:>+6.1f}%", *r.measured_s * 1e3, (r.iteration_s / *r.measured_s - 1) * 100);
+    else if (any_measured)
+      out << fmt::format(" {:>12} {:>7}", "-", "-");
+    out << fmt::format(" {:>12.2f} {:>12.2f}", r.memory.model_states() / kGiB, r.memory.total() / kGiB);
+    if (r.fits)
+      out << fmt::format(" {:>5} {:>9}", *r.fits ? "yes" : "no",
+                         r.largest_batch >= 0 ? std::to_string(r.largest_batch) : std::string("-"));
     out << "\n";
   }
-  out << "\nefficiency = iteration(1 rank) / iteration(N); error = projected / measured - 1\n";
+  out << "\nefficiency = iteration(1 rank) / iteration(N); error = projected / measured - 1; mem/rank = model "
+         "states + gathered units + buffers + activations (docs/metrics.md \"Projection: sharded strategies\")\n";
 }
 
-Json projection_json(const ComputeProfile& p, const ProjectOptions& o, const std::vector<ProjectionRow>& rows) {
+Json projection_json(const ComputeProfile& p, const std::vector<StrategyProjection>& all) {
+  const ProjectOptions& o = all.front().options;
   Json buckets = Json::array();
   for (const auto& b : projection_buckets(p, o)) buckets.push_back({{"bytes", b.bytes}, {"ready_s", b.ready_s}});
+  Json units = Json::array();
+  for (const auto& u : p.units) units.push_back({{"param_elements", u.param_elements}, {"compute_share", u.compute_share}});
   Json profile{{"source", p.source},           {"model", p.model},
                {"batch_per_rank", p.batch_per_rank}, {"threads", p.threads},
                {"forward_s", p.forward_s},     {"backward_s", p.backward_s},
                {"optimizer_s", p.optimizer_s}, {"fixed_s", p.fixed_s},
-               {"buckets", buckets}};
+               {"buckets", buckets},
+               {"units", units},
+               {"parameters", p.parameters},
+               {"activation_bytes", p.activation_bytes >= 0 ? Json(p.activation_bytes) : Json(nullptr)}};
   Json network{{"ranks_per_node", o.net.ranks_per_node},
                {"cores_per_node", o.cores_per_node},
                {"base_latency_s", o.net.base_latency_s},
@@ -109,20 +134,38 @@ Json projection_json(const ComputeProfile& p, const ProjectOptions& o, const std
               {"first_bucket_cap_bytes", o.rebucket ? Json(o.rebucket->first_cap_bytes) : Json(nullptr)},
               {"wire_ratio", o.wire_ratio},
               {"overlap", o.overlap}};
+  Json memory{{"optimizer_states", o.memory.optimizer_states},
+              {"param_bytes", o.memory.param_bytes},
+              {"reshard_after_forward", o.memory.reshard_after_forward},
+              {"bucket_cap_bytes", o.memory.bucket_cap_bytes},
+              {"limit_bytes", o.memory_limit > 0 ? Json(o.memory_limit) : Json(nullptr)}};
   Json out_rows = Json::array();
-  for (const auto& r : rows) {
-    Json j{{"world_size", r.world_size},     {"nodes", r.nodes},
+  for (const auto& sp : all)
+  for (const auto& r : sp.rows) {
+    Json j{{"strategy", r.strategy},         {"world_size", r.world_size},     {"nodes", r.nodes},
            {"buckets", r.buckets},           {"iteration_s", r.iteration_s},
            {"exposed_comm_s", r.exposed_s},  {"comm_s", r.comm_s},
            {"contention_s", r.contention_s},
            {"examples_per_sec", r.examples_per_s}, {"scaling_efficiency", r.efficiency},
-           {"algo", r.world_size > 1 ? r.algo : "none"}};
+           {"algo", r.world_size > 1 ? r.algo : "none"},
+           {"collectives", r.collectives}};
     j["measured_s"] = r.measured_s ? Json(*r.measured_s) : Json(nullptr);
     j["error"] = r.measured_s ? Json(r.iteration_s / *r.measured_s - 1) : Json(nullptr);
+    j["memory"] = {{"parameters_bytes", r.memory.parameters},
+                   {"gradients_bytes", r.memory.gradients},
+                   {"optimizer_bytes", r.memory.optimizer},
+                   {"model_state_bytes", r.memory.model_states()},
+                   {"gathered_bytes", r.memory.gathered},
+                   {"buffers_bytes", r.memory.buffers},
+                   {"activation_bytes", r.activations_known ? Json(r.memory.activations) : Json(nullptr)},
+                   {"total_bytes", r.memory.total()},
+                   {"fits", r.fits ? Json(*r.fits) : Json(nullptr)},
+                   {"largest_batch", r.largest_batch >= 0 ? Json(r.largest_batch) : Json(nullptr)}};
     out_rows.push_back(j);
   }
   return Json{{"schema", "dtbench.project"}, {"schema_version", 1},    {"created", report::utc_timestamp()},
               {"profile", profile},          {"network", network},     {"what_if", whatif},
+              {"memory", memory},
               {"rows", out_rows}};
 }
 

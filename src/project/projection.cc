@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "project/sharded_time.h"
 
 namespace dtbench::project {
 
@@ -30,13 +31,61 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
   double largest = 0;
   for (const auto& b : buckets) largest = std::max(largest, b.bytes);
 
+  const Sharding strategy = opts.strategy;
+  if (strategy != Sharding::kDdp) {
+    if (opts.cores_per_node > 0)
+      throw UsageError(fmt::format("--cores-per-node: CPU contention is modelled for ddp only, not {}",
+                                   sharding_name(strategy)));
+    if (opts.wire_ratio != 1.0)
+      throw UsageError(fmt::format("--compression: {} reduce-scatters float32 gradients (dtbench ddp refuses "
+                                   "compression with the sharded strategies)", sharding_name(strategy)));
+    if (strategy == Sharding::kFsdp && profile.units.empty())
+      throw UsageError(fmt::format("{}: no FSDP units known for this profile; project fsdp with --model and a "
+                                   "decoder preset (gpt2…, llama3…: `dtbench models`)", profile.source));
+  }
+  const double psi = profile.parameters > 0 ? profile.parameters : total / 4;
+  double largest_unit = 0;
+  for (const auto& u : profile.units) largest_unit = std::max(largest_unit, u.param_elements);
+
+  auto sharded_row = [&](ProjectionRow& row, int world) {
+    const auto cost = [&](double bytes) { return ring_shard_collective_seconds(opts.net, bytes, world); };
+    const auto t = strategy == Sharding::kFsdp
+                       ? fsdp_time(profile, profile.units, cost, world, opts.memory.reshard_after_forward,
+                                   opts.memory.param_bytes, 4)
+                       : zero_time(strategy, profile, buckets, cost, world, opts.overlap);
+    row.comm_s = t.comm_s;
+    row.exposed_s = world > 1 ? t.exposed_s : 0.0;
+    row.iteration_s = t.iteration_s;
+    row.collectives = t.collectives;
+    row.algo = "ring";
+    if (strategy == Sharding::kFsdp) row.buckets = static_cast<int>(profile.units.size());
+  };
+
   auto one = [&](int world) {
     if (world < 1) throw UsageError(fmt::format("--world-sizes: {} is not a rank count", world));
     ProjectionRow row;
+    row.strategy = sharding_name(strategy);
     row.world_size = world;
     row.nodes = nodes_for(opts.net, world);
     row.buckets = static_cast<int>(buckets.size());
     row.largest_bucket_bytes = largest;
+    row.activations_known = profile.activation_bytes >= 0;
+    row.memory = memory_per_rank(strategy, psi, largest_unit, world, opts.memory,
+                                 row.activations_known ? profile.activation_bytes : 0.0);
+    if (opts.memory_limit > 0) {
+      row.fits = row.memory.total() <= opts.memory_limit;
+      if (row.activations_known) row.largest_batch = largest_batch(row.memory, profile.batch_per_rank, opts.memory_limit);
+    }
+    for (const auto& [w, t] : profile.measured)
+      if (w == world) row.measured_s = t;
+    if (strategy != Sharding::kDdp) {
+      sharded_row(row, world);
+      row.examples_per_s = row.iteration_s > 0 ? static_cast<double>(world) *
+                                                     static_cast<double>(profile.batch_per_rank) / row.iteration_s
+                                               : 0;
+      return row;
+    }
+    row.collectives = row.buckets;
     row.algo = algo_name(allreduce_cost(opts.net, largest * opts.wire_ratio, world, opts.algo).algo);
     const auto cost = [&](double bytes) {
       return allreduce_cost(opts.net, bytes * opts.wire_ratio, world, opts.algo).seconds;
@@ -72,8 +121,6 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
         std::max(0.0, (others - (profile.forward_s + profile.optimizer_s)) + (s.backward_end_s - profile.backward_s));
     row.examples_per_s =
         row.iteration_s > 0 ? static_cast<double>(world) * static_cast<double>(profile.batch_per_rank) / row.iteration_s : 0;
-    for (const auto& [w, t] : profile.measured)
-      if (w == world) row.measured_s = t;
     return row;
   };
   const double base = one(1).iteration_s;

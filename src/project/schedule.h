@@ -18,6 +18,13 @@ struct GradItem {
   double ready_s = 0;  // seconds after backward starts
 };
 
+// One FSDP unit: the parameter elements gathered and reduce-scattered as
+// one, and its share of the forward's (and backward's) compute.
+struct UnitWork {
+  double param_elements = 0;
+  double compute_share = 0;
+};
+
 struct Bucket {
   double bytes = 0;
   double ready_s = 0;  // when its last gradient is ready

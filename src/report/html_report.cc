@@ -7,11 +7,24 @@
 #include <fmt/format.h>
 
 #include "report/gantt_chart.h"
+#include "report/project_figures.h"
 #include "report/json_io.h"
 #include "report/svg_chart.h"
 #include "stats/stats.h"
 
 namespace dtbench::report {
+
+std::string file_basename(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string slug(const std::string& s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+  return out;
+}
+
 namespace {
 
 // The host name in a report's env, "?" when absent or malformed.
@@ -20,11 +33,6 @@ std::string host_name(const Json& env) {
   const auto& h = env.at("host");
   return h.contains("hostname") && h.at("hostname").is_string() ? h.at("hostname").get<std::string>()
                                                                  : "?";
-}
-
-std::string basename(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 struct Labeled {
@@ -39,7 +47,7 @@ struct Namer {
     std::string s = l.p->key.strategy();
     if (buckets_vary && l.p->key.reducer != "none")
       s += fmt::format(" {:g}MB", l.p->key.bucket_cap_mb);
-    if (sources_vary) s += " [" + basename(l.src->path) + "]";
+    if (sources_vary) s += " [" + file_basename(l.src->path) + "]";
     return s;
   }
 };
@@ -49,12 +57,6 @@ std::vector<std::string> models_of(const std::vector<ReportSource>& sources) {
   for (const auto& s : sources)
     for (const auto& p : s.points)
       if (std::find(out.begin(), out.end(), p.key.model) == out.end()) out.push_back(p.key.model);
-  return out;
-}
-
-std::string slug(const std::string& s) {
-  std::string out;
-  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
   return out;
 }
 
@@ -215,7 +217,7 @@ void add_comm_figures(std::vector<Figure>& figs, const std::vector<ReportSource>
       }
       if (ser.x.empty()) continue;
       ser.name = fmt::format("{} {}R", s.comm.front().backend, s.comm.front().world_size);
-      if (comm_sources > 1) ser.name += " [" + basename(s.path) + "]";
+      if (comm_sources > 1) ser.name += " [" + file_basename(s.path) + "]";
       c.series.push_back(std::move(ser));
     }
     figs.push_back({"busbw-" + slug(coll),
@@ -288,42 +290,10 @@ void add_trace_figures(std::vector<Figure>& figs, const std::vector<ReportSource
   }
   for (const auto& s : sources) {
     if (s.kind != "trace") continue;
-    figs.push_back({"gantt-" + slug(basename(s.path)),
-                    "One iteration of " + basename(s.path) + ": per rank the training thread's phases "
+    figs.push_back({"gantt-" + slug(file_basename(s.path)),
+                    "One iteration of " + file_basename(s.path) + ": per rank the training thread's phases "
                     "and each bucket's collective from launch to completion (clock-aligned to rank 0).",
-                    render_svg(gantt_from_trace(s.trace, basename(s.path)))});
-  }
-}
-
-void add_project_figures(std::vector<Figure>& figs, const std::vector<ReportSource>& sources) {
-  for (const auto& s : sources) {
-    if (s.kind != "project" || s.projection.empty()) continue;
-    const std::string what = (s.projection_model.empty() ? std::string("projection") : s.projection_model) + " (" +
-                             basename(s.path) + ")";
-    LineChart t{what + ": projected iteration time vs ranks", "ranks", "seconds per iteration (p50)", true, false, {}};
-    LineChart e{what + ": projected scaling efficiency vs ranks", "ranks",
-                "efficiency (% of the 1-rank iteration time)", true, false, {}};
-    LineSeries proj{"projected", {}, {}, {}}, meas{"measured", {}, {}, {}}, eff{"projected", {}, {}, {}};
-    for (const auto& p : s.projection) {
-      proj.x.push_back(p.world_size);
-      proj.y.push_back(p.iteration_s);
-      eff.x.push_back(p.world_size);
-      eff.y.push_back(100 * p.efficiency);
-      if (p.has_measured) {
-        meas.x.push_back(p.world_size);
-        meas.y.push_back(p.measured_s);
-      }
-    }
-    t.series.push_back(std::move(proj));
-    if (!meas.x.empty()) t.series.push_back(std::move(meas));
-    e.series.push_back(std::move(eff));
-    figs.push_back({"project-time-" + slug(basename(s.path)),
-                    "`dtbench project`: iteration = forward + max(backward, last bucket's allreduce done) + "
-                    "optimizer + DDP's fixed cost, per rank count; measured points from the same or --measured "
-                    "reports (docs/metrics.md \"Projection\").",
-                    render_svg(t)});
-    figs.push_back({"project-efficiency-" + slug(basename(s.path)),
-                    "Projected weak-scaling efficiency = iteration(1 rank) / iteration(N).", render_svg(e)});
+                    render_svg(gantt_from_trace(s.trace, file_basename(s.path)))});
   }
 }
 
@@ -363,7 +333,7 @@ void write_html(std::ostream& out, const std::vector<ReportSource>& sources,
         << "</figcaption></figure>\n";
   for (const auto& s : sources) {
     if (s.kind == "trace" || s.kind == "project") continue;
-    out << "<h2>Environment and configuration: " << html_escape(basename(s.path)) << "</h2>\n";
+    out << "<h2>Environment and configuration: " << html_escape(file_basename(s.path)) << "</h2>\n";
     out << "<details open><summary>environment</summary>\n" << kv_table(s.env) << "</details>\n";
     out << "<details open><summary>configuration</summary>\n" << kv_table(s.config) << "</details>\n";
   }

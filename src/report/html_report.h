@@ -9,6 +9,11 @@
 
 namespace dtbench::report {
 
+// A path's last component; a string with every character but letters and
+// digits made '-' (figure anchors).
+std::string file_basename(const std::string& path);
+std::string slug(const std::string& s);
+
 struct Figure {
   std::string id;       // stable anchor, e.g. "throughput-resnet50"
   std::string caption;

@@ -79,6 +79,9 @@ void load_project(ReportSource& src, const Json& doc) {
     throw UsageError(fmt::format("{}: project report without a 'rows' array", src.path));
   const auto profile = json_value_or<Json>(doc, "profile", Json::object(), src.path);
   src.projection_model = json_value_or<std::string>(profile, "model", "", src.path + " profile");
+  const auto memory = json_value_or<Json>(doc, "memory", Json::object(), src.path);
+  if (memory.contains("limit_bytes") && !memory.at("limit_bytes").is_null())
+    src.projection_memory_limit = json_field<double>(memory, "limit_bytes", src.path + " memory");
   std::size_t i = 0;
   for (const auto& r : doc.at("rows")) {
     const std::string where = fmt::format("{} rows[{}]", src.path, i++);
@@ -88,6 +91,10 @@ void load_project(ReportSource& src, const Json& doc) {
     p.iteration_s = json_field<double>(r, "iteration_s", where);
     p.efficiency = json_field<double>(r, "scaling_efficiency", where);
     p.exposed_comm_s = json_field<double>(r, "exposed_comm_s", where);
+    p.strategy = json_value_or<std::string>(r, "strategy", "ddp", where);
+    p.examples_per_s = json_value_or<double>(r, "examples_per_sec", 0.0, where);
+    if (r.contains("memory") && r.at("memory").is_object())
+      p.memory_bytes = json_field<double>(r.at("memory"), "total_bytes", where + " memory");
     if (r.contains("measured_s") && !r.at("measured_s").is_null()) {
       p.has_measured = true;
       p.measured_s = json_field<double>(r, "measured_s", where);

@@ -23,8 +23,11 @@ struct CommRow {
 
 // One row of a `dtbench project` report.
 struct ProjectionPoint {
+  std::string strategy = "ddp";  // reports before the sharded strategies hold ddp rows only
   int world_size = 0, nodes = 0;
   double iteration_s = 0, efficiency = 0, exposed_comm_s = 0;
+  double examples_per_s = 0;    // whole job
+  double memory_bytes = -1;     // per rank (total); -1: not in the report
   bool has_measured = false;
   double measured_s = 0;
 };
@@ -40,6 +43,7 @@ struct ReportSource {
   Json trace;  // kind "trace": a Chrome trace written by --trace
   std::vector<ProjectionPoint> projection;  // kind "project"
   std::string projection_model;             // kind "project": the profiled model
+  double projection_memory_limit = 0;       // kind "project": --memory-per-rank (0: none)
 };
 
 // Reads one file (a report, a compare log or a --trace file). Throws UsageError naming it for anything that is not a

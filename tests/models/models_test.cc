@@ -212,6 +212,44 @@ TEST(Models, LlamaSizesAndShapes) {
   EXPECT_THROW(make_model("llama3-8b", o), UsageError);
 }
 
+// The units `dtbench project` takes from the shapes are the FSDP units the
+// made model has: the root (everything outside the blocks) first, then one
+// per block, adding up to the model's parameters and forward multiply-adds.
+TEST(Models, UnitShapesAreTheModelsFsdpUnits) {
+  for (const std::string name : {"gpt2", "llama3-8b"}) {
+    SCOPED_TRACE(name);
+    const auto& e = find_model(name);
+    ModelOptions o = e.defaults;
+    o.vocab = 50;
+    o.width = 16;
+    o.heads = 4;
+    o.kv_heads = name == "gpt2" ? 0 : 2;
+    o.layers = 3;
+    o.positions = 32;
+    o.seq_len = 8;
+    const auto shapes = e.unit_shapes(o, 8);
+    ASSERT_EQ(shapes.size(), 4u);
+    double elements = 0, macs = 0;
+    for (const auto& u : shapes) {
+      elements += u.param_elements;
+      macs += u.forward_macs;
+    }
+    EXPECT_DOUBLE_EQ(elements, static_cast<double>(e.count_parameters(o)));
+    EXPECT_DOUBLE_EQ(macs, e.forward_macs(o, 8));
+    auto m = make_model(name, o);
+    const auto& units = m->unit_seam()->units();
+    ASSERT_EQ(units.size(), 3u);
+    double in_blocks = 0;
+    for (std::size_t b = 0; b < units.size(); ++b) {
+      double n = 0;
+      for (const auto& p : units[b]->parameters()) n += static_cast<double>(p.numel());
+      EXPECT_DOUBLE_EQ(shapes[b + 1].param_elements, n);
+      in_blocks += n;
+    }
+    EXPECT_DOUBLE_EQ(shapes[0].param_elements, elements - in_blocks);
+  }
+}
+
 TEST(Models, GptIsCausalTiedAndChecksItsShapes) {
   ModelOptions o = find_model("gpt2").defaults;
   o.vocab = 50;

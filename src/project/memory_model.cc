@@ -1,0 +1,57 @@
+#include "project/memory_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dtbench::project {
+
+MemoryFigures memory_per_rank(Sharding s, double psi, double largest_unit, int world, const MemoryOptions& o,
+                              double activation_bytes) {
+  const double n = std::max(1, world);
+  const double k = o.optimizer_states;
+  MemoryFigures m;
+  m.activations = activation_bytes;
+  switch (s) {
+    case Sharding::kDdp:
+      m.parameters = 4 * psi;
+      m.gradients = 4 * psi;
+      m.optimizer = 4 * k * psi;
+      m.buffers = 4 * psi;  // c10d's Reducer: every gradient copied into its bucket
+      break;
+    case Sharding::kZero1:
+      m.parameters = 4 * psi;
+      m.gradients = 4 * psi;  // the full gradients are the buckets (views)
+      m.optimizer = 4 * k * psi / n;
+      m.buffers = 4 * psi / n;  // this rank's averaged shard
+      break;
+    case Sharding::kZero2:
+      m.parameters = 4 * psi;
+      m.gradients = 4 * psi / n;
+      m.optimizer = 4 * k * psi / n;
+      m.buffers = std::min(4 * psi, 2 * o.bucket_cap_bytes);  // a bucket filling, one reducing
+      break;
+    case Sharding::kFsdp: {
+      m.parameters = 4 * psi / n;
+      m.gradients = 4 * psi / n;
+      m.optimizer = 4 * k * psi / n;
+      const double u = std::min(largest_unit, psi);
+      // Forward: the unit computing and the one prefetched (every unit once
+      // gathered without resharding); backward adds two units' unsharded
+      // gradients (one accumulating, one reduce-scattering).
+      const double params = o.reshard_after_forward ? 2 * u : psi + u;
+      m.gathered = std::min(params, psi + u) * o.param_bytes + 2 * u * 4;
+      break;
+    }
+  }
+  return m;
+}
+
+std::int64_t largest_batch(const MemoryFigures& at_batch, std::int64_t batch, double limit) {
+  if (!(at_batch.activations > 0) || batch < 1) return -1;
+  const double per_example = at_batch.activations / static_cast<double>(batch);
+  const double room = limit - (at_batch.total() - at_batch.activations);
+  if (room < per_example) return 0;
+  return static_cast<std::int64_t>(std::floor(room / per_example));
+}
+
+}  // namespace dtbench::project

@@ -1,0 +1,44 @@
+#pragma once
+// Memory per rank of a data-parallel strategy at N ranks, for `dtbench
+// project` (docs/metrics.md "Projection: sharded strategies"): the model
+// states from ZeRO's formulas (float32 parameters and gradients, K float32
+// optimizer states per parameter: (8 + 4K)Ψ replicated, 8Ψ + 4KΨ/N ZeRO-1,
+// 4Ψ + (4 + 4K)Ψ/N ZeRO-2, (8 + 4K)Ψ/N FSDP, as train_options'
+// expected_model_state_bytes), plus what each holds beside them: DDP's
+// bucket copies of the gradients, ZeRO's averaged shard or buckets in
+// flight, FSDP's gathered units (parameters in the parameter dtype, two
+// units' unsharded float32 gradients in backward), and the activations of
+// the profiled batch. Pure; torch-free.
+#include <cstdint>
+
+#include "project/sharding.h"
+
+namespace dtbench::project {
+
+struct MemoryOptions {
+  int optimizer_states = 1;     // K: SGD with momentum 1 (0 without), AdamW 2
+  double param_bytes = 4;       // fsdp: bytes per element of a gathered unit (FSDP2's param_dtype bf16: 2)
+  bool reshard_after_forward = true;       // fsdp: units freed after their forward (FSDP2's default)
+  double bucket_cap_bytes = 25.0 * 1024 * 1024;  // DDP's and ZeRO's gradient buckets
+};
+
+struct MemoryFigures {
+  double parameters = 0, gradients = 0, optimizer = 0;  // the model states a rank keeps
+  double gathered = 0;     // fsdp: unsharded units at the peak (parameters and gradients)
+  double buffers = 0;      // communication buffers beside the model states
+  double activations = 0;  // the profiled batch's (scaled to the batch asked for)
+  double model_states() const { return parameters + gradients + optimizer; }
+  double total() const { return model_states() + gathered + buffers + activations; }
+};
+
+// `parameters`: Ψ elements; `largest_unit`: elements of the largest FSDP
+// unit (fsdp only); `activation_bytes`: one rank's activations.
+MemoryFigures memory_per_rank(Sharding s, double parameters, double largest_unit, int world,
+                              const MemoryOptions& o, double activation_bytes);
+
+// The most examples per rank that fit in `limit` bytes when `at_batch`'s
+// activations scale with the batch: floor((limit - the rest) / activations
+// per example); 0 when not even one fits; -1 without an activation figure.
+std::int64_t largest_batch(const MemoryFigures& at_batch, std::int64_t batch, double limit);
+
+}  // namespace dtbench::project

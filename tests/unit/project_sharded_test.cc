@@ -1,0 +1,175 @@
+// `dtbench project` for the sharded strategies on literal inputs: the ring
+// all_gather / reduce_scatter cost, memory per rank by strategy (ZeRO's
+// model-state formulas and what each holds beside them), the largest batch
+// that fits, the zero1/zero2/fsdp iteration schedules worked by hand, and
+// what the projection refuses.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "project/collective_model.h"
+#include "project/memory_model.h"
+#include "project/projection.h"
+#include "project/sharded_time.h"
+#include "project/sharding.h"
+
+namespace dtbench::project {
+namespace {
+
+TEST(ShardCollective, RingOnOneAndTwoLevels) {
+  Network n;
+  n.ranks_per_node = 1;
+  n.inter = {1e-5, 1e9, {}, "", {}};
+  n.intra.bus_bw = 1e12;
+  EXPECT_DOUBLE_EQ(ring_shard_collective_seconds(n, 4e6, 1), 0.0);
+  // 3 steps, 3/4 of the bytes each rank sends.
+  EXPECT_NEAR(ring_shard_collective_seconds(n, 4e6, 4), 3e-5 + 3e-3, 1e-12);
+  // Half an allreduce's steps and bytes.
+  EXPECT_NEAR(2 * ring_shard_collective_seconds(n, 4e6, 4), ring_allreduce_seconds(n, 4e6, 4), 1e-12);
+  // Two ranks per node, two nodes: 2 steps inside, 1 across, bytes at the slower level.
+  n.ranks_per_node = 2;
+  n.intra = {1e-6, 1e10, {}, "", {}};
+  n.base_latency_s = 5e-6;
+  EXPECT_NEAR(ring_shard_collective_seconds(n, 4e6, 4), 5e-6 + 2e-6 + 1e-5 + 3e-3, 1e-12);
+}
+
+TEST(Sharding, NamesAndLists) {
+  EXPECT_EQ(parse_shardings("ddp,fsdp"), (std::vector<Sharding>{Sharding::kDdp, Sharding::kFsdp}));
+  EXPECT_STREQ(sharding_name(parse_sharding("zero2")), "zero2");
+  EXPECT_THROW(parse_sharding("zero3"), UsageError);
+  EXPECT_THROW(parse_shardings("ddp,ddp"), UsageError);
+  EXPECT_THROW(parse_shardings(""), UsageError);
+}
+
+TEST(MemoryModel, ModelStatesAreZerosFormulas) {
+  const double psi = 1e9, n = 8;
+  MemoryOptions o;
+  o.optimizer_states = 2;  // AdamW
+  o.bucket_cap_bytes = 25.0 * 1024 * 1024;
+  auto at = [&](Sharding s) { return memory_per_rank(s, psi, 1e8, 8, o, 0); };
+  EXPECT_DOUBLE_EQ(at(Sharding::kDdp).model_states(), 16 * psi);
+  EXPECT_DOUBLE_EQ(at(Sharding::kZero1).model_states(), 8 * psi + 8 * psi / n);
+  EXPECT_DOUBLE_EQ(at(Sharding::kZero2).model_states(), 4 * psi + 12 * psi / n);
+  EXPECT_DOUBLE_EQ(at(Sharding::kFsdp).model_states(), 16 * psi / n);
+  // Beside them: DDP's bucket copies, ZeRO-1's shard, ZeRO-2's two buckets,
+  // FSDP's two gathered units (float32) and two units' gradients.
+  EXPECT_DOUBLE_EQ(at(Sharding::kDdp).buffers, 4 * psi);
+  EXPECT_DOUBLE_EQ(at(Sharding::kZero1).buffers, 4 * psi / n);
+  EXPECT_DOUBLE_EQ(at(Sharding::kZero2).buffers, 2 * o.bucket_cap_bytes);
+  EXPECT_DOUBLE_EQ(at(Sharding::kFsdp).gathered, 2 * 1e8 * 4 + 2 * 1e8 * 4);
+  o.param_bytes = 2;  // bf16 units
+  EXPECT_DOUBLE_EQ(at(Sharding::kFsdp).gathered, 2 * 1e8 * 2 + 2 * 1e8 * 4);
+  o.reshard_after_forward = false;  // every unit kept from forward to backward
+  EXPECT_DOUBLE_EQ(at(Sharding::kFsdp).gathered, (psi + 1e8) * 2 + 2 * 1e8 * 4);
+  // A tiny model: ZeRO-2's buckets are never more than its gradients.
+  EXPECT_DOUBLE_EQ(memory_per_rank(Sharding::kZero2, 1000, 0, 2, o, 0).buffers, 4000);
+  const auto m = memory_per_rank(Sharding::kDdp, psi, 0, 1, o, 7e9);
+  EXPECT_DOUBLE_EQ(m.total(), 16 * psi + 4 * psi + 7e9);
+}
+
+TEST(MemoryModel, LargestBatchThatFits) {
+  MemoryFigures m;
+  m.parameters = 10;
+  m.activations = 8;  // at batch 4: 2 per example
+  EXPECT_EQ(largest_batch(m, 4, 20), 5);
+  EXPECT_EQ(largest_batch(m, 4, 11.9), 0);
+  m.activations = 0;
+  EXPECT_EQ(largest_batch(m, 4, 20), -1);
+}
+
+ComputeProfile profile_for_schedules() {
+  ComputeProfile p;
+  p.source = "test";
+  p.batch_per_rank = 2;
+  p.forward_s = 1;
+  p.backward_s = 2;
+  p.optimizer_s = 0.8;
+  return p;
+}
+
+TEST(ShardedTime, ZeroStagesByHand) {
+  const auto p = profile_for_schedules();
+  const std::vector<Bucket> buckets{{100, 1.0}, {100, 2.0}};
+  const auto cost = [](double) { return 0.5; };
+  // zero1: both reduce_scatters after backward (2.5, 3.0), the step on a
+  // quarter (3.2), both all_gathers (3.7, 4.2), after forward's 1 s.
+  const auto z1 = zero_time(Sharding::kZero1, p, buckets, cost, 4, true);
+  EXPECT_DOUBLE_EQ(z1.iteration_s, 5.2);
+  EXPECT_DOUBLE_EQ(z1.exposed_s, 2.0);
+  EXPECT_DOUBLE_EQ(z1.comm_s, 2.0);
+  EXPECT_EQ(z1.collectives, 4);
+  // zero2: each reduce_scatter when its bucket is ready (1-1.5, 2-2.5), so
+  // only the last half second is exposed before the step.
+  const auto z2 = zero_time(Sharding::kZero2, p, buckets, cost, 4, true);
+  EXPECT_DOUBLE_EQ(z2.iteration_s, 4.7);
+  EXPECT_DOUBLE_EQ(z2.exposed_s, 1.5);
+  EXPECT_EQ(z2.collectives, 4);
+  // Without overlap zero2 is zero1.
+  EXPECT_DOUBLE_EQ(zero_time(Sharding::kZero2, p, buckets, cost, 4, false).iteration_s, 5.2);
+}
+
+TEST(ShardedTime, FsdpByHand) {
+  const auto p = profile_for_schedules();
+  // The root (0.2 of the compute: the head) and two blocks (0.4 each).
+  const std::vector<UnitWork> units{{100, 0.2}, {100, 0.4}, {100, 0.4}};
+  const auto cost = [](double) { return 0.1; };
+  // Forward: root 0-0.1, block 1 0.1-0.2 (prefetched), computes 0.2-0.6
+  // while block 2 gathers (0.2-0.3), block 2 computes 0.6-1.0, the head
+  // 1.0-1.2. Backward: the head 1.2-1.6; block 2 gathered 1.6-1.7,
+  // computes 1.7-2.5 while block 1 gathers 1.7-1.8; reduce 2.5-2.6; block
+  // 1 computes 2.5-3.3, reduce 3.3-3.4, the root's reduce 3.4-3.5; the
+  // step on half: 0.4.
+  const auto f = fsdp_time(p, units, cost, 2, true, 4, 4);
+  EXPECT_NEAR(f.iteration_s, 3.9, 1e-12);
+  EXPECT_NEAR(f.exposed_s, 0.5, 1e-12);
+  EXPECT_NEAR(f.comm_s, 0.8, 1e-12);
+  EXPECT_EQ(f.collectives, 8);
+  // Kept from forward: no gathers in backward; the reduces end at 2.5,
+  // 3.3, 3.4.
+  const auto k = fsdp_time(p, units, cost, 2, false, 4, 4);
+  EXPECT_NEAR(k.iteration_s, 3.8, 1e-12);
+  EXPECT_EQ(k.collectives, 6);
+  // Bytes: gathered in the parameter dtype, reduced in float32.
+  double gathered = 0, reduced = 0;
+  const auto bytes_seen = [&](double b) {
+    (b == 200 ? gathered : reduced) += b;
+    return 0.0;
+  };
+  fsdp_time(p, units, bytes_seen, 2, true, 2, 4);
+  EXPECT_DOUBLE_EQ(gathered, 5 * 200);
+  EXPECT_DOUBLE_EQ(reduced, 3 * 400);
+}
+
+TEST(ShardedProjection, RowsMemoryAndRefusals) {
+  auto p = profile_for_schedules();
+  p.grads = {{4e8, 1.0}, {4e8, 2.0}};
+  p.activation_bytes = 1e9;
+  ProjectOptions o;
+  o.net.ranks_per_node = 8;
+  o.net.intra = {1e-6, 1e11, {}, "", {}};
+  o.world_sizes = {1, 8};
+  o.memory_limit = 4e9;
+  o.strategy = Sharding::kZero2;
+  const auto rows = project(p, o);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].strategy, "zero2");
+  EXPECT_DOUBLE_EQ(rows[1].memory.model_states(), 8e8 + (8e8 + 8e8) / 8);  // Ψ = 2e8, K = 1
+  ASSERT_TRUE(rows[1].fits.has_value());
+  EXPECT_EQ(*rows[1].fits, rows[1].memory.total() <= 4e9);
+  EXPECT_GT(rows[1].largest_batch, 0);
+  // Eight ranks step an eighth each, and communicate.
+  EXPECT_GT(rows[1].iteration_s, 1 + 2 + 0.8 / 8);
+  EXPECT_GT(rows[1].exposed_s, 0);
+  EXPECT_DOUBLE_EQ(rows[0].iteration_s, 1 + 2 + 0.8);  // one rank: no communication, the whole step
+  o.strategy = Sharding::kFsdp;
+  EXPECT_THROW(project(p, o), UsageError);  // no units
+  p.units = {{1e8, 0.5}, {1e8, 0.5}};
+  EXPECT_NO_THROW(project(p, o));
+  o.wire_ratio = 0.5;
+  EXPECT_THROW(project(p, o), UsageError);  // compression
+  o.wire_ratio = 1;
+  o.cores_per_node = 2;
+  EXPECT_THROW(project(p, o), UsageError);  // contention: ddp only
+}
+
+}  // namespace
+}  // namespace dtbench::project
