@@ -12,18 +12,28 @@
 # every round's error. Each measurement is projected twice: with the CPU
 # contention term (--cores-per-node: every namespace "host" has half of
 # this machine's CORES, both share them; loopback's one node has all) and
-# without it; the limit applies to the first. Exit 1 when a median error's
-# magnitude exceeds LIMIT_PCT, 77 where namespaces cannot be made (not
-# root, no iproute2/tc).
+# without it; the limit applies to the first. REDUCERS (default ddp) adds
+# the sharded strategies (issue 35): each measured with `ddp --reducer R`
+# over the same link and projected with `project --reducer R` from the same
+# profile (no contention term: the projection has it for ddp only; the
+# gradients' reduce_scatter as an allreduce where the build's LibTorch 1.13
+# Gloo has none, as dtbench ddp then does), and its projected memory per
+# rank set beside the measured peak_bytes (the activations: the profile's
+# "no ddp" row's peak less its model state). Exit 1 when a median error's
+# magnitude (time, and memory for the sharded ones) exceeds LIMIT_PCT, 77
+# where namespaces cannot be made (not root, no iproute2/tc).
 # Usage: netns_validate.sh path/to/dtbench
 #   CAPS=100,300,1000 (Mbit/s)  BUCKETS=25,4 (MiB)  MODEL=resnet18 IMAGE=64 BATCH=8
 #   ITERS=10 WARMUP=2 THREADS=1 ROUNDS=3 LIMIT_PCT=10 LOOPBACK=1 CORES=$(nproc)
+#   REDUCERS=ddp[,zero2,fsdp]  MODEL_ARGS="" (more model flags: --layers 4 --width 256 ...)
 set -u
 DT=$(readlink -f "$1")
 CAPS=${CAPS:-100,300,1000}; BUCKETS=${BUCKETS:-25,4}
 MODEL=${MODEL:-resnet18}; IMAGE=${IMAGE:-64}; BATCH=${BATCH:-8}
 ITERS=${ITERS:-10}; WARMUP=${WARMUP:-2}; THREADS=${THREADS:-1}; LIMIT_PCT=${LIMIT_PCT:-10}; LOOPBACK=${LOOPBACK:-1}
-ROUNDS=${ROUNDS:-3}; CORES=${CORES:-$(nproc)}
+ROUNDS=${ROUNDS:-3}; CORES=${CORES:-$(nproc)}; REDUCERS=${REDUCERS:-ddp}; MODEL_ARGS=${MODEL_ARGS:-}
+rs=native
+case "$("$DT" env 2>/dev/null | sed -n 's/^# versions.libtorch: //p')" in 1.13*) rs=allreduce ;; esac
 skip() { echo "SKIP: netns_validate: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces"
 command -v ip >/dev/null && command -v tc >/dev/null || skip "iproute2 (ip, tc) is not installed"
@@ -67,33 +77,48 @@ two_nodes() {
 # this machine's cores, caches and memory — two processes computing together
 # here are 3-16 % slower than one alone (docs/PERFORMANCE.md). Namespace A's
 # copy is the profile.
+# The second copy runs REDUCER (default ddp) at 1 rank: for a sharded
+# strategy its row gives the projection that strategy's own fixed cost and
+# peak (--measured).
 profile() {
-  ip netns exec "$B" "$DT" "${train[@]}" --world-sizes 1 --bucket-cap-mb "$1" \
+  ip netns exec "$B" "$DT" "${train[@]}" --world-sizes 1 --bucket-cap-mb "$1" --reducer "${2:-ddp}" --no-baseline \
     --json "$tmp/profile$1.peer.json" >"$tmp/profile$1.peer.out" 2>&1 &
   local peer=$!
   ip netns exec "$A" "$DT" "${train[@]}" --world-sizes 1 --bucket-cap-mb "$1" --trace "$tmp/t$1.json" \
     --json "$tmp/profile$1.json" >"$tmp/profile$1.out" 2>&1 || { echo "profile failed"; tail -3 "$tmp/profile$1.out"; exit 1; }
   wait "$peer" || { echo "the profile's second copy failed"; tail -3 "$tmp/profile$1.peer.out"; exit 1; }
 }
-train=(ddp -m "$MODEL" --image-size "$IMAGE" -b "$BATCH" -n "$ITERS" -w "$WARMUP" --threads "$THREADS" --timeout 300s)
+# shellcheck disable=SC2206
+train=(ddp -m "$MODEL" --image-size "$IMAGE" -b "$BATCH" -n "$ITERS" -w "$WARMUP" --threads "$THREADS" --timeout 300s
+       $MODEL_ARGS)
 # In place, as the buckets are reduced (project reads the in-place rows);
 # loopback's sweep is cheap, so it takes more iterations.
 sweep=(comm --collective allreduce -b 64K -e 64M -f 4 --placement in -n 6 -w 1 --timeout 300s)
 sweep_lo=(comm --collective allreduce -b 64K -e 64M -f 4 --placement in -n 20 -w 3 --timeout 300s)
 field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['rows']; print(r[-1][sys.argv[2]])" "$@"; }
-# Every measurement and its projections as
-# "LINK|BUCKET|ROUND|projected|projected without contention|measured" lines.
+# The last row's projected memory per rank and the measured peak ("-" without).
+memory() {
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['rows'][-1]; m=r.get('measured_peak_bytes')
+print(f\"{r['memory']['total_bytes']}|{m if m is not None else '-'}\")" "$1"
+}
+# Every measurement and its projections as "LINK|BUCKET|REDUCER|ROUND|
+# projected|projected without contention|measured|projected memory|measured peak" lines.
 results=$tmp/results.txt
-# project_both LINK BUCKET ROUND CORES PROJECT-ARGS...: projects with and
-# without the contention term, records both.
+# project_both LINK BUCKET REDUCER ROUND CORES PROJECT-ARGS...: projects with
+# and without the contention term (ddp; the sharded ones without), records both.
 project_both() {
-  local link=$1 bucket=$2 rnd=$3 cores=$4; shift 4
-  "$DT" project "$@" --cores-per-node "$cores" --json "$tmp/proj.json" >"$tmp/proj.out" 2>&1 &&
-    "$DT" project "$@" --json "$tmp/proj0.json" >>"$tmp/proj.out" 2>&1 || { cat "$tmp/proj.out"; exit 1; }
-  echo "$link|$bucket|$rnd|$(field "$tmp/proj.json" iteration_s)|$(field "$tmp/proj0.json" iteration_s)|$(field "$tmp/proj.json" measured_s)" >>"$results"
+  local link=$1 bucket=$2 reducer=$3 rnd=$4 cores=$5; shift 5
+  if [ "$reducer" = ddp ]; then
+    "$DT" project "$@" --cores-per-node "$cores" --json "$tmp/proj.json" >"$tmp/proj.out" 2>&1 &&
+      "$DT" project "$@" --json "$tmp/proj0.json" >>"$tmp/proj.out" 2>&1 || { cat "$tmp/proj.out"; exit 1; }
+  else
+    "$DT" project "$@" --reducer "$reducer" --reduce-scatter "$rs" --json "$tmp/proj.json" >"$tmp/proj.out" 2>&1 &&
+      cp "$tmp/proj.json" "$tmp/proj0.json" || { cat "$tmp/proj.out"; exit 1; }
+  fi
+  echo "$link|$bucket|$reducer|$rnd|$(field "$tmp/proj.json" iteration_s)|$(field "$tmp/proj0.json" iteration_s)|$(field "$tmp/proj.json" measured_s)|$(memory "$tmp/proj.json")" >>"$results"
 }
 
-IFS=, read -ra caps <<<"$CAPS"; IFS=, read -ra buckets <<<"$BUCKETS"
+IFS=, read -ra caps <<<"$CAPS"; IFS=, read -ra buckets <<<"$BUCKETS"; IFS=, read -ra reducers <<<"$REDUCERS"
 for round in $(seq 1 "$ROUNDS"); do
   echo "round $round of $ROUNDS ..." >&2
   for cap in "${caps[@]}"; do
@@ -102,23 +127,27 @@ for round in $(seq 1 "$ROUNDS"); do
     done
     two_nodes "comm$cap" "${sweep[@]}" --json "$tmp/comm$cap.json"
     for b in "${buckets[@]}"; do
-      profile "$b"
-      two_nodes "ddp$cap-$b" "${train[@]}" --bucket-cap-mb "$b" --no-baseline --json "$tmp/ddp$cap-$b.json"
-      project_both "2 hosts, ${cap} Mbit/s" "$b" "$round" "$(awk -v c="$CORES" 'BEGIN { print c / 2 }')" \
-        --profile "$tmp/profile$b.json" --comm-inter "$tmp/comm$cap.json" --ranks-per-node 1 \
-        --world-sizes 2 --algo ring --measured "$tmp/ddp$cap-$b.json"
+      for r in "${reducers[@]}"; do
+        profile "$b" "$r"
+        two_nodes "$r$cap-$b" "${train[@]}" --reducer "$r" --bucket-cap-mb "$b" --no-baseline --json "$tmp/$r$cap-$b.json"
+        project_both "2 hosts, ${cap} Mbit/s" "$b" "$r" "$round" "$(awk -v c="$CORES" 'BEGIN { print c / 2 }')" \
+          --profile "$tmp/profile$b.json" --comm-inter "$tmp/comm$cap.json" --ranks-per-node 1 \
+          --world-sizes 2 --algo ring --measured "$tmp/$r$cap-$b.json" --measured "$tmp/profile$b.peer.json"
+      done
     done
   done
   if [ "$LOOPBACK" = 1 ]; then
     ip netns exec "$A" "$DT" "${sweep_lo[@]}" --nproc 2 --json "$tmp/comm_lo.json" >/dev/null 2>&1 ||
       { echo "loopback comm failed"; exit 1; }
     for b in "${buckets[@]}"; do
-      profile "$b"
-      ip netns exec "$A" "$DT" "${train[@]}" --world-sizes 2 --bucket-cap-mb "$b" --no-baseline \
-        --json "$tmp/ddp_lo$b.json" >/dev/null 2>&1 || { echo "loopback ddp failed"; exit 1; }
-      project_both "1 host, 2 ranks, loopback" "$b" "$round" "$CORES" \
-        --profile "$tmp/profile$b.json" --comm-intra "$tmp/comm_lo.json" --ranks-per-node 2 \
-        --world-sizes 2 --algo ring --measured "$tmp/ddp_lo$b.json"
+      for r in "${reducers[@]}"; do
+        profile "$b" "$r"
+        ip netns exec "$A" "$DT" "${train[@]}" --reducer "$r" --world-sizes 2 --bucket-cap-mb "$b" --no-baseline \
+          --json "$tmp/${r}_lo$b.json" >/dev/null 2>&1 || { echo "loopback $r failed"; exit 1; }
+        project_both "1 host, 2 ranks, loopback" "$b" "$r" "$round" "$CORES" \
+          --profile "$tmp/profile$b.json" --comm-intra "$tmp/comm_lo.json" --ranks-per-node 2 \
+          --world-sizes 2 --algo ring --measured "$tmp/${r}_lo$b.json" --measured "$tmp/profile$b.peer.json"
+      done
     done
   fi
 done
@@ -126,18 +155,26 @@ python3 - "$results" "$LIMIT_PCT" <<'PY'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    link, bucket, rnd, p, p0, m = line.strip().split("|")
-    rows.setdefault((link, bucket), []).append((float(p), float(p0), float(m)))
-print(f"{'link':<28} {'bucket':>7} {'projected s':>12} {'measured s':>11} {'error':>7}   per round"
-      f"   | without contention: {'projected s':>11} {'error':>7}")
+    link, bucket, reducer, rnd, p, p0, m, pm, mm = line.strip().split("|")
+    rows.setdefault((link, bucket, reducer), []).append(
+        (float(p), float(p0), float(m), float(pm), None if mm == "-" else float(mm)))
+print(f"{'link':<28} {'bucket':>7} {'reducer':>7} {'projected s':>12} {'measured s':>11} {'error':>7}   per round"
+      f"   | without contention: {'projected s':>11} {'error':>7} | memory: projected MiB, measured MiB, error")
 worst = 0
-for (link, bucket), v in rows.items():
-    p = statistics.median(x for x, _, _ in v); p0 = statistics.median(x for _, x, _ in v)
-    m = statistics.median(y for _, _, y in v)
+for (link, bucket, reducer), v in rows.items():
+    p = statistics.median(x[0] for x in v); p0 = statistics.median(x[1] for x in v)
+    m = statistics.median(x[2] for x in v)
     e = p / m - 1; worst = max(worst, abs(e))
-    per = " ".join(f"{x / y - 1:+.1%}" for x, _, y in v)
-    print(f"{link:<28} {bucket + ' MiB':>7} {p:>12.3f} {m:>11.3f} {e:>+7.1%}   {per}"
-          f"   | {p0:>32.3f} {p0 / m - 1:>+7.1%}")
+    per = " ".join(f"{x[0] / x[2] - 1:+.1%}" for x in v)
+    mem = ""
+    peaks = [x[4] for x in v if x[4] is not None]
+    if peaks:
+        pm = statistics.median(x[3] for x in v); mm = statistics.median(peaks)
+        em = pm / mm - 1
+        if reducer != "ddp": worst = max(worst, abs(em))
+        mem = f" | {pm / 2**20:9.1f} {mm / 2**20:9.1f} {em:+7.1%}"
+    print(f"{link:<28} {bucket + ' MiB':>7} {reducer:>7} {p:>12.3f} {m:>11.3f} {e:>+7.1%}   {per}"
+          f"   | {p0:>32.3f} {p0 / m - 1:>+7.1%}{mem}")
 limit = float(sys.argv[2])
 print(f"worst |error| of the medians: {worst:.1%} (limit {limit:g}%)")
 sys.exit(0 if worst * 100 <= limit else 1)

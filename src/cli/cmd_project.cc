@@ -18,9 +18,10 @@
 #include "project/profile.h"
 #include "project/project_reporter.h"
 #include "project/projection.h"
-#include "report/json_io.h"
 #include "models/model.h"
+#include "report/json_io.h"
 #include "train/flops.h"
+#include "train/trainer.h"
 
 namespace dtbench::cli {
 namespace {
@@ -47,8 +48,10 @@ struct ProjectFlags {
   double cores_per_node = 0;
   // Strategies and memory.
   std::string reducers = "ddp";
-  std::string optimizer = "sgd", param_dtype = "fp32", reshard_after_forward = "true";
+  std::string optimizer = "sgd", param_dtype = "float32", reshard_after_forward = "true";
   std::string memory_per_rank, activation_memory;
+  std::string reduce_scatter = "native";
+  double fusion_threshold_mb = -1, cycle_time_ms = -1;  // horovod's (-1: HOROVOD_* or Horovod's defaults)
   std::string json;
   bool bucket_cap_given = false, first_bucket_cap_given = false;  // set after parsing
 };
@@ -91,6 +94,38 @@ project::Level make_level(const std::string& bw, const std::string& latency, con
   return l;
 }
 
+// FSDP units of a decoder from its shapes (the root first, then a block
+// each), compute shared by forward multiply-adds.
+std::vector<project::UnitWork> unit_work(const std::vector<models::UnitShape>& shapes) {
+  double macs = 0;
+  for (const auto& u : shapes) macs += u.forward_macs;
+  std::vector<project::UnitWork> out;
+  for (const auto& u : shapes) out.push_back({u.param_elements, macs > 0 ? u.forward_macs / macs : 0});
+  return out;
+}
+
+// A report's model by its shapes, where the registry knows them: the FSDP
+// units and the parameter count (the report's config: model, layers, width,
+// heads, key/value heads, vocabulary, sequence length).
+void units_from_report(project::ComputeProfile& p, const nlohmann::ordered_json& doc, const std::string& path) {
+  if (!doc.contains("config") || !doc.at("config").is_object()) return;
+  const auto& c = doc.at("config");
+  train::TrainOptions t;
+  t.model = report::json_value_or<std::string>(c, "model", "", path);
+  if (t.model.empty()) return;
+  const auto& entry = models::find_model(t.model);
+  if (!entry.unit_shapes) return;
+  t.seq_len = report::json_value_or<std::int64_t>(c, "seq_len", t.seq_len, path);
+  t.layers = report::json_value_or<std::int64_t>(c, "layers", 0, path);
+  t.width = report::json_value_or<std::int64_t>(c, "width", 0, path);
+  t.heads = report::json_value_or<std::int64_t>(c, "heads", 0, path);
+  t.kv_heads = report::json_value_or<std::int64_t>(c, "kv_heads", 0, path);
+  t.vocab = report::json_value_or<std::int64_t>(c, "vocab", 0, path);
+  const auto mo = train::model_options(t);
+  p.units = unit_work(entry.unit_shapes(mo, t.seq_len));
+  p.parameters = static_cast<double>(entry.count_parameters(mo));
+}
+
 project::ComputeProfile model_profile(const ProjectFlags& f) {
   if (f.ddp_overhead_ms < 0) throw UsageError("--ddp-overhead-ms must not be negative");
   if (f.batch_size < 1 || f.image_size < 1 || f.seq_len < 1)
@@ -106,14 +141,10 @@ project::ComputeProfile model_profile(const ProjectFlags& f) {
     // A decoder by its shapes, not made (llama3-70b would take 280 GB): its
     // blocks in forward order, then the head (the root unit's compute).
     const auto units = entry.unit_shapes(entry.defaults, f.seq_len);
-    double macs = 0;
-    for (const auto& u : units) {
-      macs += u.forward_macs;
-      param_elements += u.param_elements;
-    }
+    for (const auto& u : units) param_elements += u.param_elements;
     for (std::size_t i = 1; i < units.size(); ++i) layers.push_back({units[i].forward_macs, units[i].param_elements});
     layers.push_back({units[0].forward_macs, 0});  // the head's gradients: the root's, ready at the end
-    for (const auto& u : units) p.units.push_back({u.param_elements, u.forward_macs / macs});
+    p.units = unit_work(units);
   } else {
     train::TrainOptions t;
     t.model = f.model;
@@ -127,6 +158,7 @@ project::ComputeProfile model_profile(const ProjectFlags& f) {
   p.source = "command line";
   p.model = f.model;
   p.batch_per_rank = f.batch_size;
+  if (entry.input == models::InputKind::kTokens) p.tokens_per_example = f.seq_len;
   p.forward_s = f.forward_ms / 1e3;
   p.backward_s = f.backward_ms / 1e3;
   p.optimizer_s = f.optimizer_ms / 1e3;
@@ -151,23 +183,37 @@ int run_project(const ProjectFlags& f) {
   if (f.threads > 0 && !f.profile.empty())
     throw UsageError("--threads goes with --model; a --profile report says the threads it ran with");
   project::ProjectOptions o;
-  const auto strategies = project::parse_shardings(f.reducers);
+  const auto strategies = project::parse_strategies(f.reducers);
   if (f.optimizer == "sgd") o.memory.optimizer_states = 1;
   else if (f.optimizer == "adamw") o.memory.optimizer_states = 2;
   else throw UsageError(fmt::format("--optimizer: '{}' is not an optimizer (use sgd or adamw)", f.optimizer));
   if (f.param_dtype == "bf16") o.memory.param_bytes = 2;
-  else if (f.param_dtype != "fp32")
-    throw UsageError(fmt::format("--param-dtype: '{}' is not a parameter dtype (use fp32 or bf16)", f.param_dtype));
+  else if (f.param_dtype != "float32")
+    throw UsageError(fmt::format("--param-dtype: '{}' is not a parameter dtype (use float32 or bf16)", f.param_dtype));
   if (f.reshard_after_forward == "false") o.memory.reshard_after_forward = false;
   else if (f.reshard_after_forward != "true")
     throw UsageError(fmt::format("--reshard-after-forward: '{}' is not true or false", f.reshard_after_forward));
-  const bool fsdp = std::find(strategies.begin(), strategies.end(), project::Sharding::kFsdp) != strategies.end();
-  if (!fsdp && (f.param_dtype != "fp32" || f.reshard_after_forward != "true"))
+  const bool fsdp = std::find(strategies.begin(), strategies.end(), project::Strategy::kFsdp) != strategies.end();
+  if (!fsdp && (f.param_dtype != "float32" || f.reshard_after_forward != "true"))
     throw UsageError("--param-dtype and --reshard-after-forward describe fsdp: add fsdp to --reducer");
   if (!f.memory_per_rank.empty()) {
     o.memory_limit = static_cast<double>(parse_bytes(f.memory_per_rank, "--memory-per-rank"));
     if (!(o.memory_limit > 0)) throw UsageError("--memory-per-rank must be positive");
   }
+  {
+    train::TrainOptions h;  // Horovod's knobs as dtbench ddp resolves them
+    h.reducer = "horovod";
+    h.fusion_threshold_mb = f.fusion_threshold_mb;
+    h.cycle_time_ms = f.cycle_time_ms;
+    if ((f.fusion_threshold_mb != -1 && !(f.fusion_threshold_mb >= 0)) || (f.cycle_time_ms != -1 && !(f.cycle_time_ms > 0)))
+      throw UsageError("--fusion-threshold-mb must not be negative and --cycle-time-ms must be positive");
+    train::resolve_horovod(h);
+    o.horovod.threshold_bytes = h.fusion_threshold_mb * 1024 * 1024;
+    o.horovod.cycle_s = h.cycle_time_ms / 1e3;
+  }
+  if (f.reduce_scatter == "allreduce") o.reduce_scatter_as_allreduce = true;
+  else if (f.reduce_scatter != "native")
+    throw UsageError(fmt::format("--reduce-scatter: '{}' is not native or allreduce", f.reduce_scatter));
   if (!f.activation_memory.empty() && !f.profile.empty())
     throw UsageError("--activation-memory goes with --model; a --profile report's activations are measured");
   o.world_sizes = parse_world_sizes(f.world_sizes);
@@ -201,12 +247,17 @@ int run_project(const ProjectFlags& f) {
 
   project::ComputeProfile p;
   if (!f.profile.empty()) {
-    p = project::profile_from_ddp_report(report::read_json_file(f.profile), f.profile, f.row);
+    const auto doc = report::read_json_file(f.profile);
+    p = project::profile_from_ddp_report(doc, f.profile, f.row);
+    units_from_report(p, doc, f.profile);
   } else {
     p = model_profile(f);
   }
-  for (const auto& path : f.measured)
-    for (const auto& m : project::measured_points(report::read_json_file(path), path)) p.measured.push_back(m);
+  for (const auto& path : f.measured) {
+    const auto doc = report::read_json_file(path);
+    for (const auto& m : project::measured_points(doc, path)) p.measured.push_back(m);
+    for (const auto& m : project::one_rank_rows(doc, path)) p.one_rank.push_back(m);
+  }
 
   std::vector<project::StrategyProjection> all;
   for (auto s : strategies) {
@@ -241,7 +292,8 @@ Action register_project(CLI::App& app) {
   cmd->add_option("--profile", f->profile, "A `dtbench ddp` report with a 1-rank row traced (--trace) to profile");
   cmd->add_option("--row", f->row, "Label of the 1-rank row to profile (default: the first traced 1-rank DDP row)");
   cmd->add_option("--measured", f->measured,
-                  "Other `dtbench ddp` reports whose multi-rank rows are set beside the projection (repeatable)");
+                  "Other `dtbench ddp` reports: their multi-rank rows are set beside the projection, their 1-rank rows give "
+                  "a strategy its own fixed cost and peak (repeatable)");
   cmd->add_option("-m,--model", f->model, "Profile from this model's layers (see `dtbench models`) and the phase times");
   cmd->add_option("-b,--batch-size", f->batch_size, "Examples per rank (with --model)")->capture_default_str();
   cmd->add_option("--image-size", f->image_size, "Image side (with --model)")->capture_default_str();
@@ -277,7 +329,7 @@ Action register_project(CLI::App& app) {
   cmd->add_option("--bw-scale", f->bw_scale, "What if: every bandwidth times this (2 = a network twice as fast)")
       ->capture_default_str();
   cmd->add_option("--reducer", f->reducers,
-                  "Strategies to project, comma-separated: ddp, zero1, zero2, fsdp (fsdp: --model with a decoder)")
+                  "Strategies to project, comma-separated: ddp, horovod, zero1, zero2, fsdp (fsdp: a decoder's units)")
       ->capture_default_str();
   cmd->add_option("--optimizer", f->optimizer, "Optimizer whose state the memory counts: sgd (momentum) or adamw")
       ->capture_default_str();
@@ -292,6 +344,14 @@ Action register_project(CLI::App& app) {
                   "Memory of one rank (e.g. 80GiB): which strategies fit, and the largest batch that does");
   cmd->add_option("--activation-memory", f->activation_memory,
                   "One rank's activations at --batch-size (with --model; e.g. 12GiB): memory beside the model states");
+  cmd->add_option("--fusion-threshold-mb", f->fusion_threshold_mb,
+                  "horovod: fusion threshold, MiB (default HOROVOD_FUSION_THRESHOLD, else Horovod's 128)");
+  cmd->add_option("--cycle-time-ms", f->cycle_time_ms,
+                  "horovod: background loop cycle, ms (default HOROVOD_CYCLE_TIME, else Horovod's 1)");
+  cmd->add_option("--reduce-scatter", f->reduce_scatter,
+                  "zero1/zero2/fsdp: native (a ring reduce_scatter) or allreduce (a backend without one, as Gloo in "
+                  "LibTorch 1.13, where dtbench ddp allreduces the bucket)")
+      ->capture_default_str();
   cmd->add_option("--json", f->json, "Write the projection as JSON here (schema dtbench.project)");
   return [f, cap, first]() {
     f->bucket_cap_given = cap->count() > 0;

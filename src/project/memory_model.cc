@@ -5,32 +5,38 @@
 
 namespace dtbench::project {
 
-MemoryFigures memory_per_rank(Sharding s, double psi, double largest_unit, int world, const MemoryOptions& o,
+MemoryFigures memory_per_rank(Strategy s, double psi, double largest_unit, int world, const MemoryOptions& o,
                               double activation_bytes) {
   const double n = std::max(1, world);
   const double k = o.optimizer_states;
   MemoryFigures m;
   m.activations = activation_bytes;
   switch (s) {
-    case Sharding::kDdp:
+    case Strategy::kDdp:
       m.parameters = 4 * psi;
       m.gradients = 4 * psi;
       m.optimizer = 4 * k * psi;
       m.buffers = 4 * psi;  // c10d's Reducer: every gradient copied into its bucket
       break;
-    case Sharding::kZero1:
+    case Strategy::kHorovod:
+      m.parameters = 4 * psi;
+      m.gradients = 4 * psi;
+      m.optimizer = 4 * k * psi;
+      m.buffers = o.fusion_buffer_bytes;  // allocated whole at the threshold on first use, kept
+      break;
+    case Strategy::kZero1:
       m.parameters = 4 * psi;
       m.gradients = 4 * psi;  // the full gradients are the buckets (views)
       m.optimizer = 4 * k * psi / n;
       m.buffers = 4 * psi / n;  // this rank's averaged shard
       break;
-    case Sharding::kZero2:
+    case Strategy::kZero2:
       m.parameters = 4 * psi;
       m.gradients = 4 * psi / n;
       m.optimizer = 4 * k * psi / n;
       m.buffers = std::min(4 * psi, 2 * o.bucket_cap_bytes);  // a bucket filling, one reducing
       break;
-    case Sharding::kFsdp: {
+    case Strategy::kFsdp: {
       m.parameters = 4 * psi / n;
       m.gradients = 4 * psi / n;
       m.optimizer = 4 * k * psi / n;

@@ -5,13 +5,13 @@
 // optimizer states per parameter: (8 + 4K)Ψ replicated, 8Ψ + 4KΨ/N ZeRO-1,
 // 4Ψ + (4 + 4K)Ψ/N ZeRO-2, (8 + 4K)Ψ/N FSDP, as train_options'
 // expected_model_state_bytes), plus what each holds beside them: DDP's
-// bucket copies of the gradients, ZeRO's averaged shard or buckets in
+// bucket copies of the gradients, Horovod's fusion buffer, ZeRO's averaged shard or buckets in
 // flight, FSDP's gathered units (parameters in the parameter dtype, two
 // units' unsharded float32 gradients in backward), and the activations of
 // the profiled batch. Pure; torch-free.
 #include <cstdint>
 
-#include "project/sharding.h"
+#include "project/strategies.h"
 
 namespace dtbench::project {
 
@@ -19,7 +19,10 @@ struct MemoryOptions {
   int optimizer_states = 1;     // K: SGD with momentum 1 (0 without), AdamW 2
   double param_bytes = 4;       // fsdp: bytes per element of a gathered unit (FSDP2's param_dtype bf16: 2)
   bool reshard_after_forward = true;       // fsdp: units freed after their forward (FSDP2's default)
-  double bucket_cap_bytes = 25.0 * 1024 * 1024;  // DDP's and ZeRO's gradient buckets
+  // ZeRO-2's gradient buckets; 0 in ProjectOptions: the profile's (or the
+  // re-bucketing) cap.
+  double bucket_cap_bytes = 25.0 * 1024 * 1024;
+  double fusion_buffer_bytes = 128.0 * 1024 * 1024;  // horovod: the fusion threshold
 };
 
 struct MemoryFigures {
@@ -33,7 +36,7 @@ struct MemoryFigures {
 
 // `parameters`: Ψ elements; `largest_unit`: elements of the largest FSDP
 // unit (fsdp only); `activation_bytes`: one rank's activations.
-MemoryFigures memory_per_rank(Sharding s, double parameters, double largest_unit, int world,
+MemoryFigures memory_per_rank(Strategy s, double parameters, double largest_unit, int world,
                               const MemoryOptions& o, double activation_bytes);
 
 // The most examples per rank that fit in `limit` bytes when `at_batch`'s

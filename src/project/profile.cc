@@ -74,6 +74,7 @@ ComputeProfile profile_from_ddp_report(const Json& doc, const std::string& path,
   p.source = path;
   p.model = doc.contains("config") ? report::json_value_or<std::string>(doc.at("config"), "model", "", path) : "";
   p.batch_per_rank = run.batch_per_rank;
+  p.tokens_per_example = run.tokens_per_example;
   p.threads = run.threads;
   const double total_1r = p50(report::iteration_times(run));
   double trace_backward = -1;
@@ -84,7 +85,10 @@ ComputeProfile profile_from_ddp_report(const Json& doc, const std::string& path,
     p.forward_s = phase_p50(none, "forward");
     p.backward_s = phase_p50(none, "backward");
     p.optimizer_s = phase_p50(none, "optimizer");
-    p.fixed_s = std::max(0.0, total_1r - p50(report::iteration_times(none)));
+    p.baseline_s = p50(report::iteration_times(none));
+    p.fixed_s = std::max(0.0, total_1r - p.baseline_s);
+    if (none.peak_bytes >= 0 && none.model_state_bytes >= 0)
+      p.activation_bytes = static_cast<double>(std::max<std::int64_t>(0, none.peak_bytes - none.model_state_bytes));
   } else {
     p.forward_s = phase_p50(run, "forward");
     p.backward_s = trace_backward > 0 ? trace_backward : phase_p50(run, "backward");
@@ -110,6 +114,7 @@ ComputeProfile profile_from_ddp_report(const Json& doc, const std::string& path,
     p.buckets.first_cap_bytes = report::json_value_or<double>(c, "first_bucket_cap_mb", 1.0, path) * 1024 * 1024;
   }
   for (const auto& m : measured_points(doc, path)) p.measured.push_back(m);
+  for (const auto& m : one_rank_rows(doc, path)) p.one_rank.push_back(m);
   return p;
 }
 
@@ -130,14 +135,27 @@ std::vector<GradItem> grads_from_layers(const std::vector<LayerWork>& layers, do
   return out;
 }
 
-std::vector<std::pair<int, double>> measured_points(const Json& doc, const std::string& path) {
-  std::vector<std::pair<int, double>> out;
+namespace {
+
+std::vector<MeasuredRow> rows_where(const Json& doc, const std::string& path, bool one_rank) {
+  std::vector<MeasuredRow> out;
   for (const auto& r : runs_of(doc, path)) {
     const auto run = report::ddp_run_from_json(r, path);
-    if (run.world_size < 2 || run.reducer == "none") continue;
-    out.emplace_back(run.world_size, p50(report::iteration_times(run)));
+    if ((run.world_size == 1) != one_rank || run.reducer == "none") continue;
+    out.push_back({run.reducer, run.world_size, p50(report::iteration_times(run)),
+                   static_cast<double>(run.peak_bytes)});
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<MeasuredRow> measured_points(const Json& doc, const std::string& path) {
+  return rows_where(doc, path, false);
+}
+
+std::vector<MeasuredRow> one_rank_rows(const Json& doc, const std::string& path) {
+  return rows_where(doc, path, true);
 }
 
 }  // namespace dtbench::project

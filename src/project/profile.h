@@ -2,7 +2,9 @@
 // The compute profile of `dtbench project` read from a `dtbench ddp` report:
 // forward, backward and optimizer p50 of the "no ddp" row, DDP's fixed cost
 // (1-rank DDP p50 - no ddp p50) and each bucket's bytes and ready time from
-// the 1-rank row's --trace summary. Torch-free.
+// the 1-rank row's --trace summary; the activations (and other transient
+// tensors) one rank holds: the "no ddp" row's peak tensor bytes less its
+// model state. Torch-free.
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,8 +38,10 @@ struct LayerWork {
 std::vector<GradItem> grads_from_layers(const std::vector<LayerWork>& layers, double param_elements,
                                         double backward_s);
 
-// Measured iteration p50 of every row of more than one rank in a ddp report
-// (world size, seconds), for comparing with the projection.
-std::vector<std::pair<int, double>> measured_points(const nlohmann::ordered_json& doc, const std::string& path);
+// Every row of more than one rank in a ddp report (reducer, world size,
+// iteration p50, peak tensor bytes per rank), for comparing with the projection.
+std::vector<MeasuredRow> measured_points(const nlohmann::ordered_json& doc, const std::string& path);
+// The same for its 1-rank rows of a reducer other than none.
+std::vector<MeasuredRow> one_rank_rows(const nlohmann::ordered_json& doc, const std::string& path);
 
 }  // namespace dtbench::project

@@ -49,15 +49,21 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
     largest = std::max(largest, b.bytes);
     total += b.bytes;
   }
-  const bool ddp = o.strategy == Sharding::kDdp;
   out << fmt::format("Projection: {}, {}, batch {} per rank, from {}{}\n", p.model.empty() ? "?" : p.model,
-                     sharding_name(o.strategy), p.batch_per_rank, p.source,
+                     strategy_name(o.strategy), p.batch_per_rank, p.source,
                      p.threads > 0 ? fmt::format(" ({} threads per rank)", p.threads) : "");
-  out << fmt::format("  compute per iteration: forward {:.2f} ms, backward {:.2f} ms, optimizer {:.2f} ms, "
-                     "DDP fixed cost {:.2f} ms{}\n",
-                     p.forward_s * 1e3, p.backward_s * 1e3, p.optimizer_s * 1e3, p.fixed_s * 1e3,
-                     ddp ? "" : " (the sharded step: optimizer / N)");
-  if (o.strategy == Sharding::kFsdp)
+  const double fixed = rows.empty() ? p.fixed_s : rows.front().fixed_s;
+  const std::string fixed_from = rows.empty() ? std::string("profile") : rows.front().fixed_from;
+  out << fmt::format("  compute per iteration: forward {:.2f} ms, backward {:.2f} ms, optimizer {:.2f} ms{}, "
+                     "{} fixed cost {:.2f} ms ({})\n",
+                     p.forward_s * 1e3, p.backward_s * 1e3, p.optimizer_s * 1e3,
+                     is_sharded(o.strategy) ? " (sharded: / N)" : "", strategy_name(o.strategy), fixed * 1e3,
+                     fixed_from == "profile"
+                         ? (p.source == "command line" ? std::string("--ddp-overhead-ms") : std::string("1-rank DDP - no ddp"))
+                     : fixed_from == "none"
+                         ? fmt::format("not measured: a report with a 1-rank {} row, by --measured", strategy_name(o.strategy))
+                         : fixed_from);
+  if (o.strategy == Strategy::kFsdp)
     out << fmt::format("  units: {} (root + {} blocks), parameters gathered in {}, reduced in float32, {}\n",
                        p.units.size(), p.units.empty() ? 0 : p.units.size() - 1,
                        o.memory.param_bytes == 2 ? "bf16" : "float32",
@@ -75,6 +81,20 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
                      algo_name(o.algo), us(o.net.base_latency_s));
   out << "    " << describe(o.net.intra, "inside a node") << "\n";
   out << "    " << describe(o.net.inter, "between nodes (per node)") << "\n";
+  const bool known = !rows.empty() && rows.front().activations_known;
+  std::string activations = "not known (left out)";
+  if (known) {
+    const auto& r = rows.front();
+    const std::string from = r.activations_from != "profile" ? r.activations_from + "'s peak less the formula"
+                             : p.source == "command line"   ? std::string("stated")
+                                                            : std::string("the \"no ddp\" row's peak less its model state");
+    activations = fmt::format("{} ({})", format_bytes(static_cast<std::uint64_t>(r.memory.activations)), from);
+  }
+  out << fmt::format("  memory per rank: {} optimizer ({} float32 state(s) per parameter), activations {}{}\n",
+                     o.memory.optimizer_states == 2 ? "adamw" : "sgd", o.memory.optimizer_states, activations,
+                     o.memory_limit > 0
+                         ? fmt::format(", limit {}", format_bytes(static_cast<std::uint64_t>(o.memory_limit)))
+                         : "");
   if (o.cores_per_node > 0)
     out << fmt::format("  CPU contention: {:g} cores per node shared by {} thread(s) per rank and the cores the "
                        "allreduces keep busy (cpu_util)\n",
@@ -87,8 +107,13 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
   const bool contended = o.cores_per_node > 0;
   if (contended) out << fmt::format(" {:>13}", "contention ms");
   if (any_measured) out << fmt::format(" {:>12} {:>7}", "measured ms", "error");
+  bool any_peak = false;
+  for (const auto& r : rows) any_peak = any_peak || r.measured_peak_bytes.has_value();
   out << fmt::format(" {:>12} {:>12}", "states GiB", "mem/rank GiB");
+  if (any_peak) out << fmt::format(" {:>13} {:>7}", "measured GiB", "error");
   if (o.memory_limit > 0) out << fmt::format(" {:>5} {:>9}", "fits", "max batch");
+  const bool tokens = p.tokens_per_example > 0;
+  if (tokens) out << fmt::format(" {:>14}", "tokens/s/rank");
   out << "\n";
   for (const auto& r : rows) {
     out << fmt::format("{:>7} {:>6} {:>11.2f} {:>11.2f} {:>10.2f} {:>12.1f} {:>9.1f}% {:>5}", r.world_size, r.nodes,
@@ -100,10 +125,16 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
       out << fmt::format(" {:>12.2f} {:>+6.1f}%", *r.measured_s * 1e3, (r.iteration_s / *r.measured_s - 1) * 100);
     else if (any_measured)
       out << fmt::format(" {:>12} {:>7}", "-", "-");
-    out << fmt::format(" {:>12.2f} {:>12.2f}", r.memory.model_states() / kGiB, r.memory.total() / kGiB);
+    out << fmt::format(" {:>12.3f} {:>12.3f}", r.memory.model_states() / kGiB, r.memory.total() / kGiB);
+    if (r.measured_peak_bytes)
+      out << fmt::format(" {:>13.3f} {:>+6.1f}%", *r.measured_peak_bytes / kGiB,
+                         (r.memory.total() / *r.measured_peak_bytes - 1) * 100);
+    else if (any_peak)
+      out << fmt::format(" {:>13} {:>7}", "-", "-");
     if (r.fits)
       out << fmt::format(" {:>5} {:>9}", *r.fits ? "yes" : "no",
                          r.largest_batch >= 0 ? std::to_string(r.largest_batch) : std::string("-"));
+    if (tokens) out << fmt::format(" {:>14.0f}", r.tokens_per_s_per_rank);
     out << "\n";
   }
   out << "\nefficiency = iteration(1 rank) / iteration(N); error = projected / measured - 1; mem/rank = model "
@@ -117,7 +148,8 @@ Json projection_json(const ComputeProfile& p, const std::vector<StrategyProjecti
   Json units = Json::array();
   for (const auto& u : p.units) units.push_back({{"param_elements", u.param_elements}, {"compute_share", u.compute_share}});
   Json profile{{"source", p.source},           {"model", p.model},
-               {"batch_per_rank", p.batch_per_rank}, {"threads", p.threads},
+               {"batch_per_rank", p.batch_per_rank}, {"tokens_per_example", p.tokens_per_example},
+               {"threads", p.threads},
                {"forward_s", p.forward_s},     {"backward_s", p.backward_s},
                {"optimizer_s", p.optimizer_s}, {"fixed_s", p.fixed_s},
                {"buckets", buckets},
@@ -137,7 +169,7 @@ Json projection_json(const ComputeProfile& p, const std::vector<StrategyProjecti
   Json memory{{"optimizer_states", o.memory.optimizer_states},
               {"param_bytes", o.memory.param_bytes},
               {"reshard_after_forward", o.memory.reshard_after_forward},
-              {"bucket_cap_bytes", o.memory.bucket_cap_bytes},
+              {"bucket_cap_bytes", o.memory.bucket_cap_bytes > 0 ? Json(o.memory.bucket_cap_bytes) : Json(nullptr)},
               {"limit_bytes", o.memory_limit > 0 ? Json(o.memory_limit) : Json(nullptr)}};
   Json out_rows = Json::array();
   for (const auto& sp : all)
@@ -147,10 +179,15 @@ Json projection_json(const ComputeProfile& p, const std::vector<StrategyProjecti
            {"exposed_comm_s", r.exposed_s},  {"comm_s", r.comm_s},
            {"contention_s", r.contention_s},
            {"examples_per_sec", r.examples_per_s}, {"scaling_efficiency", r.efficiency},
+           {"tokens_per_sec_per_rank", p.tokens_per_example > 0 ? Json(r.tokens_per_s_per_rank) : Json(nullptr)},
            {"algo", r.world_size > 1 ? r.algo : "none"},
+           {"fixed_s", r.fixed_s},
+           {"fixed_from", r.fixed_from},
+           {"activations_from", r.activations_from},
            {"collectives", r.collectives}};
     j["measured_s"] = r.measured_s ? Json(*r.measured_s) : Json(nullptr);
     j["error"] = r.measured_s ? Json(r.iteration_s / *r.measured_s - 1) : Json(nullptr);
+    j["measured_peak_bytes"] = r.measured_peak_bytes ? Json(*r.measured_peak_bytes) : Json(nullptr);
     j["memory"] = {{"parameters_bytes", r.memory.parameters},
                    {"gradients_bytes", r.memory.gradients},
                    {"optimizer_bytes", r.memory.optimizer},

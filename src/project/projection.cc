@@ -5,9 +5,16 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "project/horovod_time.h"
 #include "project/sharded_time.h"
 
 namespace dtbench::project {
+
+bool measured_as(Strategy s, const std::string& reducer) {
+  if (s == Strategy::kDdp)
+    return reducer != "none" && reducer != "horovod" && reducer != "zero1" && reducer != "zero2" && reducer != "fsdp";
+  return reducer == strategy_name(s);
+}
 
 std::vector<Bucket> projection_buckets(const ComputeProfile& profile, const ProjectOptions& opts) {
   if (profile.grads_are_buckets && !opts.rebucket) {
@@ -31,58 +38,125 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
   double largest = 0;
   for (const auto& b : buckets) largest = std::max(largest, b.bytes);
 
-  const Sharding strategy = opts.strategy;
-  if (strategy != Sharding::kDdp) {
+  const Strategy strategy = opts.strategy;
+  if (strategy != Strategy::kDdp) {
     if (opts.cores_per_node > 0)
       throw UsageError(fmt::format("--cores-per-node: CPU contention is modelled for ddp only, not {}",
-                                   sharding_name(strategy)));
-    if (opts.wire_ratio != 1.0)
+                                   strategy_name(strategy)));
+    if (opts.wire_ratio != 1.0 && is_sharded(strategy))
       throw UsageError(fmt::format("--compression: {} reduce-scatters float32 gradients (dtbench ddp refuses "
-                                   "compression with the sharded strategies)", sharding_name(strategy)));
-    if (strategy == Sharding::kFsdp && profile.units.empty())
-      throw UsageError(fmt::format("{}: no FSDP units known for this profile; project fsdp with --model and a "
-                                   "decoder preset (gpt2…, llama3…: `dtbench models`)", profile.source));
+                                   "compression with the sharded strategies)", strategy_name(strategy)));
+    if (strategy == Strategy::kFsdp && profile.units.empty())
+      throw UsageError(fmt::format("{}: no FSDP units known for this profile's model; fsdp is projected for the "
+                                   "decoders (gpt2…, llama3…: `dtbench models`), by --model or a report of one",
+                                   profile.source));
   }
   const double psi = profile.parameters > 0 ? profile.parameters : total / 4;
+  MemoryOptions memory = opts.memory;
+  if (!(memory.bucket_cap_bytes > 0))
+    memory.bucket_cap_bytes = opts.rebucket ? opts.rebucket->cap_bytes : profile.buckets.cap_bytes;
+  memory.fusion_buffer_bytes = opts.horovod.threshold_bytes;
+  // Horovod's gradients one by one: measured buckets spread as for re-bucketing.
+  const auto horovod_items =
+      profile.grads_are_buckets ? split_items(profile.grads, 256.0 * 1024) : profile.grads;
   double largest_unit = 0;
   for (const auto& u : profile.units) largest_unit = std::max(largest_unit, u.param_elements);
 
+  // This strategy's own fixed cost and what it holds beyond the memory
+  // formula: from its 1-rank row where a report gave one; else DDP's fixed
+  // cost for ddp (none for the others) and the profile's activations.
+  ComputeProfile own = profile;
+  std::string fixed_from = "profile";
+  if (strategy != Strategy::kDdp) {
+    own.fixed_s = 0;
+    fixed_from = "none";
+  }
+  double activations = profile.activation_bytes;
+  std::string activations_from = activations >= 0 ? "profile" : "not known";
+  const MeasuredRow* mine = nullptr;
+  if (strategy != Strategy::kDdp)
+    for (const auto& m : profile.one_rank)
+      if (measured_as(strategy, m.reducer)) mine = &m;
+  if (mine != nullptr) {
+    const std::string from = fmt::format("1-rank {} row", mine->reducer);
+    if (profile.baseline_s > 0) {
+      own.fixed_s = std::max(0.0, mine->seconds - profile.baseline_s);
+      fixed_from = from;
+    }
+    if (mine->peak_bytes >= 0) {
+      activations = std::max(0.0, mine->peak_bytes - memory_per_rank(strategy, psi, largest_unit, 1, memory, 0).total());
+      activations_from = from;
+    }
+  }
+
+  auto horovod_row = [&](ProjectionRow& row, int world) {
+    const auto allreduce = [&](double bytes) {
+      return allreduce_cost(opts.net, bytes * opts.wire_ratio, world, opts.algo).seconds;
+    };
+    // One cycle's agreement: the response cache's bits, a few bytes.
+    const double negotiate = world > 1 ? allreduce(64) : 0.0;
+    const auto t = horovod_time(own, horovod_items, allreduce, negotiate, opts.horovod);
+    row.comm_s = t.comm_s;
+    row.exposed_s = world > 1 ? t.exposed_s : 0.0;
+    row.iteration_s = t.iteration_s;
+    row.collectives = t.collectives;
+    row.buckets = t.collectives;
+    row.algo = algo_name(
+        allreduce_cost(opts.net, std::min(total, opts.horovod.threshold_bytes) * opts.wire_ratio, world, opts.algo).algo);
+  };
+
   auto sharded_row = [&](ProjectionRow& row, int world) {
-    const auto cost = [&](double bytes) { return ring_shard_collective_seconds(opts.net, bytes, world); };
-    const auto t = strategy == Sharding::kFsdp
-                       ? fsdp_time(profile, profile.units, cost, world, opts.memory.reshard_after_forward,
+    const auto gather = [&](double bytes) { return ring_shard_collective_seconds(opts.net, bytes, world); };
+    const auto reduce = [&](double bytes) {
+      return opts.reduce_scatter_as_allreduce ? allreduce_cost(opts.net, bytes, world, opts.algo).seconds
+                                              : ring_shard_collective_seconds(opts.net, bytes, world);
+    };
+    const auto t = strategy == Strategy::kFsdp
+                       ? fsdp_time(own, profile.units, gather, reduce, world, opts.memory.reshard_after_forward,
                                    opts.memory.param_bytes, 4)
-                       : zero_time(strategy, profile, buckets, cost, world, opts.overlap);
+                       : zero_time(strategy, own, buckets, gather, reduce, world, opts.overlap);
     row.comm_s = t.comm_s;
     row.exposed_s = world > 1 ? t.exposed_s : 0.0;
     row.iteration_s = t.iteration_s;
     row.collectives = t.collectives;
     row.algo = "ring";
-    if (strategy == Sharding::kFsdp) row.buckets = static_cast<int>(profile.units.size());
+    if (strategy == Strategy::kFsdp) row.buckets = static_cast<int>(profile.units.size());
   };
 
   auto one = [&](int world) {
     if (world < 1) throw UsageError(fmt::format("--world-sizes: {} is not a rank count", world));
     ProjectionRow row;
-    row.strategy = sharding_name(strategy);
+    row.strategy = strategy_name(strategy);
     row.world_size = world;
     row.nodes = nodes_for(opts.net, world);
     row.buckets = static_cast<int>(buckets.size());
     row.largest_bucket_bytes = largest;
-    row.activations_known = profile.activation_bytes >= 0;
-    row.memory = memory_per_rank(strategy, psi, largest_unit, world, opts.memory,
-                                 row.activations_known ? profile.activation_bytes : 0.0);
+    row.activations_known = activations >= 0;
+    row.activations_from = activations_from;
+    row.fixed_s = own.fixed_s;
+    row.fixed_from = fixed_from;
+    row.memory = memory_per_rank(strategy, psi, largest_unit, world, memory, row.activations_known ? activations : 0.0);
     if (opts.memory_limit > 0) {
       row.fits = row.memory.total() <= opts.memory_limit;
       if (row.activations_known) row.largest_batch = largest_batch(row.memory, profile.batch_per_rank, opts.memory_limit);
     }
-    for (const auto& [w, t] : profile.measured)
-      if (w == world) row.measured_s = t;
-    if (strategy != Sharding::kDdp) {
-      sharded_row(row, world);
-      row.examples_per_s = row.iteration_s > 0 ? static_cast<double>(world) *
-                                                     static_cast<double>(profile.batch_per_rank) / row.iteration_s
-                                               : 0;
+    for (const auto& m : profile.measured)
+      if (m.world_size == world && measured_as(strategy, m.reducer)) {
+        row.measured_s = m.seconds;
+        if (m.peak_bytes >= 0) row.measured_peak_bytes = m.peak_bytes;
+      }
+    const auto rates = [&] {
+      if (!(row.iteration_s > 0)) return;
+      row.examples_per_s = static_cast<double>(world) * static_cast<double>(profile.batch_per_rank) / row.iteration_s;
+      row.tokens_per_s_per_rank =
+          static_cast<double>(profile.batch_per_rank * profile.tokens_per_example) / row.iteration_s;
+    };
+    if (strategy != Strategy::kDdp) {
+      if (strategy == Strategy::kHorovod)
+        horovod_row(row, world);
+      else
+        sharded_row(row, world);
+      rates();
       return row;
     }
     row.collectives = row.buckets;
@@ -119,8 +193,7 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
     // Never negative (every speed is at most 1); max() drops rounding residue.
     row.contention_s =
         std::max(0.0, (others - (profile.forward_s + profile.optimizer_s)) + (s.backward_end_s - profile.backward_s));
-    row.examples_per_s =
-        row.iteration_s > 0 ? static_cast<double>(world) * static_cast<double>(profile.batch_per_rank) / row.iteration_s : 0;
+    rates();
     return row;
   };
   const double base = one(1).iteration_s;

@@ -2,7 +2,7 @@
 // `dtbench project`: iteration time, exposed communication, throughput,
 // scaling efficiency and memory per rank at rank counts nobody measured,
 // from a compute profile of one rank and a network model, for each
-// strategy (sharding.h). DDP: iteration(N) = forward + max(backward, last
+// strategy (strategies.h). DDP: iteration(N) = forward + max(backward, last
 // bucket's allreduce done) + optimizer + the fixed per-iteration cost DDP
 // adds at one rank (docs/metrics.md "Projection"); the sharded ones:
 // sharded_time.h; memory: memory_model.h. Pure; torch-free.
@@ -12,17 +12,33 @@
 #include <vector>
 
 #include "project/collective_model.h"
+#include "project/horovod_options.h"
 #include "project/memory_model.h"
 #include "project/schedule.h"
-#include "project/sharding.h"
+#include "project/strategies.h"
 
 namespace dtbench::project {
+
+// A measured row of a ddp report beside the projection: its reducer, rank
+// count, iteration p50 and peak tensor bytes per rank (-1: not recorded).
+struct MeasuredRow {
+  std::string reducer;
+  int world_size = 0;
+  double seconds = 0;
+  double peak_bytes = -1;
+};
+
+// Whether a measured row of `reducer` is a run of strategy `s`: horovod and
+// the sharded ones by name; ddp any other replicated reducer (ddp, overlap,
+// sync, allreduce-after-backward).
+bool measured_as(Strategy s, const std::string& reducer);
 
 // What one rank does per iteration, measured (a ddp report) or stated.
 struct ComputeProfile {
   std::string source;             // the report's path, or "command line"
   std::string model;              // e.g. resnet50
   std::int64_t batch_per_rank = 0;
+  std::int64_t tokens_per_example = 0;  // token models: the sequence length (0: not a token model)
   int threads = 0;                // intra-op threads per rank it ran with (0: not known)
   double forward_s = 0;           // forward + loss
   double backward_s = 0;          // backward's compute, no communication
@@ -38,14 +54,30 @@ struct ComputeProfile {
   std::vector<UnitWork> units;
   double parameters = 0;          // Ψ, elements (0: the gradient bytes / 4)
   double activation_bytes = -1;   // one rank's activations at batch_per_rank (< 0: not known)
-  // Measured iteration p50 per world size in the same report (validation), empty if none.
-  std::vector<std::pair<int, double>> measured;
+  double baseline_s = 0;          // the "no ddp" row's iteration p50 (0: not known)
+  // 1-rank rows of any strategy (the profile report's and --measured's):
+  // each strategy's own fixed cost (its p50 - baseline_s) and, where its
+  // peak was recorded, what it holds beyond the memory formula.
+  std::vector<MeasuredRow> one_rank;
+  // Measured rows of more than one rank, the report's own and --measured's (validation).
+  std::vector<MeasuredRow> measured;
 };
 
 struct ProjectOptions {
-  Sharding strategy = Sharding::kDdp;
-  MemoryOptions memory;           // optimizer states, fsdp's parameter dtype and resharding
+  Strategy strategy = Strategy::kDdp;
+  // Optimizer states, fsdp's parameter dtype and resharding; bucket_cap_bytes
+  // 0 (the default here): the buckets' cap (the profile's, or --bucket-cap-mb).
+  MemoryOptions memory = [] {
+    MemoryOptions m;
+    m.bucket_cap_bytes = 0;
+    return m;
+  }();
   double memory_limit = 0;        // bytes per rank (--memory-per-rank); 0: not asked
+  // zero1/zero2/fsdp: the gradients' reduce_scatter run as an allreduce (a
+  // backend without reduce_scatter: Gloo in LibTorch 1.13, as dtbench ddp
+  // then does).
+  bool reduce_scatter_as_allreduce = false;
+  HorovodOptions horovod;         // horovod: cycle time and fusion threshold
   Network net;
   Algo algo = Algo::kAuto;
   std::vector<int> world_sizes{1, 2, 4, 8};
@@ -68,11 +100,16 @@ struct ProjectionRow {
   double exposed_s = 0;       // communication left after backward
   double iteration_s = 0;
   double contention_s = 0;    // what CPU contention added (0 when off)
+  double fixed_s = 0;         // the strategy's own per-iteration cost used
+  std::string fixed_from;     // "profile" (DDP's: 1-rank DDP - no ddp), "1-rank <reducer> row", "none"
+  std::string activations_from;  // "profile", "1-rank <reducer> row", "not known"
   double examples_per_s = 0;  // whole job: world x batch / iteration
+  double tokens_per_s_per_rank = 0;  // token models: batch x tokens per example / iteration (0: not one)
   double efficiency = 0;      // iteration(1) / iteration(N): weak scaling, 1 = perfect
   std::string algo;           // ring or tree for the largest bucket
   double largest_bucket_bytes = 0;
-  std::optional<double> measured_s;  // the profile report's own p50 at this world size
+  std::optional<double> measured_s;  // a measured p50 of this strategy at this world size
+  std::optional<double> measured_peak_bytes;  // that row's peak tensor bytes per rank
   int collectives = 0;        // collectives per iteration (sharded strategies; DDP: buckets)
   MemoryFigures memory;       // per rank (activations 0 when not known)
   bool activations_known = false;

@@ -10,11 +10,9 @@ namespace {
 // One channel: a collective starts when issued and when the one before it
 // is done.
 struct Channel {
-  const std::function<double(double)>& cost;
   double free_at = 0, busy = 0;
   int issued = 0;
-  double run(double issue_s, double bytes) {
-    const double seconds = cost(bytes);
+  double run(double issue_s, double seconds) {
     free_at = std::max(free_at, issue_s) + seconds;
     busy += seconds;
     ++issued;
@@ -26,24 +24,25 @@ double step_seconds(const ComputeProfile& p, int world) { return p.optimizer_s /
 
 }  // namespace
 
-StrategyTime zero_time(Sharding stage, const ComputeProfile& p, const std::vector<Bucket>& buckets,
-                       const std::function<double(double)>& cost, int world, bool overlap) {
-  Channel ch{cost};
+StrategyTime zero_time(Strategy stage, const ComputeProfile& p, const std::vector<Bucket>& buckets,
+                       const std::function<double(double)>& gather, const std::function<double(double)>& reduce,
+                       int world, bool overlap) {
+  Channel ch;
   double backward_done = p.backward_s;
-  if (stage == Sharding::kZero2) {
+  if (stage == Strategy::kZero2) {
     ScheduleOptions so;
     so.backward_s = p.backward_s;
     so.overlap = overlap;
-    const auto s = run_schedule(buckets, cost, so);
+    const auto s = run_schedule(buckets, reduce, so);
     backward_done = std::max(s.backward_end_s, s.last_done_s);
     ch.busy += s.comm_s;
     ch.issued += static_cast<int>(buckets.size());
   } else {
-    for (const auto& b : buckets) backward_done = ch.run(p.backward_s, b.bytes);
+    for (const auto& b : buckets) backward_done = ch.run(p.backward_s, reduce(b.bytes));
   }
   double t = backward_done + step_seconds(p, world);
   ch.free_at = t;
-  for (const auto& b : buckets) t = ch.run(t, b.bytes);
+  for (const auto& b : buckets) t = ch.run(t, gather(b.bytes));
   StrategyTime out;
   out.comm_s = ch.busy;
   out.collectives = ch.issued;
@@ -53,14 +52,18 @@ StrategyTime zero_time(Sharding stage, const ComputeProfile& p, const std::vecto
 }
 
 StrategyTime fsdp_time(const ComputeProfile& p, const std::vector<UnitWork>& units,
-                       const std::function<double(double)>& cost, int world, bool reshard, double gather_bytes,
-                       double reduce_bytes) {
-  Channel ch{cost};
+                       const std::function<double(double)>& gather_cost, const std::function<double(double)>& reduce_cost,
+                       int world, bool reshard, double gather_bytes, double reduce_bytes) {
+  Channel ch;
   const std::size_t n = units.size();
   auto fwd = [&](std::size_t u) { return p.forward_s * units[u].compute_share; };
   auto bwd = [&](std::size_t u) { return p.backward_s * units[u].compute_share; };
-  auto gather = [&](double issue, std::size_t u) { return ch.run(issue, units[u].param_elements * gather_bytes); };
-  auto reduce = [&](double issue, std::size_t u) { return ch.run(issue, units[u].param_elements * reduce_bytes); };
+  auto gather = [&](double issue, std::size_t u) {
+    return ch.run(issue, gather_cost(units[u].param_elements * gather_bytes));
+  };
+  auto reduce = [&](double issue, std::size_t u) {
+    return ch.run(issue, reduce_cost(units[u].param_elements * reduce_bytes));
+  };
   std::vector<double> gathered(n, 0);
   // Forward: the root first, then each unit's gather issued when the one
   // before it starts computing.

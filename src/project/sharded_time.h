@@ -3,7 +3,8 @@
 // (docs/metrics.md "Projection: sharded strategies"), as `dtbench ddp
 // --reducer zero1|zero2|fsdp` runs them, every collective on one channel in
 // the order it is issued (one process group; on a GPU FSDP2 puts gathers and
-// reductions on two streams, which then share the same links):
+// reductions on two streams, which then share the same links); p.fixed_s is
+// the strategy's own per-iteration cost (its 1-rank run less one process's):
 //  - zero1: backward, then each bucket's reduce_scatter, the optimizer on
 //    this rank's shard (optimizer time / N), each bucket's all_gather;
 //  - zero2: each bucket's reduce_scatter launched when it is ready,
@@ -30,15 +31,16 @@ struct StrategyTime {
   int collectives = 0;     // issued per iteration
 };
 
-// `cost(bytes)`: seconds of one reduce_scatter or all_gather of `bytes`
-// (the whole tensor's) at this world size.
-StrategyTime zero_time(Sharding stage, const ComputeProfile& p, const std::vector<Bucket>& buckets,
-                       const std::function<double(double)>& cost, int world, bool overlap);
+// `gather(bytes)` / `reduce(bytes)`: seconds of one all_gather / one
+// reduce_scatter of `bytes` (the whole tensor's) at this world size.
+StrategyTime zero_time(Strategy stage, const ComputeProfile& p, const std::vector<Bucket>& buckets,
+                       const std::function<double(double)>& gather, const std::function<double(double)>& reduce,
+                       int world, bool overlap);
 
 // `gather_bytes` / `reduce_bytes`: bytes per parameter element gathered (the
 // parameter dtype) and reduce-scattered (the reduce dtype).
 StrategyTime fsdp_time(const ComputeProfile& p, const std::vector<UnitWork>& units,
-                       const std::function<double(double)>& cost, int world, bool reshard_after_forward,
-                       double gather_bytes, double reduce_bytes);
+                       const std::function<double(double)>& gather, const std::function<double(double)>& reduce,
+                       int world, bool reshard_after_forward, double gather_bytes, double reduce_bytes);
 
 }  // namespace dtbench::project

@@ -36,7 +36,9 @@ void add_project_figures(std::vector<Figure>& figs, const std::vector<ReportSour
     LineChart t{what + ": projected iteration time vs ranks", "ranks", "seconds per iteration (p50)", true, false, {}};
     LineChart e{what + ": projected scaling efficiency vs ranks", "ranks",
                 "efficiency (% of the 1-rank iteration time)", true, false, {}};
-    LineChart r{what + ": projected examples/s per rank vs ranks", "ranks", "examples/s per rank", true, false, {}};
+    const bool tokens = s.projection.front().tokens_per_s_per_rank > 0;
+    LineChart r{what + (tokens ? ": projected tokens/s per rank vs ranks" : ": projected examples/s per rank vs ranks"),
+                "ranks", tokens ? "tokens/s per rank (GPU)" : "examples/s per rank", true, false, {}};
     LineChart m{what + ": projected memory per rank vs ranks", "ranks", "GiB per rank", true, false, {}};
     double lo = 0, hi = 0;
     for (const auto& [strategy, rows] : groups) {
@@ -52,7 +54,7 @@ void add_project_figures(std::vector<Figure>& figs, const std::vector<ReportSour
         eff.x.push_back(x);
         eff.y.push_back(100 * p->efficiency);
         rate.x.push_back(x);
-        rate.y.push_back(p->examples_per_s / x);
+        rate.y.push_back(tokens ? p->tokens_per_s_per_rank : p->examples_per_s / x);
         if (p->memory_bytes >= 0) {
           mem.x.push_back(x);
           mem.y.push_back(p->memory_bytes / kGiB);
@@ -78,7 +80,7 @@ void add_project_figures(std::vector<Figure>& figs, const std::vector<ReportSour
                     "Projected weak-scaling efficiency = iteration(1 rank) / iteration(N).", render_svg(e)});
     if (!several && m.series.empty()) continue;  // a DDP-only report from before the memory figures
     figs.push_back({"project-rate-" + id,
-                    "Projected examples/s per rank (tokens/s per GPU = this x tokens per example), one line per "
+                    "Projected throughput per rank (tokens/s for token models, else examples/s), one line per "
                     "strategy.",
                     render_svg(r)});
     if (m.series.empty()) continue;

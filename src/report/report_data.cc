@@ -93,6 +93,8 @@ void load_project(ReportSource& src, const Json& doc) {
     p.exposed_comm_s = json_field<double>(r, "exposed_comm_s", where);
     p.strategy = json_value_or<std::string>(r, "strategy", "ddp", where);
     p.examples_per_s = json_value_or<double>(r, "examples_per_sec", 0.0, where);
+    if (r.contains("tokens_per_sec_per_rank") && !r.at("tokens_per_sec_per_rank").is_null())
+      p.tokens_per_s_per_rank = json_field<double>(r, "tokens_per_sec_per_rank", where);
     if (r.contains("memory") && r.at("memory").is_object())
       p.memory_bytes = json_field<double>(r.at("memory"), "total_bytes", where + " memory");
     if (r.contains("measured_s") && !r.at("measured_s").is_null()) {

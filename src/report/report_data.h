@@ -27,6 +27,7 @@ struct ProjectionPoint {
   int world_size = 0, nodes = 0;
   double iteration_s = 0, efficiency = 0, exposed_comm_s = 0;
   double examples_per_s = 0;    // whole job
+  double tokens_per_s_per_rank = 0;  // token models; 0: not one
   double memory_bytes = -1;     // per rank (total); -1: not in the report
   bool has_measured = false;
   double measured_s = 0;

@@ -30,6 +30,8 @@ double seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
+}  // namespace
+
 models::ModelOptions model_options(const TrainOptions& o) {
   models::ModelOptions m = models::find_model(o.model).defaults;
   m.num_classes = o.num_classes;
@@ -44,6 +46,8 @@ models::ModelOptions model_options(const TrainOptions& o) {
   if (o.vocab > 0) m.vocab = o.vocab;
   return m;
 }
+
+namespace {
 
 // Forward under the device's autocast while alive: bfloat16 (keeps
 // float32's range, no scaler needed) or float16 (with the loss scaler in

@@ -64,6 +64,10 @@ struct TrainResult {
 // so every rank (and a reference process) starts from the same weights.
 std::unique_ptr<models::Model> make_seeded_model(const TrainOptions& opts);
 
+// The options opts.model is made with: its registry defaults, overridden by
+// what opts sets (layers, width, heads, key/value heads, vocabulary, ...).
+models::ModelOptions model_options(const TrainOptions& opts);
+
 // One synthetic batch: rank `rank`'s slice of a global batch of
 // world_size * batch_size examples drawn from opts.seed. A single process with
 // batch world_size * batch_size sees exactly the union of the ranks' batches.

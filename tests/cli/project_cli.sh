@@ -9,13 +9,10 @@ set -u
 DT=$(readlink -f "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-fails=0; passes=0
+# shellcheck source=tests/cli/project_lib.sh
+. "$HERE/project_lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-check() {  # check NAME STATUS DETAIL
-  if [ "$2" -eq 0 ]; then echo "ok: $1"; passes=$((passes + 1));
-  else echo "FAIL: $1: $3"; fails=$((fails + 1)); fi
-}
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 # The README's commands ("How would it scale?").
@@ -114,14 +111,6 @@ bash "$ROOT/bench/project/pytorch_ddp_dgx1.sh" "$DT" >paper.out 2>&1
 check "paper validation: PyTorch's DGX-1 table within 10%" $? "$(cat paper.out)"
 
 # Bad inputs: one line, exit 2, no report.
-expect_bad() {
-  local name=$1; shift
-  rm -f bad.json
-  timeout 60 "$DT" project "$@" --json bad.json >bad.out 2>bad.err
-  local rc=$? lines; lines=$(wc -l <bad.err)
-  [ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && [ ! -e bad.json ]
-  check "bad input: $name (exit $rc: $(head -c 160 bad.err))" $? "$(cat bad.err)"
-}
 net=(--comm-intra comm.json --ranks-per-node 2 --world-sizes 2)
 expect_bad "unknown bandwidth unit" --profile profile.json --ranks-per-node 1 --inter-bw 100Gfoo/s --inter-latency 5us
 expect_bad "negative bandwidth" --profile profile.json --ranks-per-node 1 --inter-bw -5GB/s --inter-latency 5us

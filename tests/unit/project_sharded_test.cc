@@ -10,7 +10,7 @@
 #include "project/memory_model.h"
 #include "project/projection.h"
 #include "project/sharded_time.h"
-#include "project/sharding.h"
+#include "project/strategies.h"
 
 namespace dtbench::project {
 namespace {
@@ -32,12 +32,12 @@ TEST(ShardCollective, RingOnOneAndTwoLevels) {
   EXPECT_NEAR(ring_shard_collective_seconds(n, 4e6, 4), 5e-6 + 2e-6 + 1e-5 + 3e-3, 1e-12);
 }
 
-TEST(Sharding, NamesAndLists) {
-  EXPECT_EQ(parse_shardings("ddp,fsdp"), (std::vector<Sharding>{Sharding::kDdp, Sharding::kFsdp}));
-  EXPECT_STREQ(sharding_name(parse_sharding("zero2")), "zero2");
-  EXPECT_THROW(parse_sharding("zero3"), UsageError);
-  EXPECT_THROW(parse_shardings("ddp,ddp"), UsageError);
-  EXPECT_THROW(parse_shardings(""), UsageError);
+TEST(Strategy, NamesAndLists) {
+  EXPECT_EQ(parse_strategies("ddp,fsdp"), (std::vector<Strategy>{Strategy::kDdp, Strategy::kFsdp}));
+  EXPECT_STREQ(strategy_name(parse_strategy("zero2")), "zero2");
+  EXPECT_THROW(parse_strategy("zero3"), UsageError);
+  EXPECT_THROW(parse_strategies("ddp,ddp"), UsageError);
+  EXPECT_THROW(parse_strategies(""), UsageError);
 }
 
 TEST(MemoryModel, ModelStatesAreZerosFormulas) {
@@ -45,24 +45,24 @@ TEST(MemoryModel, ModelStatesAreZerosFormulas) {
   MemoryOptions o;
   o.optimizer_states = 2;  // AdamW
   o.bucket_cap_bytes = 25.0 * 1024 * 1024;
-  auto at = [&](Sharding s) { return memory_per_rank(s, psi, 1e8, 8, o, 0); };
-  EXPECT_DOUBLE_EQ(at(Sharding::kDdp).model_states(), 16 * psi);
-  EXPECT_DOUBLE_EQ(at(Sharding::kZero1).model_states(), 8 * psi + 8 * psi / n);
-  EXPECT_DOUBLE_EQ(at(Sharding::kZero2).model_states(), 4 * psi + 12 * psi / n);
-  EXPECT_DOUBLE_EQ(at(Sharding::kFsdp).model_states(), 16 * psi / n);
+  auto at = [&](Strategy s) { return memory_per_rank(s, psi, 1e8, 8, o, 0); };
+  EXPECT_DOUBLE_EQ(at(Strategy::kDdp).model_states(), 16 * psi);
+  EXPECT_DOUBLE_EQ(at(Strategy::kZero1).model_states(), 8 * psi + 8 * psi / n);
+  EXPECT_DOUBLE_EQ(at(Strategy::kZero2).model_states(), 4 * psi + 12 * psi / n);
+  EXPECT_DOUBLE_EQ(at(Strategy::kFsdp).model_states(), 16 * psi / n);
   // Beside them: DDP's bucket copies, ZeRO-1's shard, ZeRO-2's two buckets,
   // FSDP's two gathered units (float32) and two units' gradients.
-  EXPECT_DOUBLE_EQ(at(Sharding::kDdp).buffers, 4 * psi);
-  EXPECT_DOUBLE_EQ(at(Sharding::kZero1).buffers, 4 * psi / n);
-  EXPECT_DOUBLE_EQ(at(Sharding::kZero2).buffers, 2 * o.bucket_cap_bytes);
-  EXPECT_DOUBLE_EQ(at(Sharding::kFsdp).gathered, 2 * 1e8 * 4 + 2 * 1e8 * 4);
+  EXPECT_DOUBLE_EQ(at(Strategy::kDdp).buffers, 4 * psi);
+  EXPECT_DOUBLE_EQ(at(Strategy::kZero1).buffers, 4 * psi / n);
+  EXPECT_DOUBLE_EQ(at(Strategy::kZero2).buffers, 2 * o.bucket_cap_bytes);
+  EXPECT_DOUBLE_EQ(at(Strategy::kFsdp).gathered, 2 * 1e8 * 4 + 2 * 1e8 * 4);
   o.param_bytes = 2;  // bf16 units
-  EXPECT_DOUBLE_EQ(at(Sharding::kFsdp).gathered, 2 * 1e8 * 2 + 2 * 1e8 * 4);
+  EXPECT_DOUBLE_EQ(at(Strategy::kFsdp).gathered, 2 * 1e8 * 2 + 2 * 1e8 * 4);
   o.reshard_after_forward = false;  // every unit kept from forward to backward
-  EXPECT_DOUBLE_EQ(at(Sharding::kFsdp).gathered, (psi + 1e8) * 2 + 2 * 1e8 * 4);
+  EXPECT_DOUBLE_EQ(at(Strategy::kFsdp).gathered, (psi + 1e8) * 2 + 2 * 1e8 * 4);
   // A tiny model: ZeRO-2's buckets are never more than its gradients.
-  EXPECT_DOUBLE_EQ(memory_per_rank(Sharding::kZero2, 1000, 0, 2, o, 0).buffers, 4000);
-  const auto m = memory_per_rank(Sharding::kDdp, psi, 0, 1, o, 7e9);
+  EXPECT_DOUBLE_EQ(memory_per_rank(Strategy::kZero2, 1000, 0, 2, o, 0).buffers, 4000);
+  const auto m = memory_per_rank(Strategy::kDdp, psi, 0, 1, o, 7e9);
   EXPECT_DOUBLE_EQ(m.total(), 16 * psi + 4 * psi + 7e9);
 }
 
@@ -92,19 +92,22 @@ TEST(ShardedTime, ZeroStagesByHand) {
   const auto cost = [](double) { return 0.5; };
   // zero1: both reduce_scatters after backward (2.5, 3.0), the step on a
   // quarter (3.2), both all_gathers (3.7, 4.2), after forward's 1 s.
-  const auto z1 = zero_time(Sharding::kZero1, p, buckets, cost, 4, true);
+  const auto z1 = zero_time(Strategy::kZero1, p, buckets, cost, cost, 4, true);
   EXPECT_DOUBLE_EQ(z1.iteration_s, 5.2);
   EXPECT_DOUBLE_EQ(z1.exposed_s, 2.0);
   EXPECT_DOUBLE_EQ(z1.comm_s, 2.0);
   EXPECT_EQ(z1.collectives, 4);
   // zero2: each reduce_scatter when its bucket is ready (1-1.5, 2-2.5), so
   // only the last half second is exposed before the step.
-  const auto z2 = zero_time(Sharding::kZero2, p, buckets, cost, 4, true);
+  const auto z2 = zero_time(Strategy::kZero2, p, buckets, cost, cost, 4, true);
   EXPECT_DOUBLE_EQ(z2.iteration_s, 4.7);
   EXPECT_DOUBLE_EQ(z2.exposed_s, 1.5);
   EXPECT_EQ(z2.collectives, 4);
   // Without overlap zero2 is zero1.
-  EXPECT_DOUBLE_EQ(zero_time(Sharding::kZero2, p, buckets, cost, 4, false).iteration_s, 5.2);
+  EXPECT_DOUBLE_EQ(zero_time(Strategy::kZero2, p, buckets, cost, cost, 4, false).iteration_s, 5.2);
+  // Reductions as allreduces (twice the time here): only they grow.
+  const auto twice = [](double) { return 1.0; };
+  EXPECT_DOUBLE_EQ(zero_time(Strategy::kZero1, p, buckets, cost, twice, 4, true).iteration_s, 6.2);
 }
 
 TEST(ShardedTime, FsdpByHand) {
@@ -118,23 +121,27 @@ TEST(ShardedTime, FsdpByHand) {
   // computes 1.7-2.5 while block 1 gathers 1.7-1.8; reduce 2.5-2.6; block
   // 1 computes 2.5-3.3, reduce 3.3-3.4, the root's reduce 3.4-3.5; the
   // step on half: 0.4.
-  const auto f = fsdp_time(p, units, cost, 2, true, 4, 4);
+  const auto f = fsdp_time(p, units, cost, cost, 2, true, 4, 4);
   EXPECT_NEAR(f.iteration_s, 3.9, 1e-12);
   EXPECT_NEAR(f.exposed_s, 0.5, 1e-12);
   EXPECT_NEAR(f.comm_s, 0.8, 1e-12);
   EXPECT_EQ(f.collectives, 8);
   // Kept from forward: no gathers in backward; the reduces end at 2.5,
   // 3.3, 3.4.
-  const auto k = fsdp_time(p, units, cost, 2, false, 4, 4);
+  const auto k = fsdp_time(p, units, cost, cost, 2, false, 4, 4);
   EXPECT_NEAR(k.iteration_s, 3.8, 1e-12);
   EXPECT_EQ(k.collectives, 6);
   // Bytes: gathered in the parameter dtype, reduced in float32.
   double gathered = 0, reduced = 0;
-  const auto bytes_seen = [&](double b) {
-    (b == 200 ? gathered : reduced) += b;
+  const auto gathered_bytes = [&](double b) {
+    gathered += b;
     return 0.0;
   };
-  fsdp_time(p, units, bytes_seen, 2, true, 2, 4);
+  const auto reduced_bytes = [&](double b) {
+    reduced += b;
+    return 0.0;
+  };
+  fsdp_time(p, units, gathered_bytes, reduced_bytes, 2, true, 2, 4);
   EXPECT_DOUBLE_EQ(gathered, 5 * 200);
   EXPECT_DOUBLE_EQ(reduced, 3 * 400);
 }
@@ -148,7 +155,7 @@ TEST(ShardedProjection, RowsMemoryAndRefusals) {
   o.net.intra = {1e-6, 1e11, {}, "", {}};
   o.world_sizes = {1, 8};
   o.memory_limit = 4e9;
-  o.strategy = Sharding::kZero2;
+  o.strategy = Strategy::kZero2;
   const auto rows = project(p, o);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1].strategy, "zero2");
@@ -160,7 +167,7 @@ TEST(ShardedProjection, RowsMemoryAndRefusals) {
   EXPECT_GT(rows[1].iteration_s, 1 + 2 + 0.8 / 8);
   EXPECT_GT(rows[1].exposed_s, 0);
   EXPECT_DOUBLE_EQ(rows[0].iteration_s, 1 + 2 + 0.8);  // one rank: no communication, the whole step
-  o.strategy = Sharding::kFsdp;
+  o.strategy = Strategy::kFsdp;
   EXPECT_THROW(project(p, o), UsageError);  // no units
   p.units = {{1e8, 0.5}, {1e8, 0.5}};
   EXPECT_NO_THROW(project(p, o));

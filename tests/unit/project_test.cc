@@ -284,6 +284,8 @@ nlohmann::ordered_json ddp_report(bool with_trace, bool with_ready) {
     r.world_size = world;
     r.batch_per_rank = 16;
     r.threads = 1;
+    r.peak_bytes = 5000;
+    r.model_state_bytes = 3000;
     for (int k = 0; k < world; ++k) {
       report::RankSamples s;
       s.rank = k;
@@ -322,8 +324,11 @@ TEST(Profile, FromADdpReport) {
   EXPECT_NEAR(p.grads[0].ready_s, 0.005, 1e-12);
   EXPECT_EQ(p.grads[1].bytes, 3e6);
   ASSERT_EQ(p.measured.size(), 1u);
-  EXPECT_EQ(p.measured[0].first, 2);
-  EXPECT_NEAR(p.measured[0].second, 0.040, 1e-12);
+  EXPECT_EQ(p.measured[0].world_size, 2);
+  EXPECT_NEAR(p.measured[0].seconds, 0.040, 1e-12);
+  EXPECT_EQ(p.measured[0].reducer, "ddp");
+  EXPECT_EQ(p.measured[0].peak_bytes, 5000);
+  EXPECT_EQ(p.activation_bytes, 2000);  // the "no ddp" row's peak less its model state
 }
 
 TEST(Profile, GradientsFromLayers) {
