@@ -1,6 +1,6 @@
 // `dtbench compare`: which way of synchronising gradients is fastest here,
 // and how does each scale? Sweeps models × world sizes × reducers × bucket
-// sizes × compressions, each point a full `ddp` job (cli/ddp_job), appends
+// sizes × compressions × amp settings, each point a full `ddp` job (cli/ddp_job), appends
 // every finished point to a JSON-lines log (--resume continues one), then
 // prints the per-phase tables, the throughput/efficiency table and the
 // compression errors.
@@ -69,7 +69,7 @@ std::vector<double> parse_bucket_caps(const std::string& text) {
 // The configuration every point shares (what --resume must find unchanged).
 Json shared_config(const CompareFlags& f) {
   Json c = train_config_json(f.train);
-  for (const char* k : {"model", "reducer", "bucket_cap_mb", "compression"}) c.erase(k);
+  for (const char* k : {"model", "reducer", "bucket_cap_mb", "compression", "amp"}) c.erase(k);
   c["backend"] = f.run.comm.backend;
   c["bind"] = f.run.bind;
   return c;
@@ -81,6 +81,7 @@ train::TrainOptions point_options(const train::TrainOptions& base, const report:
   t.reducer = k.reducer;
   t.bucket_cap_mb = k.bucket_cap_mb;
   t.compression = k.compression;
+  t.amp = k.amp;
   if (k.reducer != "fsdp") {  // fsdp's alone
     t.reshard_after_forward = -1;
     t.param_dtype.clear();
@@ -107,7 +108,8 @@ Json final_report(const CompareFlags& f, const Json& env, const bench::GridSpec&
                  {"world_sizes", spec.world_sizes},
                  {"reducers", spec.reducers},
                  {"bucket_caps_mb", spec.bucket_caps_mb},
-                 {"compressions", spec.compressions}};
+                 {"compressions", spec.compressions},
+                 {"amps", spec.amps}};
   doc["baseline"] = f.baseline;
   doc["skipped"] = grid.skipped;
   doc["jsonl"] = f.resume.empty() ? f.jsonl : f.resume;
@@ -140,6 +142,7 @@ int run_compare(CompareFlags& f) {
   spec.reducers = split_list(f.reducers);
   spec.bucket_caps_mb = parse_bucket_caps(f.bucket_caps);
   spec.compressions = split_list(f.compressions);
+  spec.amps = split_list(f.train.amp);  // a list here: one column per setting
   const auto grid = bench::expand_grid(spec);
   f.train.threads = sweep_threads(f.train.threads, spec.world_sizes);
   if (std::find(spec.reducers.begin(), spec.reducers.end(), f.baseline) == spec.reducers.end())
@@ -178,8 +181,9 @@ int run_compare(CompareFlags& f) {
   report::print_env(std::cout, env);
   std::cout << fmt::format(
       "\nCompare: {} point(s) (models {} × ranks {} × reducers {} × buckets {} MB × compression "
-      "{}); {} already in {}, {} to run\n",
+      "{} × amp {}); {} already in {}, {} to run\n",
       grid.points.size(), f.models, f.world_sizes, f.reducers, f.bucket_caps, f.compressions,
+      f.train.amp,
       grid.points.size() - to_run.size(), log_path, to_run.size());
   for (const auto& s : grid.skipped) std::cout << "  " << s << "\n";
   std::cout << std::flush;
@@ -238,8 +242,8 @@ Action register_compare(CLI::App& app) {
   auto f = std::make_shared<CompareFlags>();
   auto* cmd = app.add_subcommand(
       "compare",
-      "Compare gradient-sync strategies: reducers × bucket sizes × compression × world sizes × "
-      "models, each point a full ddp run");
+      "Compare gradient-sync strategies: reducers × bucket sizes × compression × amp × world "
+      "sizes × models, each point a full ddp run");
   add_run_options(*cmd, f->run, /*with_nproc=*/false);
   cmd->add_option("--models", f->models, "Models to sweep (see `dtbench models`)")
       ->capture_default_str();

@@ -265,8 +265,14 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
         ->capture_default_str();
   }
   cmd.add_option("--amp", t.amp,
-                 "Mixed precision: forward under autocast in bf16 (a bare --amp) or fp16 (with a "
-                 "dynamic loss scaler; on the CPU needs LibTorch >= 2.4, the wheel build)")
+                 grid ? "Mixed-precision settings to sweep (not given: none), e.g. none,bf16 (a column "
+                        "each): none, "
+                        "bf16 (autocast; a bare --amp), fp16 (autocast + dynamic loss scaler; on "
+                        "the CPU needs LibTorch >= 2.4, the wheel build)"
+                      : "Mixed precision (not given: none): forward under autocast in bf16 (a bare "
+                        "--amp) or fp16 "
+                        "(with a dynamic loss scaler; on the CPU needs LibTorch >= 2.4, the wheel "
+                        "build)")
       ->expected(0, 1)
       ->default_str("bf16");
   cmd.add_option("--device", t.device,

@@ -16,7 +16,10 @@ constexpr int kSchemaVersion = 1;
 }  // namespace
 
 std::string PointKey::strategy() const {
-  return compression == "none" ? reducer : reducer + "+" + compression;
+  std::string s = reducer;
+  if (compression != "none") s += "+" + compression;
+  if (amp != "none") s += "+amp-" + amp;
+  return s;
 }
 
 std::string PointKey::id() const {
@@ -28,7 +31,8 @@ Json to_json(const PointKey& k) {
           {"world_size", k.world_size},
           {"reducer", k.reducer},
           {"bucket_cap_mb", k.bucket_cap_mb},
-          {"compression", k.compression}};
+          {"compression", k.compression},
+          {"amp", k.amp}};
 }
 
 PointKey point_key_from_json(const Json& j, const std::string& where) {
@@ -38,6 +42,9 @@ PointKey point_key_from_json(const Json& j, const std::string& where) {
   k.reducer = json_field<std::string>(j, "reducer", where);
   k.bucket_cap_mb = json_field<double>(j, "bucket_cap_mb", where);
   k.compression = json_field<std::string>(j, "compression", where);
+  k.amp = json_value_or<std::string>(j, "amp", "none", where);  // absent before amp was an axis
+  if (k.amp != "none" && k.amp != "bf16" && k.amp != "fp16")
+    throw UsageError(fmt::format("{}: amp '{}' is not none, bf16 or fp16", where, k.amp));
   if (k.world_size < 1) throw UsageError(fmt::format("{}: world_size must be at least 1", where));
   return k;
 }
@@ -137,7 +144,7 @@ std::vector<ThroughputRow> throughput_rows(const std::vector<ComparePoint>& poin
     for (const auto& one : rows) {
       if (one.key.world_size != 1 || one.key.model != r.key.model ||
           one.key.reducer != r.key.reducer || one.key.compression != r.key.compression ||
-          one.key.bucket_cap_mb != r.key.bucket_cap_mb || !(one.total > 0))
+          one.key.amp != r.key.amp || one.key.bucket_cap_mb != r.key.bucket_cap_mb || !(one.total > 0))
         continue;
       r.efficiency = stats::scaling_efficiency(r.total, r.key.world_size, one.total);
       break;
@@ -151,7 +158,7 @@ const ComparePoint* find_baseline(const std::vector<ComparePoint>& points, const
   for (const auto& q : points)
     if (q.key.model == p.model && q.key.world_size == p.world_size &&
         q.key.bucket_cap_mb == p.bucket_cap_mb && q.key.reducer == baseline &&
-        q.key.compression == "none")
+        q.key.compression == "none" && q.key.amp == p.amp)
       return &q;
   return nullptr;
 }

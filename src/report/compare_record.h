@@ -24,8 +24,9 @@ struct PointKey {
   std::string reducer;
   double bucket_cap_mb = 25;
   std::string compression = "none";
+  std::string amp = "none";  // --amp: none, bf16, fp16
 
-  // "overlap" or "overlap+fp16".
+  // "overlap", "overlap+fp16", "ddp+amp-bf16", "horovod+fp16+amp-fp16".
   std::string strategy() const;
   // "mlp/2R/overlap+fp16/25MB": unique per point, used by --resume.
   std::string id() const;
@@ -87,11 +88,11 @@ struct ThroughputRow {
   std::optional<double> efficiency;  // vs the 1-rank point of the same strategy and bucket
 };
 // One row per point, in the order given; efficiency where a 1-rank point
-// with the same model, reducer, compression and bucket size exists.
+// with the same model, reducer, compression, amp and bucket size exists.
 std::vector<ThroughputRow> throughput_rows(const std::vector<ComparePoint>& points);
 
-// The point the delta% of `p` is measured against: same model, world size and
-// bucket size, reducer `baseline`, no compression. nullptr when absent.
+// The point the delta% of `p` is measured against: same model, world size,
+// bucket size and amp, reducer `baseline`, no compression. nullptr when absent.
 const ComparePoint* find_baseline(const std::vector<ComparePoint>& points, const PointKey& p,
                                   const std::string& baseline);
 

@@ -149,9 +149,11 @@ void CompareConsoleReporter::configuration_table(const std::vector<ComparePoint>
     }
     if (columns.size() < 2) continue;
     std::sort(sizes.begin(), sizes.end());
+    std::size_t width = 16;
+    for (const auto& c : columns) width = std::max(width, c.size());
     out_ << fmt::format("\n== {}: total examples/s by ranks, one column per configuration ==\n", model);
     out_ << fmt::format("{:>5}", "ranks");
-    for (const auto& c : columns) out_ << fmt::format(" {:>16}", c);
+    for (const auto& c : columns) out_ << fmt::format(" {:>{}}", c, width);
     out_ << "\n";
     for (int w : sizes) {
       out_ << fmt::format("{:>5}", w);
@@ -160,7 +162,7 @@ void CompareConsoleReporter::configuration_table(const std::vector<ComparePoint>
         for (const auto& r : rows)
           if (r.key.model == model && r.key.world_size == w && column(r.key) == c)
             cell = fmt::format("{:.1f}", r.total);
-        out_ << fmt::format(" {:>16}", cell);
+        out_ << fmt::format(" {:>{}}", cell, width);
       }
       out_ << "\n";
     }

@@ -70,6 +70,7 @@ void load_ddp(ReportSource& src, const Json& doc) {
     p.key.compression = p.run.reducer == "none"
                             ? "none"
                             : json_value_or<std::string>(src.config, "compression", "none", cfg);
+    p.key.amp = json_value_or<std::string>(src.config, "amp", "none", cfg);
     src.points.push_back(std::move(p));
   }
 }

@@ -185,13 +185,7 @@ void GradBuckets::record_probe(Bucket& bucket) {
   bucket.exact_work->wait(comm_.timeout());
   bucket.exact_work.reset();
   bucket.exact.div_(static_cast<double>(comm_.size()));
-  const auto diff = (bucket.flat - bucket.exact).to(torch::kDouble);
-  const auto exact = bucket.exact.to(torch::kDouble);
-  stats_.measured = true;
-  stats_.max_abs_error = std::max(stats_.max_abs_error, diff.abs().max().item<double>());
-  stats_.max_abs_exact = std::max(stats_.max_abs_exact, exact.abs().max().item<double>());
-  stats_.sum_sq_error += diff.pow(2).sum().item<double>();
-  stats_.sum_sq_exact += exact.pow(2).sum().item<double>();
+  add_compression_error(stats_, bucket.flat, bucket.exact);
   bucket.exact = torch::Tensor();
 }
 

@@ -40,6 +40,7 @@
 #include "train/horovod_plan.h"
 #include "train/replicas.h"
 #include "train/strategies.h"
+#include "train/wire_cast.h"
 
 namespace dtbench::train {
 namespace {
@@ -86,6 +87,7 @@ class HorovodStrategy : public Strategy {
       bytes_of_[i] = params_[i].numel() * (fp16_ ? 2 : params_[i].element_size());
       dtype_of_[i] = fp16_ ? static_cast<int>(torch::kHalf) : static_cast<int>(params_[i].scalar_type());
     }
+    if (fp16_) stats_.dtype = "fp16";
     submitted_.assign(n + 1, false);
     enqueued_at_.assign(n + 1, 0.0);
     accumulators_ = hook_gradient_accumulators(params_, [this](std::size_t i) { gradient_ready(i); });
@@ -147,6 +149,16 @@ class HorovodStrategy : public Strategy {
   }
 
   void finish() override { stop(); }
+
+  // fp16: while on, the loop also reduces each fused group's float32
+  // gradients and compares the averages (every rank probes the same
+  // iteration, so every rank issues the same extra collectives).
+  void set_compression_probe(bool on) override { probe_ = on && fp16_; }
+
+  CompressionStats compression_stats() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stats_;
+  }
 
   std::vector<std::vector<size_t>> buckets() const override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -380,6 +392,7 @@ class HorovodStrategy : public Strategy {
     finish_work(comm_.allreduce(buffer, buffer, comm::ReduceOp::kSum));
     observer_.collective_done(group);
     buffer.mul_(1.0 / comm_.size());  // postscale: Average
+    if (probe_) record_probe(r, buffer);
     if (r.tensors.size() > 1) {
       const double t0 = trace::clock_us();
       int64_t offset = 0;
@@ -390,6 +403,18 @@ class HorovodStrategy : public Strategy {
       observer_.stage(group, trace::Stage::kMemcpyOut, t0, trace::clock_us());
     }
     complete(r);
+  }
+
+  // The compression probe: the group's float32 gradients (untouched until
+  // finish_backward decompresses into them) averaged beside `averaged`.
+  void record_probe(const hvd::Response& r, const torch::Tensor& averaged) {
+    std::vector<torch::Tensor> grads;
+    for (auto t : r.tensors) grads.push_back(params_[t].grad().reshape({-1}));
+    auto exact = torch::cat(grads);
+    finish_work(comm_.allreduce(exact, exact, comm::ReduceOp::kSum));
+    exact.div_(static_cast<double>(comm_.size()));
+    std::lock_guard<std::mutex> lock(mu_);
+    add_compression_error(stats_, averaged.narrow(0, 0, exact.numel()), exact);
   }
 
   // The fusion buffer of `like`'s dtype and device: the threshold's bytes,
@@ -433,6 +458,8 @@ class HorovodStrategy : public Strategy {
   std::exception_ptr error_;
   bool stopped_ = false;
   std::atomic<bool> shut_down_{false};
+  std::atomic<bool> probe_{false};
+  CompressionStats stats_;  // under mu_
   std::thread thread_;
 };
 

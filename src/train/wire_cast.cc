@@ -1,5 +1,6 @@
 #include "train/wire_cast.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -195,6 +196,16 @@ void sum_parts(const at::Tensor& gathered, int ranks, const at::Tensor& flat, Ca
   }
 #endif
   flat.copy_(gathered.view({ranks, -1}).to(at::kFloat).sum(0));
+}
+
+void add_compression_error(CompressionStats& stats, const at::Tensor& got, const at::Tensor& exact) {
+  const auto e = exact.to(at::kDouble).reshape({-1});
+  const auto diff = got.to(at::kDouble).reshape({-1}) - e;
+  stats.measured = true;
+  stats.max_abs_error = std::max(stats.max_abs_error, diff.abs().max().item<double>());
+  stats.max_abs_exact = std::max(stats.max_abs_exact, e.abs().max().item<double>());
+  stats.sum_sq_error += diff.pow(2).sum().item<double>();
+  stats.sum_sq_exact += e.pow(2).sum().item<double>();
 }
 
 }  // namespace dtbench::train

@@ -8,6 +8,8 @@
 // ops do it. Both give the same bits (tests/train/wire_cast_test.cc).
 #include <ATen/core/Tensor.h>
 
+#include "train/compression.h"
+
 namespace dtbench::train {
 
 // kAuto: the vector loops where they apply; kTorch: always LibTorch's ops.
@@ -34,5 +36,10 @@ double max_abs(const at::Tensor& wire, CastPath path = CastPath::kAuto);
 // order.
 void sum_parts(const at::Tensor& gathered, int ranks, const at::Tensor& flat,
                CastPath path = CastPath::kAuto);
+
+// The compression probe's figures (CompressionStats): adds one comparison
+// of `got` (the averaged gradient that went over the wire compressed, any
+// float dtype) with `exact` (the same average reduced in float32).
+void add_compression_error(CompressionStats& stats, const at::Tensor& got, const at::Tensor& exact);
 
 }  // namespace dtbench::train

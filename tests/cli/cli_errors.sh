@@ -207,6 +207,9 @@ expect_usage_error compare --models inception_v3 --image-size 64
 expect_usage_error compare --models mlp --backend nosuch
 expect_usage_error compare --models mlp --no-progress=maybe
 expect_usage_error compare --models mlp --amp=perhaps
+expect_usage_error compare --models mlp --amp none,none
+expect_usage_error compare --models mlp --amp none,fp32
+expect_usage_error compare --models mlp --reducers fsdp --amp fp16
 echo '{"kind":"header","schema":"dtbench.compare","schema_version":1,"config":{}}' >"$fx/log.jsonl"
 expect_usage_error compare --models mlp --jsonl "$fx/log.jsonl"
 expect_usage_error compare --models mlp --resume "$fx/missing.jsonl"

@@ -3,7 +3,8 @@
 # small sweep (MLP, 1 and 2 ranks, 2 bucket sizes, ddp and overlap, plus
 # overlap with fp16), its JSON-lines log and JSON report checked field by
 # field, --resume after a cut-short log and on a finished one, a refused
-# resume with other flags, then the HTML and CSV report of it.
+# resume with other flags, then the HTML and CSV report of it; the README's
+# sharded compare and its Horovod seed table (amp as an axis).
 # Usage: compare_cli.sh path/to/dtbench
 set -eu
 DTBENCH=$(realpath "$1")
@@ -120,5 +121,35 @@ for (reducer, n), r in pts.items():
 assert state[("ddp", 1)] == state[("zero1", 1)] == state[("zero2", 1)] == state[("fsdp", 1)], state
 assert state[("ddp", 2)] > state[("zero1", 2)] > state[("zero2", 2)] > state[("fsdp", 2)], state
 print("ok: replicated or sharded", state)
+PY
+# README "Horovod": the seed's table (RaySGD's four configurations: Horovod,
+# Horovod with fp16 allreduce, DDP, DDP with AMP), its command exactly: one
+# column per configuration, amp a swept axis (bf16 autocast changes the loss:
+# it ran), Horovod's fp16 error measured by its probe.
+"$DTBENCH" compare --models mlp --width 32 --num-classes 10 --batch-size 4 --iters 3 --warmup 1 --threads 1 \
+    --reducers horovod,ddp --compression none,fp16 --amp none,bf16 --bucket-cap-mb 25 --world-sizes 1,2 \
+    --timeout 60s --json seed.json >seed.out 2>&1 || { cat seed.out; exit 1; }
+python3 - <<'PY'
+import json, re
+text = open("seed.out").read()
+assert "Compare: 12 point(s)" in text and "× amp none,bf16)" in text, text[:2000]
+table = text.split("== mlp: total examples/s by ranks, one column per configuration ==\n")[1].split("\n\n")[0]
+head, *rows = table.splitlines()
+cols = head.split()
+assert cols == ["ranks", "horovod", "ddp", "horovod+amp-bf16", "ddp+amp-bf16", "horovod+fp16",
+                "horovod+fp16+amp-bf16"], cols
+assert [r.split()[0] for r in rows] == ["1", "2"], rows
+assert all(float(v) > 0 for r in rows for v in r.split()[1:]), rows
+d = json.load(open("seed.json"))
+assert d["grid"]["amps"] == ["none", "bf16"] and "amp" not in d["config"], d["grid"]
+pts = {(p["key"]["reducer"], p["key"]["compression"], p["key"]["amp"], p["key"]["world_size"]): p for p in d["points"]}
+assert len(pts) == 12, sorted(pts)
+for r in ("horovod", "ddp"):
+    f32, bf16 = (pts[(r, "none", a, 1)]["extras"]["last_loss"] for a in ("none", "bf16"))
+    assert f32 != bf16 and abs(f32 - bf16) < 0.05 * abs(f32), (r, f32, bf16)
+for a in ("none", "bf16"):
+    c = pts[("horovod", "fp16", a, 2)]["extras"]["compression"]
+    assert c["dtype"] == "fp16" and c["measured"] and 0 < c["max_rel_error"] < 2e-2, c
+print("ok: the seed's table")
 PY
 echo "compare_cli: all passed"

@@ -136,9 +136,12 @@ TEST(Compression, ProbeMeasuresTheErrorAgainstFloat32) {
   }
 }
 
+// Also horovod's fp16 (Compression.fp16, no scaling): its background loop
+// runs the probe's float32 reductions beside the fused groups.
 TEST(Compression, TrainingStaysCloseToOneProcess) {
-  for (const char* c : {"fp16", "bf16"}) {
-    auto o = testing::small_mlp_options("sync");
+  const std::pair<const char*, const char*> cases[] = {{"sync", "fp16"}, {"sync", "bf16"}, {"horovod", "fp16"}};
+  for (const auto& [reducer, c] : cases) {
+    auto o = testing::small_mlp_options(reducer);
     o.compression = c;
     auto model = train::make_seeded_model(o);
     const auto result = train::train(o, *model, g_comm.get(), g_comm->size(), g_comm->rank());
@@ -150,6 +153,7 @@ TEST(Compression, TrainingStaysCloseToOneProcess) {
     auto ref = o;
     ref.reducer = "none";
     ref.compression = "none";
+    ref.fusion_threshold_mb = ref.cycle_time_ms = -1;
     ref.batch_size = o.batch_size * g_comm->size();
     ref.iters = 4;  // the probe iteration trains too
     auto ref_model = train::make_seeded_model(ref);

@@ -39,6 +39,49 @@ TEST(Grid, ExpandsEveryCombinationInRunOrder) {
   EXPECT_EQ(g.points[6].id(), "mlp/1R/ddp/25MB");
 }
 
+TEST(Grid, AmpIsAnAxisWithFp16SkippedForShardedStrategies) {
+  bench::GridSpec s;
+  s.models = {"mlp"};
+  s.world_sizes = {1, 2};
+  s.reducers = {"horovod", "ddp", "fsdp"};
+  s.bucket_caps_mb = {25};
+  s.compressions = {"none", "fp16"};
+  s.amps = {"none", "fp16"};
+  const auto g = bench::expand_grid(s);
+  // none: horovod, ddp, fsdp; fp16 compression: horovod only; amp fp16:
+  // not fsdp. (3 + 1) + (2 + 1) configurations x 2 world sizes.
+  ASSERT_EQ(g.points.size(), 14u);
+  EXPECT_EQ(g.points[0].id(), "mlp/1R/horovod/25MB");
+  EXPECT_EQ(g.points[6].id(), "mlp/1R/horovod+amp-fp16/25MB");
+  EXPECT_EQ(g.points[8].id(), "mlp/1R/ddp+amp-fp16/25MB");
+  EXPECT_EQ(g.points[10].id(), "mlp/1R/horovod+fp16/25MB");
+  EXPECT_EQ(g.points[13].id(), "mlp/2R/horovod+fp16+amp-fp16/25MB");
+  bool fsdp_named = false;
+  for (const auto& line : g.skipped) fsdp_named = fsdp_named || line.rfind("fsdp+amp-fp16: skipped", 0) == 0;
+  EXPECT_TRUE(fsdp_named);
+  s.amps = {"none", "none"};
+  EXPECT_THROW(bench::expand_grid(s), UsageError);
+  s.amps = {"fp32"};
+  EXPECT_THROW(bench::expand_grid(s), UsageError);
+  s.amps = {};
+  EXPECT_THROW(bench::expand_grid(s), UsageError);
+}
+
+TEST(Records, AmpKeyRoundTripsAndOldPointsReadAsNone) {
+  PointKey k;
+  k.model = "mlp";
+  k.world_size = 2;
+  k.reducer = "ddp";
+  k.amp = "bf16";
+  EXPECT_EQ(k.strategy(), "ddp+amp-bf16");
+  EXPECT_EQ(report::point_key_from_json(report::to_json(k), "k").id(), "mlp/2R/ddp+amp-bf16/25MB");
+  auto old = report::to_json(k);
+  old.erase("amp");  // a log written before amp was an axis
+  EXPECT_EQ(report::point_key_from_json(old, "k").amp, "none");
+  old["amp"] = "fp8";
+  EXPECT_THROW(report::point_key_from_json(old, "k"), UsageError);
+}
+
 TEST(Grid, RejectsBadLists) {
   bench::GridSpec s;
   s.reducers = {"ddp", "ddp"};
@@ -176,6 +219,25 @@ TEST(Records, BaselineAndDelta) {
   EXPECT_NE(text.find("overlap+fp16"), std::string::npos);
   EXPECT_NE(text.find("gradient compression"), std::string::npos);
   EXPECT_NE(text.find("125.0 ± 0.0"), std::string::npos) << "per-rank throughput of overlap";
+}
+
+TEST(Records, AmpPointsHaveTheirOwnBaselineEfficiencyAndColumn) {
+  auto amp = [](ComparePoint p) {
+    p.key.amp = "bf16";
+    return p;
+  };
+  std::vector<ComparePoint> pts{point("ddp", 1, 25, run_with(1, 10, {{0.1}})),
+                                point("ddp", 2, 25, run_with(2, 10, {{0.1}, {0.1}})),
+                                amp(point("ddp", 1, 25, run_with(1, 10, {{0.05}}))),
+                                amp(point("ddp", 2, 25, run_with(2, 10, {{0.1}, {0.1}})))};
+  EXPECT_EQ(report::find_baseline(pts, pts[3].key, "ddp"), &pts[3]) << "same amp";
+  const auto rows = report::throughput_rows(pts);
+  EXPECT_DOUBLE_EQ(*rows[1].efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(*rows[3].efficiency, 0.5) << "vs the 1-rank point with amp";
+  std::ostringstream out;
+  report::CompareConsoleReporter(out, "ddp").configuration_table(pts);
+  EXPECT_NE(out.str().find("ranks              ddp     ddp+amp-bf16"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("    2            200.0            200.0"), std::string::npos) << out.str();
 }
 
 std::string temp_path(const char* name) {

@@ -26,6 +26,7 @@ Grid expand_grid(const GridSpec& spec) {
   require_unique(spec.reducers, "--reducers");
   require_unique(spec.bucket_caps_mb, "--bucket-cap-mb");
   require_unique(spec.compressions, "--compression");
+  require_unique(spec.amps, "--amp");
   for (const auto& r : spec.reducers) {
     bool known = false;
     for (const char* name : train::kReducerNames) known = known || r == name;
@@ -41,6 +42,9 @@ Grid expand_grid(const GridSpec& spec) {
     if (!known)
       throw UsageError(fmt::format("--compression: '{}' is not one of none, fp16, bf16", c));
   }
+  for (const auto& a : spec.amps)
+    if (a != "none" && a != "bf16" && a != "fp16")
+      throw UsageError(fmt::format("--amp: '{}' is not one of none, bf16, fp16", a));
   for (double b : spec.bucket_caps_mb)
     if (!(b > 0) || b > 65536)
       throw UsageError(fmt::format("--bucket-cap-mb: {} must be > 0 and at most 65536", b));
@@ -58,24 +62,39 @@ Grid expand_grid(const GridSpec& spec) {
             r, c));
       else if (r == "horovod" && c == "bf16")
         grid.skipped.push_back("horovod+bf16: skipped (Horovod 0.28 compresses to fp16 only)");
+  // fp16's loss scaler would need its skip decision agreed across gradient
+  // shards (train::validate refuses the pair for one run).
+  auto amp_skipped = [](const std::string& r, const std::string& a) {
+    return a == "fp16" && train::is_sharded(r);
+  };
+  for (const auto& a : spec.amps)
+    for (const auto& r : spec.reducers)
+      if (amp_skipped(r, a))
+        grid.skipped.push_back(fmt::format(
+            "{}+amp-fp16: skipped (the loss scaler's skip decision is not agreed across gradient "
+            "shards; sharded strategies take --amp bf16)",
+            r));
   for (const auto& m : spec.models)
     for (double b : spec.bucket_caps_mb)
       for (const auto& c : spec.compressions)
-        for (const auto& r : spec.reducers) {
-          if (c != "none" && !train::reducer_supports_compression(r)) continue;
-          if (r == "horovod" && c == "bf16") continue;
-          for (int w : spec.world_sizes) {
-            report::PointKey k;
-            k.model = m;
-            k.world_size = w;
-            k.reducer = r;
-            k.bucket_cap_mb = b;
-            k.compression = c;
-            grid.points.push_back(k);
+        for (const auto& a : spec.amps)
+          for (const auto& r : spec.reducers) {
+            if (c != "none" && !train::reducer_supports_compression(r)) continue;
+            if (r == "horovod" && c == "bf16") continue;
+            if (amp_skipped(r, a)) continue;
+            for (int w : spec.world_sizes) {
+              report::PointKey k;
+              k.model = m;
+              k.world_size = w;
+              k.reducer = r;
+              k.bucket_cap_mb = b;
+              k.compression = c;
+              k.amp = a;
+              grid.points.push_back(k);
+            }
           }
-        }
   if (grid.points.empty())
-    throw UsageError("the grid has no point that can run (every reducer/compression pair is skipped)");
+    throw UsageError("the grid has no point that can run (every reducer/compression/amp combination is skipped)");
   return grid;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The grid of `dtbench compare`: models × world sizes × bucket sizes ×
-// compressions × reducers, each point a full ddp run. Torch-free.
+// compressions × amp settings × reducers, each point a full ddp run.
+// Torch-free.
 #include <string>
 #include <vector>
 
@@ -14,18 +15,19 @@ struct GridSpec {
   std::vector<std::string> reducers{"ddp", "overlap", "sync"};
   std::vector<double> bucket_caps_mb{1, 5, 10, 25, 50};
   std::vector<std::string> compressions{"none"};
+  std::vector<std::string> amps{"none"};  // --amp: none, bf16, fp16
 };
 
 struct Grid {
-  // In run order: model, bucket size, compression, reducer, world size
+  // In run order: model, bucket size, compression, amp, reducer, world size
   // (innermost), so one strategy's scaling is complete before the next starts.
   std::vector<report::PointKey> points;
   // Combinations left out, one line each ("ddp+fp16: ...").
   std::vector<std::string> skipped;
 };
 
-// Throws UsageError for an empty or repeated list entry, an unknown reducer
-// or compression, the reducer `none` (the single-process baseline is not a
+// Throws UsageError for an empty or repeated list entry, an unknown reducer,
+// compression or amp, the reducer `none` (the single-process baseline is not a
 // strategy), and a grid in which no point can run.
 Grid expand_grid(const GridSpec& spec);
 
