@@ -145,7 +145,7 @@ class HorovodStrategy : public Strategy {
         params_[i].mutable_grad().copy_(wire_[i]);  // decompress
     }
     std::lock_guard<std::mutex> lock(mu_);
-    last_groups_ = groups_;
+    if (!probe_) last_groups_ = groups_;  // the probe's reductions may change a cycle's fusion
   }
 
   void finish() override { stop(); }
