@@ -15,7 +15,8 @@
 # without it; the limit applies to the first. REDUCERS (default ddp) adds
 # the sharded strategies (issue 35): each measured with `ddp --reducer R`
 # over the same link and projected with `project --reducer R` from the same
-# profile (no contention term: the projection has it for ddp only; the
+# profile and the same sweep, which then also times allgather (and
+# reduce_scatter) for their collectives (no contention term: the projection has it for ddp only; the
 # gradients' reduce_scatter as an allreduce where the build's LibTorch 1.13
 # Gloo has none, as dtbench ddp then does), and its projected memory per
 # rank set beside the measured peak_bytes (the activations: the profile's
@@ -92,9 +93,13 @@ profile() {
 train=(ddp -m "$MODEL" --image-size "$IMAGE" -b "$BATCH" -n "$ITERS" -w "$WARMUP" --threads "$THREADS" --timeout 300s
        $MODEL_ARGS)
 # In place, as the buckets are reduced (project reads the in-place rows);
-# loopback's sweep is cheap, so it takes more iterations.
-sweep=(comm --collective allreduce -b 64K -e 64M -f 4 --placement in -n 6 -w 1 --timeout 300s)
-sweep_lo=(comm --collective allreduce -b 64K -e 64M -f 4 --placement in -n 20 -w 3 --timeout 300s)
+# loopback's sweep is cheap, so it takes more iterations. With a sharded
+# strategy the sweep also times allgather (and reduce_scatter where the
+# backend has one), which project uses for those collectives.
+collectives=allreduce
+case ",$REDUCERS," in *,zero*|*,fsdp,*) collectives=allreduce,allgather; [ "$rs" = native ] && collectives+=,reduce_scatter ;; esac
+sweep=(comm --collective "$collectives" -b 64K -e 64M -f 4 --placement in -n 6 -w 1 --timeout 300s)
+sweep_lo=(comm --collective "$collectives" -b 64K -e 64M -f 4 --placement in -n 20 -w 3 --timeout 300s)
 field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['rows']; print(r[-1][sys.argv[2]])" "$@"; }
 # The last row's projected memory per rank and the measured peak ("-" without).
 memory() {

@@ -68,15 +68,16 @@ std::vector<int> parse_world_sizes(const std::string& text) {
   return out;
 }
 
-// A level from --X-bw/--X-latency or --comm-X; `needed` says whether some
-// world size uses it.
-project::Level make_level(const std::string& bw, const std::string& latency, const std::string& report,
-                          const std::string& name, bool needed) {
+// A level from --X-bw/--X-latency or --comm-X (with its all_gather and
+// reduce_scatter fits where the report swept them); `needed` says whether
+// some world size uses it.
+project::MeasuredLevel make_level(const std::string& bw, const std::string& latency, const std::string& report,
+                                  const std::string& name, bool needed) {
   if (!report.empty()) {
     if (!bw.empty() || !latency.empty())
       throw UsageError(fmt::format("--comm-{0} and --{0}-bw/--{0}-latency both describe the same level: give one",
                                    name));
-    return project::level_from_comm_report(report, "--comm-" + name).level;
+    return project::level_from_comm_report(report, "--comm-" + name);
   }
   if (bw.empty() != latency.empty())
     throw UsageError(fmt::format("--{0}-bw and --{0}-latency go together (e.g. --{0}-bw 100Gbit/s --{0}-latency 5us)",
@@ -88,10 +89,10 @@ project::Level make_level(const std::string& bw, const std::string& latency, con
                                    name == "intra" ? "inside a node" : "between nodes", name, name, name));
     return {};
   }
-  project::Level l;
-  l.bus_bw = parse_bandwidth(bw, "--" + name + "-bw");
-  l.latency_s = parse_seconds(latency, "--" + name + "-latency");
-  return l;
+  project::MeasuredLevel m;
+  m.level.bus_bw = parse_bandwidth(bw, "--" + name + "-bw");
+  m.level.latency_s = parse_seconds(latency, "--" + name + "-latency");
+  return m;
 }
 
 // FSDP units of a decoder from its shapes (the root first, then a block
@@ -237,13 +238,22 @@ int run_project(const ProjectFlags& f) {
   for (int w : o.world_sizes) max_world = std::max(max_world, w);
   const bool multi_node = max_world > f.ranks_per_node;
   const bool multi_rank_node = std::min(max_world, f.ranks_per_node) > 1;
-  o.net.intra = make_level(f.intra_bw, f.intra_latency, f.comm_intra, "intra", multi_rank_node);
-  o.net.inter = make_level(f.inter_bw, f.inter_latency, f.comm_inter, "inter", multi_node);
+  const auto intra = make_level(f.intra_bw, f.intra_latency, f.comm_intra, "intra", multi_rank_node);
+  const auto inter = make_level(f.inter_bw, f.inter_latency, f.comm_inter, "inter", multi_node);
+  o.net.intra = intra.level;
+  o.net.inter = inter.level;
+  o.net.all_gather = {intra.all_gather, inter.all_gather};
+  o.net.reduce_scatter = {intra.reduce_scatter, inter.reduce_scatter};
   o.net.base_latency_s = parse_seconds(f.base_latency, "--base-latency");
-  for (auto* l : {&o.net.intra, &o.net.inter}) {
-    l->bus_bw *= f.bw_scale;
-    for (auto& pt : l->curve) pt.second /= f.bw_scale;
-  }
+  auto scale = [&](project::Level& l) {
+    l.bus_bw *= f.bw_scale;
+    for (auto& pt : l.curve) pt.second /= f.bw_scale;
+  };
+  scale(o.net.intra);
+  scale(o.net.inter);
+  for (auto* s : {&o.net.all_gather, &o.net.reduce_scatter})
+    for (auto* l : {&s->intra, &s->inter})
+      if (*l) scale(**l);
 
   project::ComputeProfile p;
   if (!f.profile.empty()) {
@@ -316,8 +326,8 @@ Action register_project(CLI::App& app) {
   cmd->add_option("--inter-latency", f->inter_latency, "Latency per collective step between nodes (e.g. 9.6us)");
   cmd->add_option("--base-latency", f->base_latency, "Fixed latency of every collective (e.g. 8.4us)")
       ->capture_default_str();
-  cmd->add_option("--comm-intra", f->comm_intra, "A `dtbench comm` allreduce report of one node's ranks (measured level)");
-  cmd->add_option("--comm-inter", f->comm_inter, "A `dtbench comm` allreduce report across nodes, best 1 rank per node");
+  cmd->add_option("--comm-intra", f->comm_intra, "A `dtbench comm` report of one node's ranks (measured level): its allreduce sweep, and its allgather/reduce_scatter sweeps for the sharded strategies where it has them");
+  cmd->add_option("--comm-inter", f->comm_inter, "A `dtbench comm` report across nodes, best 1 rank per node (allreduce; allgather/reduce_scatter as --comm-intra)");
   cmd->add_option("--algo", f->algo, "Allreduce algorithm: ring, tree or auto (the cheaper per bucket, as NCCL)")
       ->capture_default_str();
   cmd->add_option("--world-sizes", f->world_sizes, "Rank counts to project")->capture_default_str();

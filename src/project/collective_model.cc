@@ -49,9 +49,13 @@ int nodes_for(const Network& net, int world) {
 namespace {
 
 // Seconds per bus byte of the slowest level the bytes cross.
+double bottleneck(const Level& intra_level, const Level& inter_level, double bytes, int nodes) {
+  const double intra = intra_level.seconds_per_byte(bytes);
+  return nodes > 1 ? std::max(intra, inter_level.seconds_per_byte(bytes)) : intra;
+}
+
 double bottleneck(const Network& net, double bytes, int nodes) {
-  const double intra = net.intra.seconds_per_byte(bytes);
-  return nodes > 1 ? std::max(intra, net.inter.seconds_per_byte(bytes)) : intra;
+  return bottleneck(net.intra, net.inter, bytes, nodes);
 }
 
 }  // namespace
@@ -67,14 +71,16 @@ double ring_allreduce_seconds(const Network& net, double bytes, int world) {
   return latency + bus_bytes * bottleneck(net, bytes, k);
 }
 
-double ring_shard_collective_seconds(const Network& net, double bytes, int world) {
+double ring_shard_collective_seconds(const Network& net, double bytes, int world, ShardCollective c) {
   if (world <= 1) return 0;
+  const auto& own = c == ShardCollective::kAllGather ? net.all_gather : net.reduce_scatter;
+  const Level& intra = own.intra ? *own.intra : net.intra;
+  const Level& inter = own.inter ? *own.inter : net.inter;
   const int k = nodes_for(net, world);
   const double steps = world - 1.0;
   const double inter_steps = k - 1.0;
-  const double latency =
-      net.base_latency_s + (steps - inter_steps) * net.intra.latency_s + inter_steps * net.inter.latency_s;
-  return latency + bytes * (world - 1.0) / world * bottleneck(net, bytes, k);
+  const double latency = net.base_latency_s + (steps - inter_steps) * intra.latency_s + inter_steps * inter.latency_s;
+  return latency + bytes * (world - 1.0) / world * bottleneck(intra, inter, bytes, k);
 }
 
 double tree_allreduce_seconds(const Network& net, double bytes, int world) {

@@ -4,6 +4,7 @@
 // them (src/graph/tuning.cc: a fixed latency per collective, a latency per
 // step inside a node and across nodes, a bus bandwidth), derived in
 // docs/metrics.md "Projection". Pure functions; torch-free.
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,11 +34,22 @@ struct Level {
 // between points, held flat beyond both ends; 0 for an empty curve.
 double log_interpolate(const std::vector<std::pair<double, double>>& curve, double x);
 
+// The sharded strategies' collectives.
+enum class ShardCollective { kAllGather, kReduceScatter };
+
+// A level's own all_gather or reduce_scatter figures, where a `dtbench comm`
+// sweep of that collective measured them; absent, the level's (allreduce)
+// figures serve (nccl-tests' bus bandwidth is one figure for all three).
+struct ShardLevels {
+  std::optional<Level> intra, inter;
+};
+
 struct Network {
   int ranks_per_node = 1;     // ranks that share a node (GPUs per machine)
   Level intra;                // between the ranks of one node
   Level inter;                // between nodes: bus_bw = all NICs of a node together
   double base_latency_s = 0;  // once per collective (kernel launch, protocol set-up)
+  ShardLevels all_gather, reduce_scatter;
 };
 
 enum class Algo { kRing, kTree, kAuto };
@@ -64,9 +76,9 @@ double tree_allreduce_seconds(const Network& net, double bytes, int world);
 // Ring all_gather or reduce_scatter of a tensor of `bytes` (the whole,
 // unsharded size; each rank holds or ends with bytes / N): N-1 steps, k-1 of
 // them across nodes; every rank sends (N-1)/N of the bytes through the
-// slowest level (nccl-tests' bus bandwidth is the same figure for both and
-// for allreduce, so one level's curve serves all three). Zero for one rank.
-double ring_shard_collective_seconds(const Network& net, double bytes, int world);
+// slowest level, each level's figures those of `c` where measured
+// (Network::all_gather/reduce_scatter), else the level's. Zero for one rank.
+double ring_shard_collective_seconds(const Network& net, double bytes, int world, ShardCollective c);
 // `algo`, or with kAuto the cheaper of the two (as NCCL picks per call).
 AllreduceCost allreduce_cost(const Network& net, double bytes, int world, Algo algo);
 

@@ -10,23 +10,26 @@
 
 namespace dtbench::project {
 
-Level fit_level(std::vector<MeasuredPoint> points, int world, const std::string& source) {
+Level fit_level(std::vector<MeasuredPoint> points, int world, const std::string& source,
+                const std::string& collective) {
+  const std::string& c = collective;
   if (world < 2)
-    throw UsageError(fmt::format("{}: an allreduce sweep of {} rank says nothing about a network (run `dtbench comm` "
-                                 "with 2 or more ranks)", source, world));
+    throw UsageError(fmt::format("{}: an {} sweep of {} rank says nothing about a network (run `dtbench comm` "
+                                 "with 2 or more ranks)", source, c, world));
   std::sort(points.begin(), points.end(), [](const MeasuredPoint& a, const MeasuredPoint& b) { return a.bytes < b.bytes; });
   points.erase(std::unique(points.begin(), points.end(),
                            [](const MeasuredPoint& a, const MeasuredPoint& b) { return a.bytes == b.bytes; }),
                points.end());
   if (points.size() < 2)
-    throw UsageError(fmt::format("{}: the allreduce sweep has {} message size(s); the fit needs 2 or more "
-                                 "(e.g. `dtbench comm -b 1K -e 64M`)", source, points.size()));
+    throw UsageError(fmt::format("{}: the {} sweep has {} message size(s); the fit needs 2 or more "
+                                 "(e.g. `dtbench comm -b 1K -e 64M`)", source, c, points.size()));
   for (const auto& p : points)
     if (!(p.bytes > 0) || !(p.seconds > 0))
-      throw UsageError(fmt::format("{}: allreduce of {} B took {} s: sizes and times must be positive", source,
+      throw UsageError(fmt::format("{}: {} of {} B took {} s: sizes and times must be positive", source, c,
                                    p.bytes, p.seconds));
-  const double steps = 2.0 * (world - 1);
-  const double bus_factor = 2.0 * (world - 1) / world;
+  const double passes = c == "allreduce" ? 2.0 : 1.0;  // a reduce-scatter then an all-gather
+  const double steps = passes * (world - 1);
+  const double bus_factor = passes * (world - 1) / world;
   Level level;
   level.source = source;
   level.latency_s = points.front().seconds / steps;
@@ -57,6 +60,23 @@ MeasuredLevel level_from_comm_report(const std::string& path, const std::string&
     (in ? in_place : out_of_place).push_back({static_cast<double>(r.bytes), r.time_us / 1e6});
     if (r.cpu_util >= 0) (in ? util_in : util_out).emplace_back(static_cast<double>(r.bytes), r.cpu_util);
   }
+  // The sharded strategies' collectives, where swept (in place: FSDP2 and
+  // dtbench gather into and scatter from the flat buffer).
+  const auto shard_level = [&](const char* collective) -> std::optional<Level> {
+    std::vector<MeasuredPoint> out, in;
+    int world = 0;
+    for (const auto& r : src.comm) {
+      if (r.collective != collective) continue;
+      world = r.world_size;
+      (r.placement == "in_place" ? in : out).push_back({static_cast<double>(r.bytes), r.time_us / 1e6});
+    }
+    if (in.empty() && out.empty()) return std::nullopt;
+    return fit_level(in.empty() ? out : in, world,
+                     fmt::format("{} ({} {}, {} rank(s))", path, src.comm.front().backend, collective, world),
+                     collective);
+  };
+  m.all_gather = shard_level("allgather");
+  m.reduce_scatter = shard_level("reduce_scatter");
   if (out_of_place.empty() && in_place.empty())
     throw UsageError(fmt::format("{} {}: the report has no allreduce rows (run `dtbench comm --collective allreduce`)",
                                  flag, path));

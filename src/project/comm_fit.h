@@ -3,6 +3,7 @@
 // latency per step from the smallest message, and the seconds per bus byte
 // the rest of each size's time leaves (docs/metrics.md "Projection").
 // Pure; torch-free.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,12 @@ struct MeasuredPoint {
 // sizes, any order). A ring of `world` ranks takes 2(world-1) steps, so
 // latency_s = t(smallest) / 2(world-1); each size's seconds per bus byte is
 // (t - 2(world-1) latency_s) / (bytes x 2(world-1)/world), never below 0.
+// With `collective` "allgather" or "reduce_scatter" (bytes = the whole,
+// gathered or scattered buffer, as nccl-tests and `dtbench comm` size them)
+// the ring takes world-1 steps and moves (world-1)/world of the bytes.
 // Throws UsageError naming `source` when the sweep cannot be fitted.
-Level fit_level(std::vector<MeasuredPoint> points, int world, const std::string& source);
+Level fit_level(std::vector<MeasuredPoint> points, int world, const std::string& source,
+                const std::string& collective = "allreduce");
 
 }  // namespace dtbench::project
 
@@ -30,12 +35,15 @@ namespace dtbench::project {
 // the world it was measured on.
 struct MeasuredLevel {
   Level level;  // with cpu_util from the report's rows that have it
+  // From the report's allgather / reduce_scatter rows, where it has them.
+  std::optional<Level> all_gather, reduce_scatter;
   int world_size = 0;
   int nodes = 0;
   std::string backend;
 };
 
-// Reads the allreduce sweep of a comm report: the in-place timings (a
+// Reads the allreduce sweep of a comm report (and its allgather and
+// reduce_scatter sweeps, where present): the in-place timings (a
 // bucket is reduced in place; out-of-place adds a copy per operation and
 // measured 2-6 ms more per allreduce over a capped link, docs/PERFORMANCE.md
 // issue 17 session 15), the out-of-place ones where the report has only

@@ -81,6 +81,10 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
                      algo_name(o.algo), us(o.net.base_latency_s));
   out << "    " << describe(o.net.intra, "inside a node") << "\n";
   out << "    " << describe(o.net.inter, "between nodes (per node)") << "\n";
+  for (const auto& [levels, name] : {std::pair{&o.net.all_gather, "all_gather"}, std::pair{&o.net.reduce_scatter, "reduce_scatter"}}) {
+    if (levels->intra) out << "    " << describe(*levels->intra, fmt::format("{} inside a node", name).c_str()) << "\n";
+    if (levels->inter) out << "    " << describe(*levels->inter, fmt::format("{} between nodes", name).c_str()) << "\n";
+  }
   const bool known = !rows.empty() && rows.front().activations_known;
   std::string activations = "not known (left out)";
   if (known) {
@@ -162,6 +166,10 @@ Json projection_json(const ComputeProfile& p, const std::vector<StrategyProjecti
                {"intra", level_json(o.net.intra)},
                {"inter", level_json(o.net.inter)},
                {"algo", algo_name(o.algo)}};
+  // The sharded strategies' own measured levels (null: the allreduce level's figures).
+  for (const auto& [levels, name] : {std::pair{&o.net.all_gather, "all_gather"}, std::pair{&o.net.reduce_scatter, "reduce_scatter"}})
+    network[name] = {{"intra", levels->intra ? level_json(*levels->intra) : Json(nullptr)},
+                     {"inter", levels->inter ? level_json(*levels->inter) : Json(nullptr)}};
   Json whatif{{"bucket_cap_bytes", o.rebucket ? Json(o.rebucket->cap_bytes) : Json(nullptr)},
               {"first_bucket_cap_bytes", o.rebucket ? Json(o.rebucket->first_cap_bytes) : Json(nullptr)},
               {"wire_ratio", o.wire_ratio},

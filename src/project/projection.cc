@@ -106,10 +106,13 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
   };
 
   auto sharded_row = [&](ProjectionRow& row, int world) {
-    const auto gather = [&](double bytes) { return ring_shard_collective_seconds(opts.net, bytes, world); };
+    const auto gather = [&](double bytes) {
+      return ring_shard_collective_seconds(opts.net, bytes, world, ShardCollective::kAllGather);
+    };
     const auto reduce = [&](double bytes) {
-      return opts.reduce_scatter_as_allreduce ? allreduce_cost(opts.net, bytes, world, opts.algo).seconds
-                                              : ring_shard_collective_seconds(opts.net, bytes, world);
+      return opts.reduce_scatter_as_allreduce
+                 ? allreduce_cost(opts.net, bytes, world, opts.algo).seconds
+                 : ring_shard_collective_seconds(opts.net, bytes, world, ShardCollective::kReduceScatter);
     };
     const auto t = strategy == Strategy::kFsdp
                        ? fsdp_time(own, profile.units, gather, reduce, world, opts.memory.reshard_after_forward,

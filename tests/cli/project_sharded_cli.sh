@@ -4,7 +4,7 @@
 # rows per strategy, memory per rank as ZeRO's formulas say (checked here
 # from the JSON's own inputs), fits and the largest batch, the report's
 # per-strategy charts with the limit drawn, a measured profile projected
-# for zero1/zero2, and bad inputs: one line on stderr, exit 2, no report.
+# for zero1/zero2, an allgather sweep used for the gathers, and bad inputs: one line on stderr, exit 2, no report.
 # Usage: project_sharded_cli.sh path/to/dtbench
 set -u
 DT=$(readlink -f "$1")
@@ -79,6 +79,41 @@ for w in (2, 4):
 PY
 check "zero1 >= zero2 per rank count, 2 collectives per bucket, activations from the report" $? "$(cat zero.out)"
 
+# A comm report that also swept allgather: zero2's and fsdp's gathers use its
+# fit (named in the table and the JSON), the reduce-scatters and ddp the
+# allreduce's; the same report without the allgather rows gives ddp the same
+# projection and zero2 another.
+"$DT" comm --nproc 2 --collective allreduce,allgather -b 64K -e 1M -f 4 -n 3 -w 1 --placement in \
+  --json commag.json >comm.out 2>&1
+check "comm sweep of allreduce and allgather" $? "$(tail -n 3 comm.out)"
+python3 - <<'PY'
+import json
+d = json.load(open("commag.json"))
+d["results"] = [r for r in d["results"] if r["collective"] == "allreduce"]
+json.dump(d, open("commar.json", "w"))
+one = json.load(open("commag.json"))
+big = max(r["bytes"] for r in one["results"] if r["collective"] == "allgather")
+one["results"] = [r for r in one["results"] if r["collective"] == "allreduce" or r["bytes"] == big]
+json.dump(one, open("commag1.json", "w"))
+PY
+for c in ag ar; do
+  "$DT" project --profile profile.json --reducer ddp,zero2 --comm-intra "comm$c.json" --ranks-per-node 2 \
+    --world-sizes 2 --reduce-scatter allreduce --json "proj$c.json" >"proj$c.out" 2>"proj$c.err" ||
+    { cat "proj$c.err"; break; }
+done
+grep -q "all_gather inside a node: measured" projag.out && ! grep -q "all_gather inside" projar.out &&
+python3 - <<'PY'
+import json
+ag, ar = (json.load(open(f)) for f in ("projag.json", "projar.json"))
+assert "allgather" in ag["network"]["all_gather"]["intra"]["source"], ag["network"]["all_gather"]
+assert ag["network"]["reduce_scatter"]["intra"] is None and ar["network"]["all_gather"]["intra"] is None
+rows = lambda d: {(r["strategy"], r["world_size"]): r for r in d["rows"]}
+a, b = rows(ag), rows(ar)
+assert a[("ddp", 2)]["iteration_s"] == b[("ddp", 2)]["iteration_s"]
+assert a[("zero2", 2)]["comm_s"] != b[("zero2", 2)]["comm_s"], (a[("zero2", 2)], b[("zero2", 2)])
+PY
+check "allgather sweep: used for the gathers only, named in table and JSON" $? "$(cat projag.err projar.err)"
+
 # Bad inputs: one line, exit 2, no report.
 m=(--model gpt2 --forward-ms 1 --backward-ms 2 --optimizer-ms 1 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2)
 expect_bad "unknown strategy" "${m[@]}" --reducer zero3
@@ -91,6 +126,10 @@ expect_bad "bad memory size" "${m[@]}" --memory-per-rank lots
 expect_bad "compression with a sharded strategy" "${m[@]}" --reducer zero2 --compression fp16
 expect_bad "fsdp without units (a report)" --profile profile.json --reducer fsdp --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 expect_bad "activation memory with a report" --profile profile.json --activation-memory 1GiB --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "bad reduce-scatter" "${m[@]}" --reducer zero2 --reduce-scatter ring
+expect_bad "negative fusion threshold" "${m[@]}" --reducer horovod --fusion-threshold-mb -2
+expect_bad "zero cycle time" "${m[@]}" --reducer horovod --cycle-time-ms 0
+expect_bad "an allgather sweep of one size" --profile profile.json --reducer zero2 --comm-intra commag1.json --ranks-per-node 2 --world-sizes 2
 expect_bad "contention with a sharded strategy" --profile profile.json --reducer zero1 --cores-per-node 2 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 
 echo "project_sharded_cli: $passes passed, $fails failed"

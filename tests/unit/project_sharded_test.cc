@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "project/collective_model.h"
+#include "project/comm_fit.h"
 #include "project/memory_model.h"
 #include "project/projection.h"
 #include "project/sharded_time.h"
@@ -20,16 +21,36 @@ TEST(ShardCollective, RingOnOneAndTwoLevels) {
   n.ranks_per_node = 1;
   n.inter = {1e-5, 1e9, {}, "", {}};
   n.intra.bus_bw = 1e12;
-  EXPECT_DOUBLE_EQ(ring_shard_collective_seconds(n, 4e6, 1), 0.0);
+  EXPECT_DOUBLE_EQ(ring_shard_collective_seconds(n, 4e6, 1, ShardCollective::kAllGather), 0.0);
   // 3 steps, 3/4 of the bytes each rank sends.
-  EXPECT_NEAR(ring_shard_collective_seconds(n, 4e6, 4), 3e-5 + 3e-3, 1e-12);
+  EXPECT_NEAR(ring_shard_collective_seconds(n, 4e6, 4, ShardCollective::kAllGather), 3e-5 + 3e-3, 1e-12);
   // Half an allreduce's steps and bytes.
-  EXPECT_NEAR(2 * ring_shard_collective_seconds(n, 4e6, 4), ring_allreduce_seconds(n, 4e6, 4), 1e-12);
+  EXPECT_NEAR(2 * ring_shard_collective_seconds(n, 4e6, 4, ShardCollective::kAllGather), ring_allreduce_seconds(n, 4e6, 4), 1e-12);
   // Two ranks per node, two nodes: 2 steps inside, 1 across, bytes at the slower level.
   n.ranks_per_node = 2;
   n.intra = {1e-6, 1e10, {}, "", {}};
   n.base_latency_s = 5e-6;
-  EXPECT_NEAR(ring_shard_collective_seconds(n, 4e6, 4), 5e-6 + 2e-6 + 1e-5 + 3e-3, 1e-12);
+  EXPECT_NEAR(ring_shard_collective_seconds(n, 4e6, 4, ShardCollective::kAllGather), 5e-6 + 2e-6 + 1e-5 + 3e-3, 1e-12);
+}
+
+// A measured all_gather sweep (4 ranks, one node): fitted with N-1 steps and
+// (N-1)/N of the bytes, it reproduces its own times, and replaces the
+// level's figures for gathers only (reduce-scatters keep the allreduce's).
+TEST(ShardCollective, MeasuredSweepsServeTheirOwnCollective) {
+  std::vector<MeasuredPoint> pts;
+  for (double s : {1e3, 1e5, 1e7}) pts.push_back({s, 3 * 50e-6 + s * 0.75 / 0.5e9});
+  Network n;
+  n.ranks_per_node = 4;
+  n.intra.bus_bw = 1e9;
+  n.intra.latency_s = 1e-6;
+  n.all_gather.intra = fit_level(pts, 4, "ag", "allgather");
+  EXPECT_NEAR(n.all_gather.intra->seconds_per_byte(1e7), 2e-9, 1e-12);  // the latency takes the smallest size's transfer
+  for (const auto& p : pts)
+    EXPECT_NEAR(ring_shard_collective_seconds(n, p.bytes, 4, ShardCollective::kAllGather), p.seconds, 1e-12);
+  EXPECT_NEAR(ring_shard_collective_seconds(n, 1e7, 4, ShardCollective::kReduceScatter), 3e-6 + 0.75e-2, 1e-12);
+  // The same sweep read as an allreduce would have 6 steps and twice the bytes.
+  EXPECT_NEAR(fit_level(pts, 4, "ar").seconds_per_byte(1e7), 1e-9, 1e-12);
+  EXPECT_THROW(fit_level({{1e3, 1e-5}}, 4, "ag", "allgather"), UsageError);
 }
 
 TEST(Strategy, NamesAndLists) {
