@@ -96,10 +96,12 @@ train=(ddp -m "$MODEL" --image-size "$IMAGE" -b "$BATCH" -n "$ITERS" -w "$WARMUP
 # loopback's sweep is cheap, so it takes more iterations. With a sharded
 # strategy the sweep also times allgather (and reduce_scatter where the
 # backend has one), which project uses for those collectives.
-collectives=allreduce
-case ",$REDUCERS," in *,zero*|*,fsdp,*) collectives=allreduce,allgather; [ "$rs" = native ] && collectives+=,reduce_scatter ;; esac
-sweep=(comm --collective "$collectives" -b 64K -e 64M -f 4 --placement in -n 6 -w 1 --timeout 300s)
-sweep_lo=(comm --collective "$collectives" -b 64K -e 64M -f 4 --placement in -n 20 -w 3 --timeout 300s)
+# reduce_scatter has no in-place form: with it the sweep times both
+# placements (project reads in-place rows where a collective has them).
+collectives=allreduce; placement=in
+case ",$REDUCERS," in *,zero*|*,fsdp,*) collectives=allreduce,allgather; [ "$rs" = native ] && collectives+=,reduce_scatter placement=both ;; esac
+sweep=(comm --collective "$collectives" -b 64K -e 64M -f 4 --placement "$placement" -n 6 -w 1 --timeout 300s)
+sweep_lo=(comm --collective "$collectives" -b 64K -e 64M -f 4 --placement "$placement" -n 20 -w 3 --timeout 300s)
 field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['rows']; print(r[-1][sys.argv[2]])" "$@"; }
 # The last row's projected memory per rank and the measured peak ("-" without).
 memory() {
