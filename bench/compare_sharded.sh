@@ -8,7 +8,10 @@
 # shapes, batch, threads (1 per rank), world size, bucket cap, gloo and
 # malloc thresholds; the sides alternate, ROUNDS times, and the order flips
 # every round. Prints per strategy the median p50 sec/iter of each side, their
-# ratio, and the model state per rank each side holds after the last step.
+# ratio, the model state per rank each side holds after the last step, and
+# the peak tensor bytes per rank during the timed iterations (largest rank;
+# the peer counted by dtbench's own counter, BUILD/libdtbench_memory_probe.so,
+# median over rounds) with their ratio.
 #   bench/compare_sharded.sh [BUILD_DIR] [ROUNDS] [STRATEGIES]
 # Environment: ITERS, WARMUP (default 20, 5); MODEL (dtbench's GPT flags,
 # default "--layers 2 --width 128 --heads 4 --vocab 2048 --seq-len 64
@@ -48,20 +51,23 @@ peer_side() {  # strategy, round
   # shellcheck disable=SC2086
   "$D" launch --nproc-per-node "$NPROC" --bind "$BIND" -- "$here/peers/python-wheel" \
     "$here/peers/torch_sharded.py" --strategy "$1" $MODEL --iters "$ITERS" --warmup "$WARMUP" \
-    --threads 1 --bucket-cap-mb 25 --amp "$AMP" --param-dtype "$PARAM_DTYPE" >"$out/p.$1.$2.json"
+    --threads 1 --bucket-cap-mb 25 --amp "$AMP" --param-dtype "$PARAM_DTYPE" \
+    --memory-probe "$BUILD/libdtbench_memory_probe.so" >"$out/p.$1.$2.json"
 }
 
 IFS=, read -ra want <<<"$STRATEGIES"
 for s in "${want[@]}"; do
-  d=() p=() ds=() ps=()
+  d=() p=() dm=() pm=()
   for r in $(seq 1 "$ROUNDS"); do
     echo "[$s] round $r/$ROUNDS" >&2
     if [ $((r % 2)) = 1 ]; then dtbench_side "$s" "$r"; peer_side "$s" "$r"; else peer_side "$s" "$r"; dtbench_side "$s" "$r"; fi
     d+=("$(p50_of "$out/d.$s.$r.json" "$label")")
     p+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["p50"])' "$out/p.$s.$r.json")")
+    dm+=("$(python3 -c 'import json,sys; print(max(r["memory"]["peak_bytes"] for r in json.load(open(sys.argv[1]))["runs"]))' "$out/d.$s.$r.json")")
+    pm+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["peak_bytes"])' "$out/p.$s.$r.json")")
   done
   ds=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['runs'][0]['memory']['model_state_bytes'])" "$out/d.$s.1.json")
   ps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["model_state_bytes"])' "$out/p.$s.1.json")
-  md=$(median "${d[@]}"); mp=$(median "${p[@]}")
-  echo "$s: $NPROC ranks, 1 thread/rank: dtbench p50 ${md}s  torch p50 ${mp}s  ratio $(ratio "$md" "$mp")  model state per rank: dtbench $ds B, torch $ps B  (rounds: dtbench ${d[*]} | torch ${p[*]})"
+  md=$(median "${d[@]}"); mp=$(median "${p[@]}"); mdm=$(median "${dm[@]}"); mpm=$(median "${pm[@]}")
+  echo "$s: $NPROC ranks, 1 thread/rank: dtbench p50 ${md}s  torch p50 ${mp}s  ratio $(ratio "$md" "$mp")  model state per rank: dtbench $ds B, torch $ps B  peak per rank: dtbench $mdm B, torch $mpm B  ratio $(ratio "$mdm" "$mpm")  (peaks: dtbench ${dm[*]} | torch ${pm[*]})  (rounds: dtbench ${d[*]} | torch ${p[*]})"
 done

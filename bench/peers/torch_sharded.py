@@ -25,9 +25,14 @@ iteration: fixed synthetic tokens, cross-entropy over every position, AdamW
 zero_grad(set_to_none=True). Prints one JSON line on rank 0: per-iteration
 seconds of the slowest rank, their median, the model state a rank holds after
 the last step (parameters, gradients and optimizer state counted from the
-local tensors: a DTensor's local shard), and the peak RSS of each rank.
+local tensors: a DTensor's local shard), the peak RSS of each rank, and with
+--memory-probe LIB (dtbench's build/libdtbench_memory_probe.so, loaded with
+ctypes before the model is made) the peak bytes in tensors during the timed
+iterations, counted by the code that counts dtbench's `peak_bytes` (reset
+after warm-up, read after the last timed iteration; the largest rank's).
 """
 import argparse
+import ctypes
 import json
 import math
 import os
@@ -119,10 +124,17 @@ def main():
     p.add_argument("--reshard-after-forward", choices=["true", "false"], default="true")
     p.add_argument("--amp", choices=["none", "bf16"], default="none")
     p.add_argument("--param-dtype", choices=["float32", "bf16"], default="float32")
+    p.add_argument("--memory-probe", metavar="LIB", help="libdtbench_memory_probe.so: count tensor bytes")
     a = p.parse_args()
     if a.param_dtype == "bf16" and (a.strategy != "fsdp" or a.amp != "bf16"):
         p.error("--param-dtype bf16 is fsdp's and needs --amp bf16 (as dtbench)")
     torch.set_num_threads(a.threads)
+    probe = None
+    if a.memory_probe:
+        probe = ctypes.CDLL(a.memory_probe)
+        probe.dtbench_memory_probe_peak.restype = ctypes.c_longlong
+        if probe.dtbench_memory_probe_install() != 1:
+            p.error(f"--memory-probe {a.memory_probe}: torch's default CPU allocator cannot be wrapped")
     torch.manual_seed(1)
     distributed = a.strategy != "none"
     if distributed:
@@ -158,7 +170,10 @@ def main():
 
     times = []
     state = None
+    peak = -1
     for it in range(a.warmup + a.iters):
+        if probe and it == a.warmup:
+            probe.dtbench_memory_probe_reset_peak()
         t0 = time.perf_counter()
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.amp == "bf16"):
             logits = model(x)
@@ -171,18 +186,20 @@ def main():
         t1 = time.perf_counter()
         if it >= a.warmup:
             times.append(t1 - t0)
+        if probe and it + 1 == a.warmup + a.iters:
+            peak = probe.dtbench_memory_probe_peak()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     keys = ("params", "grads", "optimizer")
-    mine = {"times": times, "state": state, "rss": rss}
+    mine = {"times": times, "state": state, "rss": rss, "peak": peak}
     if distributed:
         # A float64 tensor per rank, not all_gather_object: that one needs
         # NumPy, which the wheel's peer interpreter does not have.
-        flat = torch.tensor(times + [state[k] for k in keys] + [rss], dtype=torch.float64)
+        flat = torch.tensor(times + [state[k] for k in keys] + [rss, peak], dtype=torch.float64)
         parts = [torch.empty_like(flat) for _ in range(world)]
         dist.all_gather(parts, flat)
         n = len(times)
         gathered = [{"times": t[:n].tolist(), "state": {k: int(v) for k, v in zip(keys, t[n:n + 3].tolist())},
-                     "rss": int(t[n + 3])} for t in parts]
+                     "rss": int(t[n + 3]), "peak": int(t[n + 4])} for t in parts]
         dist.barrier()
     else:
         gathered = [mine]
@@ -193,6 +210,7 @@ def main():
                           "times": slowest, "model_state": st,
                           "model_state_bytes": sum(st.values()),
                           "peak_rss_bytes": max(m["rss"] for m in gathered),
+                          "peak_bytes": max(m["peak"] for m in gathered),
                           "torch": torch.__version__}), flush=True)
 
 

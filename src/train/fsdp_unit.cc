@@ -57,8 +57,6 @@ FsdpUnit::FsdpUnit(int index, const std::string& name, std::vector<std::size_t> 
     flat_ = flat_.to(param_dtype_);
     for (std::size_t k = 0; k < tensors_.size(); ++k) tensors_[k].set_data(slot_view(flat_, offsets_[k], tensors_[k]));
   }
-  grad_shard_ = torch::zeros({shard_numel_}, options);
-  shard_.mutable_grad() = grad_shard_;
   reset();
   reshard();
 }
@@ -143,18 +141,16 @@ void FsdpUnit::finish_reduce() {
   reduce_work_->wait(comm_.timeout());
   reduce_work_.reset();
   torch::NoGradGuard no_grad;
-  if (reduce_scatter_)
-    grad_shard_.copy_(received_);
-  else
-    grad_shard_.copy_(grad_flat_.narrow(0, comm_.rank() * shard_numel_, shard_numel_));
-  grad_shard_.div_(static_cast<double>(comm_.size()));
+  // The reduce-scatter's output becomes the shard's gradient (a new tensor
+  // each backward, dropped again by zero_grad(), as FSDP2's sharded grads
+  // under zero_grad(set_to_none=True)).
+  auto grad = reduce_scatter_ ? received_ : grad_flat_.narrow(0, comm_.rank() * shard_numel_, shard_numel_).clone();
+  grad.div_(static_cast<double>(comm_.size()));
+  shard_.mutable_grad() = grad;
   received_ = torch::Tensor();
   grad_flat_ = torch::Tensor();
 }
 
-void FsdpUnit::zero_grad() {
-  torch::NoGradGuard no_grad;
-  grad_shard_.zero_();
-}
+void FsdpUnit::zero_grad() { shard_.mutable_grad() = torch::Tensor(); }
 
 }  // namespace dtbench::train

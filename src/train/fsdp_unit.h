@@ -33,7 +33,7 @@ class FsdpUnit {
            trace::TrainObserver& observer, at::ScalarType param_dtype = at::kFloat);
 
   // This rank's parameters, the tensor the optimizer steps; its .grad is the
-  // averaged gradient shard after finish_reduce().
+  // averaged gradient shard after finish_reduce(), undefined after zero_grad().
   const torch::Tensor& shard() const { return shard_; }
   const std::vector<std::size_t>& params() const { return params_; }
   std::int64_t padding() const { return padded_ - numel_; }
@@ -61,6 +61,7 @@ class FsdpUnit {
   // (no-op when finished already).
   void finish_reduce();
   void reset() { pending_ = params_.size(); }
+  // Drops the gradient shard (PyTorch 2.x's zero_grad(set_to_none=True)).
   void zero_grad();
 
  private:
@@ -76,7 +77,7 @@ class FsdpUnit {
   // both as gather_as_.
   torch::Tensor gather_input_, gather_output_;
   torch::Tensor shard_;  // this rank's parameters (own storage)
-  torch::Tensor grad_flat_, grad_shard_, received_;
+  torch::Tensor grad_flat_, received_;
   comm::WorkPtr gather_work_, reduce_work_;
   State state_ = State::kGathered;
   std::size_t pending_ = 0;
