@@ -46,6 +46,7 @@ MemoryFigures memory_per_rank(Strategy s, double psi, double largest_unit, int w
       // gradients (one accumulating, one reduce-scattering).
       const double params = o.reshard_after_forward ? 2 * u : psi + u;
       m.gathered = std::min(params, psi + u) * o.param_bytes + 2 * u * 4;
+      m.made_in_backward = m.gradients;
       break;
     }
   }
@@ -55,8 +56,8 @@ MemoryFigures memory_per_rank(Strategy s, double psi, double largest_unit, int w
 std::int64_t largest_batch(const MemoryFigures& at_batch, std::int64_t batch, double limit) {
   if (!(at_batch.activations > 0) || batch < 1) return -1;
   const double per_example = at_batch.activations / static_cast<double>(batch);
-  const double room = limit - (at_batch.total() - at_batch.activations);
-  if (room < per_example) return 0;
+  const double room = limit - at_batch.beside_activations();
+  if (room < per_example || at_batch.model_states() > limit) return 0;
   return static_cast<std::int64_t>(std::floor(room / per_example));
 }
 

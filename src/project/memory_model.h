@@ -9,6 +9,7 @@
 // flight, FSDP's gathered units (parameters in the parameter dtype, two
 // units' unsharded float32 gradients in backward), and the activations of
 // the profiled batch. Pure; torch-free.
+#include <algorithm>
 #include <cstdint>
 
 #include "project/strategies.h"
@@ -30,8 +31,18 @@ struct MemoryFigures {
   double gathered = 0;     // fsdp: unsharded units at the peak (parameters and gradients)
   double buffers = 0;      // communication buffers beside the model states
   double activations = 0;  // the profiled batch's (scaled to the batch asked for)
+  // Model-state bytes a rank does not hold yet at the backward's peak: fsdp's
+  // gradient shards, which each unit's reduce-scatter makes during backward
+  // and zero_grad drops (as FSDP2's under zero_grad(set_to_none=True)); 0
+  // for the others, whose gradients (or buckets) stay allocated.
+  double made_in_backward = 0;
   double model_states() const { return parameters + gradients + optimizer; }
-  double total() const { return model_states() + gathered + buffers + activations; }
+  // The backward's peak without the activations: model states held then,
+  // the gathered units and the buffers.
+  double beside_activations() const { return model_states() - made_in_backward + gathered + buffers; }
+  // The peak: during backward, or after it with every model state (fsdp
+  // when its gradient shards outweigh what backward adds).
+  double total() const { return std::max(model_states(), beside_activations() + activations); }
 };
 
 // `parameters`: Ψ elements; `largest_unit`: elements of the largest FSDP

@@ -141,8 +141,9 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
     if (tokens) out << fmt::format(" {:>14.0f}", r.tokens_per_s_per_rank);
     out << "\n";
   }
-  out << "\nefficiency = iteration(1 rank) / iteration(N); error = projected / measured - 1; mem/rank = model "
-         "states + gathered units + buffers + activations (docs/metrics.md \"Projection: sharded strategies\")\n";
+  out << "\nefficiency = iteration(1 rank) / iteration(N); error = projected / measured - 1; mem/rank = the peak: model "
+         "states + gathered units + buffers + activations, fsdp's gradient shards not yet made in backward (or its "
+         "model states after it, when more) (docs/metrics.md \"Projection: sharded strategies\")\n";
 }
 
 Json projection_json(const ComputeProfile& p, const std::vector<StrategyProjection>& all) {
@@ -202,6 +203,7 @@ Json projection_json(const ComputeProfile& p, const std::vector<StrategyProjecti
                    {"model_state_bytes", r.memory.model_states()},
                    {"gathered_bytes", r.memory.gathered},
                    {"buffers_bytes", r.memory.buffers},
+                   {"made_in_backward_bytes", r.memory.made_in_backward},
                    {"activation_bytes", r.activations_known ? Json(r.memory.activations) : Json(nullptr)},
                    {"total_bytes", r.memory.total()},
                    {"fits", r.fits ? Json(*r.fits) : Json(nullptr)},

@@ -85,6 +85,16 @@ TEST(MemoryModel, ModelStatesAreZerosFormulas) {
   EXPECT_DOUBLE_EQ(memory_per_rank(Strategy::kZero2, 1000, 0, 2, o, 0).buffers, 4000);
   const auto m = memory_per_rank(Strategy::kDdp, psi, 0, 1, o, 7e9);
   EXPECT_DOUBLE_EQ(m.total(), 16 * psi + 4 * psi + 7e9);
+  // fsdp's gradient shards are made during backward: its backward peak is
+  // without them, and with small activations the peak is after backward.
+  o.reshard_after_forward = true;
+  o.param_bytes = 4;
+  const auto f = memory_per_rank(Strategy::kFsdp, psi, 1e8, 8, o, 1e9);
+  EXPECT_DOUBLE_EQ(f.made_in_backward, 4 * psi / n);
+  EXPECT_DOUBLE_EQ(f.total(), 12 * psi / n + 4 * 1e8 * 4 + 1e9);
+  const auto one = memory_per_rank(Strategy::kFsdp, psi, 1e8, 1, o, 0);
+  EXPECT_DOUBLE_EQ(one.total(), 16 * psi);  // 4Ψ of gradients outweigh 1.6 GB of units
+  EXPECT_DOUBLE_EQ(at(Strategy::kZero2).made_in_backward, 0);
 }
 
 TEST(MemoryModel, LargestBatchThatFits) {
@@ -95,6 +105,13 @@ TEST(MemoryModel, LargestBatchThatFits) {
   EXPECT_EQ(largest_batch(m, 4, 11.9), 0);
   m.activations = 0;
   EXPECT_EQ(largest_batch(m, 4, 20), -1);
+  // fsdp: gradients made in backward leave room for activations; the states
+  // must still fit after backward.
+  m.gradients = 6;
+  m.made_in_backward = 6;
+  m.activations = 8;
+  EXPECT_EQ(largest_batch(m, 4, 20), 5);
+  EXPECT_EQ(largest_batch(m, 4, 15.9), 0);
 }
 
 ComputeProfile profile_for_schedules() {
