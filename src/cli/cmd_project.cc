@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.h"
 #include "core/error.h"
@@ -54,6 +55,10 @@ struct ProjectFlags {
   double fusion_threshold_mb = -1, cycle_time_ms = -1;  // horovod's (-1: HOROVOD_* or Horovod's defaults)
   std::string json;
   bool bucket_cap_given = false, first_bucket_cap_given = false;  // set after parsing
+  // The --model options given on the command line (set after parsing): a
+  // --profile report ran its own batch, sizes and phases, so they are refused
+  // with it rather than ignored.
+  std::vector<std::string> model_only_given;
 };
 
 std::vector<int> parse_world_sizes(const std::string& text) {
@@ -183,6 +188,11 @@ int run_project(const ProjectFlags& f) {
   if (f.threads < 0) throw UsageError("--threads must not be negative");
   if (f.threads > 0 && !f.profile.empty())
     throw UsageError("--threads goes with --model; a --profile report says the threads it ran with");
+  if (!f.profile.empty() && !f.model_only_given.empty())
+    throw UsageError(fmt::format(
+        "{}: options of --model; a --profile report is projected at the batch, sizes and phase times it ran "
+        "(profile the batch and sequence length to project: `dtbench ddp --world-sizes 1 --trace T --json R`)",
+        fmt::join(f.model_only_given, ", ")));
   project::ProjectOptions o;
   const auto strategies = project::parse_strategies(f.reducers);
   if (f.optimizer == "sgd") o.memory.optimizer_states = 1;
@@ -363,9 +373,12 @@ Action register_project(CLI::App& app) {
                   "LibTorch 1.13, where dtbench ddp allreduces the bucket)")
       ->capture_default_str();
   cmd->add_option("--json", f->json, "Write the projection as JSON here (schema dtbench.project)");
-  return [f, cap, first]() {
+  return [f, cap, first, cmd]() {
     f->bucket_cap_given = cap->count() > 0;
     f->first_bucket_cap_given = first->count() > 0;
+    for (const char* name : {"--batch-size", "--image-size", "--seq-len", "--forward-ms", "--backward-ms",
+                             "--optimizer-ms", "--ddp-overhead-ms"})
+      if (cmd->get_option(name)->count() > 0) f->model_only_given.push_back(name);
     return run_project(*f);
   };
 }

@@ -129,6 +129,9 @@ expect_bad "bad memory size" "${m[@]}" --memory-per-rank lots
 expect_bad "compression with a sharded strategy" "${m[@]}" --reducer zero2 --compression fp16
 expect_bad "fsdp without units (a report)" --profile profile.json --reducer fsdp --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 expect_bad "activation memory with a report" --profile profile.json --activation-memory 1GiB --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "a batch size with a report (not ignored)" --profile profile.json --batch-size 64 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "a sequence length with a report" --profile profile.json --seq-len 512 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "phase times with a report" --profile profile.json --forward-ms 5 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 expect_bad "bad reduce-scatter" "${m[@]}" --reducer zero2 --reduce-scatter ring
 expect_bad "negative fusion threshold" "${m[@]}" --reducer horovod --fusion-threshold-mb -2
 expect_bad "zero cycle time" "${m[@]}" --reducer horovod --cycle-time-ms 0
