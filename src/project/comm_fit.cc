@@ -60,8 +60,10 @@ MeasuredLevel level_from_comm_report(const std::string& path, const std::string&
     (in ? in_place : out_of_place).push_back({static_cast<double>(r.bytes), r.time_us / 1e6});
     if (r.cpu_util >= 0) (in ? util_in : util_out).emplace_back(static_cast<double>(r.bytes), r.cpu_util);
   }
-  // The sharded strategies' collectives, where swept (in place: FSDP2 and
-  // dtbench gather into and scatter from the flat buffer).
+  // The sharded strategies' collectives, where swept: the in-place rows
+  // where there are any (FSDP2 and dtbench all-gather into the flat buffer),
+  // else the out-of-place ones (reduce_scatter has no in-place form: its
+  // output is a separate shard).
   const auto shard_level = [&](const char* collective) -> std::optional<Level> {
     std::vector<MeasuredPoint> out, in;
     int world = 0;

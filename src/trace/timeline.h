@@ -3,6 +3,7 @@
 // [first, first + count) of this rank, nothing of the others. Thread-safe
 // where the observer contract needs it (collective_done comes from a
 // backend's thread). Torch-free.
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -43,7 +44,8 @@ class Timeline : public TrainObserver {
 
  private:
   const int first_, count_;
-  bool recording_ = false;
+  // Read by the backend's completion callbacks on their own threads.
+  std::atomic<bool> recording_{false};
   int iteration_ = -1;
   double phase_start_[kNumPhases] = {};
   double cast_start_ = 0;
