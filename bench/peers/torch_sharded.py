@@ -131,7 +131,10 @@ def main():
     torch.set_num_threads(a.threads)
     probe = None
     if a.memory_probe:
-        probe = ctypes.CDLL(a.memory_probe)
+        try:
+            probe = ctypes.CDLL(a.memory_probe)
+        except OSError as e:
+            p.error(f"--memory-probe: cannot load {a.memory_probe}: {e}")
         probe.dtbench_memory_probe_peak.restype = ctypes.c_longlong
         if probe.dtbench_memory_probe_install() != 1:
             p.error(f"--memory-probe {a.memory_probe}: torch's default CPU allocator cannot be wrapped")
