@@ -15,12 +15,11 @@
 # without it; the limit applies to the first. REDUCERS (default ddp) adds
 # the sharded strategies (issue 35): each measured with `ddp --reducer R`
 # over the same link and projected with `project --reducer R` from the same
-# profile and the same sweep, which then also times allgather (and
-# reduce_scatter) for their collectives (no contention term: the projection has it for ddp only; the
-# gradients' reduce_scatter as an allreduce where the build's LibTorch 1.13
-# Gloo has none, as dtbench ddp then does), and its projected memory per
-# rank set beside the measured peak_bytes (the activations: the profile's
-# "no ddp" row's peak less its model state). Exit 1 when a median error's
+# profile and the same sweep, which then also times allgather for their
+# gathers (no contention term: the projection has it for ddp only; the
+# gradients' reduce_scatter as an allreduce, as dtbench ddp does on Gloo),
+# and its projected memory per rank set beside the measured peak_bytes (the activations: the profile's
+# "no ddp" row's peak less its parameters and optimizer state). Exit 1 when a median error's
 # magnitude (time, and memory for the sharded ones) exceeds LIMIT_PCT, 77
 # where namespaces cannot be made (not root, no iproute2/tc).
 # Usage: netns_validate.sh path/to/dtbench
@@ -33,8 +32,10 @@ CAPS=${CAPS:-100,300,1000}; BUCKETS=${BUCKETS:-25,4}
 MODEL=${MODEL:-resnet18}; IMAGE=${IMAGE:-64}; BATCH=${BATCH:-8}
 ITERS=${ITERS:-10}; WARMUP=${WARMUP:-2}; THREADS=${THREADS:-1}; LIMIT_PCT=${LIMIT_PCT:-10}; LOOPBACK=${LOOPBACK:-1}
 ROUNDS=${ROUNDS:-3}; CORES=${CORES:-$(nproc)}; REDUCERS=${REDUCERS:-ddp}; MODEL_ARGS=${MODEL_ARGS:-}
-rs=native
-case "$("$DT" env 2>/dev/null | sed -n 's/^# versions.libtorch: //p')" in 1.13*) rs=allreduce ;; esac
+# The runs use Gloo, whose sharded strategies allreduce their gradients in
+# both flavours (1.13 has no reduce_scatter; 2.x's allreduces copied chunks,
+# costlier than one allreduce): projected as that.
+rs=allreduce
 skip() { echo "SKIP: netns_validate: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces"
 command -v ip >/dev/null && command -v tc >/dev/null || skip "iproute2 (ip, tc) is not installed"
@@ -94,12 +95,10 @@ train=(ddp -m "$MODEL" --image-size "$IMAGE" -b "$BATCH" -n "$ITERS" -w "$WARMUP
        $MODEL_ARGS)
 # In place, as the buckets are reduced (project reads the in-place rows);
 # loopback's sweep is cheap, so it takes more iterations. With a sharded
-# strategy the sweep also times allgather (and reduce_scatter where the
-# backend has one), which project uses for those collectives.
-# reduce_scatter has no in-place form: with it the sweep times both
-# placements (project reads in-place rows where a collective has them).
+# strategy the sweep also times allgather, which project uses for the
+# parameter gathers.
 collectives=allreduce; placement=in
-case ",$REDUCERS," in *,zero*|*,fsdp,*) collectives=allreduce,allgather; [ "$rs" = native ] && collectives+=,reduce_scatter placement=both ;; esac
+case ",$REDUCERS," in *,zero*|*,fsdp,*) collectives=allreduce,allgather ;; esac
 sweep=(comm --collective "$collectives" -b 64K -e 64M -f 4 --placement "$placement" -n 6 -w 1 --timeout 300s)
 sweep_lo=(comm --collective "$collectives" -b 64K -e 64M -f 4 --placement "$placement" -n 20 -w 3 --timeout 300s)
 field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['rows']; print(r[-1][sys.argv[2]])" "$@"; }

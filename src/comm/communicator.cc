@@ -9,6 +9,8 @@ namespace dtbench::comm {
 
 c10::intrusive_ptr<c10d::ProcessGroup> Communicator::c10d_group() const { return {}; }
 
+std::string Communicator::composite_reason(Collective) const { return ""; }
+
 std::exception_ptr Communicator::explain_failure(std::exception_ptr error, const std::string& context) const {
   try {
     std::rethrow_exception(error);

@@ -75,6 +75,10 @@ class Communicator {
   // "" when the backend can run `c` on `dtype` with `op`, else the reason,
   // e.g. "gloo: reduce_scatter is not implemented by ProcessGroupGloo".
   virtual std::string unsupported_reason(Collective c, DType dtype, ReduceOp op) const = 0;
+  // "" when `c` is the backend's own; else why it is made of other
+  // collectives at no saving (Gloo 2.x's reduce_scatter: allreduces of the
+  // input's chunks), so that a strategy uses the cheaper one it is made of.
+  virtual std::string composite_reason(Collective c) const;
 
   virtual WorkPtr allreduce(const at::Tensor& in, at::Tensor& out, ReduceOp op) = 0;
   virtual WorkPtr broadcast(const at::Tensor& in, at::Tensor& out, int root) = 0;

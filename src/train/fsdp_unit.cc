@@ -15,9 +15,12 @@ FsdpUnit::FsdpUnit(int index, const std::string& name, std::vector<std::size_t> 
                    trace::TrainObserver& observer, at::ScalarType param_dtype)
     : index_(index), params_(std::move(params)), comm_(comm), observer_(observer),
       param_dtype_(param_dtype) {
+  // Where the backend has no reduce_scatter of its own (Gloo: none in 1.13,
+  // allreduces of chunks in 2.x) one allreduce and a narrow do it for less.
   reduce_scatter_ = comm_.unsupported_reason(comm::Collective::kReduceScatter, comm::DType::kFloat32,
                                              comm::ReduceOp::kSum)
-                        .empty();
+                        .empty() &&
+                    comm_.composite_reason(comm::Collective::kReduceScatter).empty();
   DTBENCH_CHECK(!params_.empty(), "an FSDP unit without parameters");
   for (std::size_t k = 0; k < params_.size(); ++k) {
     const auto& p = all[params_[k]];

@@ -7,7 +7,8 @@
 // unshard/reshard). Gradients: each parameter's is copied into a flat
 // gradient buffer the moment autograd produced it and dropped; the full
 // buffer is reduce-scattered into this rank's gradient shard (allreduced and
-// the shard taken where the backend has no reduce_scatter) and freed.
+// the shard taken where the backend has no reduce_scatter of its own:
+// Gloo's) and freed.
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -57,6 +58,8 @@ class FsdpUnit {
   // observer as bucket `bucket` (its place in this backward's launch order).
   void launch_reduce(int bucket);
   bool reduce_launched() const { return static_cast<bool>(reduce_work_); }
+  // True when no reduce-scatter is in flight or it has completed (never blocks).
+  bool reduce_done() const { return !reduce_work_ || reduce_work_->done(); }
   // Waits for it and leaves the average of this rank's shard in shard().grad()
   // (no-op when finished already).
   void finish_reduce();

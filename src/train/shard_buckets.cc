@@ -14,9 +14,12 @@ ShardBuckets::ShardBuckets(std::vector<torch::Tensor> params,
                            Grads grads, trace::TrainObserver& observer)
     : params_(std::move(params)), assignment_(std::move(assignment)), comm_(comm), grads_(grads),
       observer_(observer) {
+  // Where the backend has no reduce_scatter of its own (Gloo: none in 1.13,
+  // allreduces of chunks in 2.x) one allreduce and a narrow do it for less.
   reduce_scatter_ = comm_.unsupported_reason(comm::Collective::kReduceScatter, comm::DType::kFloat32,
                                              comm::ReduceOp::kSum)
-                        .empty();
+                        .empty() &&
+                    comm_.composite_reason(comm::Collective::kReduceScatter).empty();
   const int n = comm_.size(), rank = comm_.rank();
   bucket_of_.assign(params_.size(), 0);
   slot_of_.assign(params_.size(), 0);

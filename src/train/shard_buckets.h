@@ -21,9 +21,11 @@
 //    persistent shard-sized gradient and freed when that finished (waited
 //    for when the next bucket launches: at most two full buckets live). Only
 //    the shard's gradient outlives the backward.
-// Where the backend has no reduce_scatter (Gloo in LibTorch 1.13) a bucket is
-// allreduced and the rank's shard taken from it: the same numbers with twice
-// the traffic (uses_reduce_scatter() says which).
+// Where the backend has no reduce_scatter of its own (Gloo: none in LibTorch
+// 1.13, allreduces of copied chunks in 2.x: Communicator::composite_reason)
+// a bucket is allreduced and the rank's shard taken from it: the same
+// numbers with twice a native reduce_scatter's traffic
+// (uses_reduce_scatter() says which).
 #include <memory>
 #include <vector>
 

@@ -86,6 +86,26 @@ TEST(Collectives, UnsupportedCombinationsAreRefusedClearly) {
   }
 }
 
+TEST(Collectives, CompositeCollectivesAreNamed) {
+  comm::Communicator& c = *g_comm;
+  // Gloo's reduce_scatter, where it has one (LibTorch 2.x), allreduces
+  // copies of the input's chunks: named, so that the sharded strategies
+  // allreduce instead. MPI's collectives are its own.
+  const bool has_reduce_scatter =
+      c.unsupported_reason(comm::Collective::kReduceScatter, comm::DType::kFloat32, comm::ReduceOp::kSum).empty();
+  const std::string why = c.composite_reason(comm::Collective::kReduceScatter);
+  if (c.backend() == "gloo") {
+    EXPECT_EQ(why.empty(), !has_reduce_scatter) << why;
+    if (has_reduce_scatter) {
+      EXPECT_NE(why.find("allreduc"), std::string::npos) << why;
+    }
+  }
+  for (const auto coll : comm::all_collectives()) {
+    if (coll == comm::Collective::kReduceScatter && c.backend() == "gloo") continue;
+    EXPECT_TRUE(c.composite_reason(coll).empty()) << comm::to_string(coll) << ": " << c.composite_reason(coll);
+  }
+}
+
 TEST(Collectives, BarrierAndPointToPoint) {
   comm::Communicator& c = *g_comm;
   c.barrier();

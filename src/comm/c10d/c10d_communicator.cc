@@ -152,6 +152,7 @@ class C10dCommunicator : public Communicator {
   int size() const override { return s_.size; }
   std::chrono::milliseconds timeout() const override { return s_.timeout; }
 
+  std::string composite_reason(Collective c) const override { return s_.composite ? s_.composite(c) : ""; }
   std::string unsupported_reason(Collective c, DType dtype, ReduceOp op) const override {
     if (c == Collective::kSendrecv && s_.size < 2) return s_.name + ": sendrecv needs at least 2 ranks";
     return s_.unsupported ? s_.unsupported(c, dtype, op) : "";

@@ -28,6 +28,9 @@ struct C10dBackendSpec {
   std::chrono::milliseconds timeout{60000};
   // "" when the backend runs the collective on dtype with op, else why not.
   std::function<std::string(Collective, DType, ReduceOp)> unsupported;
+  // "" when the collective is the backend's own, else what it is made of
+  // (Communicator::composite_reason); empty function: all its own.
+  std::function<std::string(Collective)> composite;
   // The c10d::ProcessGroup wrapping `backend`, for the Reducer; made on
   // first use.
   std::function<c10::intrusive_ptr<c10d::ProcessGroup>()> make_group;

@@ -63,6 +63,9 @@ std::unique_ptr<Communicator> make(const launch::World& world, const CommOptions
   }
   spec.backend = pg;
   spec.unsupported = gloo_unsupported;
+  spec.composite = [](Collective c) {
+    return std::string(c == Collective::kReduceScatter ? compat::gloo_limits().reduce_scatter_composite : "");
+  };
   // ProcessGroupGloo reduces, broadcasts and gathers CUDA tensors itself
   // (through pinned host copies); the rest dtbench stages through the host.
   spec.host_only = {Collective::kSendrecv, Collective::kReduceScatter, Collective::kAlltoall};
