@@ -17,12 +17,14 @@ MemoryFigures memory_per_rank(Strategy s, double psi, double largest_unit, int w
       m.gradients = 4 * psi;
       m.optimizer = 4 * k * psi;
       m.buffers = 4 * psi;  // c10d's Reducer: every gradient copied into its bucket
+      m.made_in_backward = m.gradients;  // set to none by zero_grad, made again by backward
       break;
     case Strategy::kHorovod:
       m.parameters = 4 * psi;
       m.gradients = 4 * psi;
       m.optimizer = 4 * k * psi;
       m.buffers = o.fusion_buffer_bytes;  // allocated whole at the threshold on first use, kept
+      m.made_in_backward = m.gradients;  // set to none by zero_grad, made again by backward
       break;
     case Strategy::kZero1:
       m.parameters = 4 * psi;

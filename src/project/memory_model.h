@@ -31,10 +31,13 @@ struct MemoryFigures {
   double gathered = 0;     // fsdp: unsharded units at the peak (parameters and gradients)
   double buffers = 0;      // communication buffers beside the model states
   double activations = 0;  // the profiled batch's (scaled to the batch asked for)
-  // Model-state bytes a rank does not hold yet at the backward's peak: fsdp's
-  // gradient shards, which each unit's reduce-scatter makes during backward
-  // and zero_grad drops (as FSDP2's under zero_grad(set_to_none=True)); 0
-  // for the others, whose gradients (or buckets) stay allocated.
+  // Model-state bytes a rank does not hold yet at the backward's peak (its
+  // start): the gradients zero_grad sets to none and backward makes again
+  // as it frees activations — ddp's and horovod's (their buckets and fusion
+  // buffer stay), fsdp's gradient shards, which each unit's reduce-scatter
+  // makes (as FSDP2's under zero_grad(set_to_none=True)); 0 for zero1 and
+  // zero2, whose gradients (zero1's bucket views, zero2's shards) are
+  // zeroed in place.
   double made_in_backward = 0;
   double model_states() const { return parameters + gradients + optimizer; }
   // The backward's peak without the activations: model states held then,

@@ -71,6 +71,7 @@ ComputeProfile profile_from_ddp_report(const Json& doc, const std::string& path,
     throw UsageError(fmt::format("{}: row '{}' has no trace summary with buckets; {}", path, run.label, kHowTo));
 
   ComputeProfile p;
+  double none_peak = -1, none_state = -1;
   p.source = path;
   p.model = doc.contains("config") ? report::json_value_or<std::string>(doc.at("config"), "model", "", path) : "";
   p.batch_per_rank = run.batch_per_rank;
@@ -87,8 +88,10 @@ ComputeProfile profile_from_ddp_report(const Json& doc, const std::string& path,
     p.optimizer_s = phase_p50(none, "optimizer");
     p.baseline_s = p50(report::iteration_times(none));
     p.fixed_s = std::max(0.0, total_1r - p.baseline_s);
-    if (none.peak_bytes >= 0 && none.model_state_bytes >= 0)
-      p.activation_bytes = static_cast<double>(std::max<std::int64_t>(0, none.peak_bytes - none.model_state_bytes));
+    if (none.peak_bytes >= 0 && none.model_state_bytes >= 0) {
+      none_peak = static_cast<double>(none.peak_bytes);
+      none_state = static_cast<double>(none.model_state_bytes);
+    }
   } else {
     p.forward_s = phase_p50(run, "forward");
     p.backward_s = trace_backward > 0 ? trace_backward : phase_p50(run, "backward");
@@ -108,6 +111,15 @@ ComputeProfile profile_from_ddp_report(const Json& doc, const std::string& path,
     p.grads.push_back({bytes, std::min(ready, p.backward_s)});
   }
   p.grads_are_buckets = true;
+  if (none_peak >= 0) {
+    // The "no ddp" row's peak comes at the start of backward, before any
+    // gradient exists (zero_grad set them to none; backward makes them as it
+    // frees activations): its activations are the peak less the parameters
+    // and optimizer state — its model state less the float32 gradients.
+    double grad_bytes = 0;
+    for (const auto& g : p.grads) grad_bytes += g.bytes;
+    p.activation_bytes = std::max(0.0, none_peak - (none_state - grad_bytes));
+  }
   if (doc.contains("config") && doc.at("config").is_object()) {
     const auto& c = doc.at("config");
     p.buckets.cap_bytes = report::json_value_or<double>(c, "bucket_cap_mb", 25.0, path) * 1024 * 1024;

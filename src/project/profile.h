@@ -4,7 +4,8 @@
 // (1-rank DDP p50 - no ddp p50) and each bucket's bytes and ready time from
 // the 1-rank row's --trace summary; the activations (and other transient
 // tensors) one rank holds: the "no ddp" row's peak tensor bytes less its
-// model state. Torch-free.
+// parameters and optimizer state (its gradients do not exist yet at that
+// peak). Torch-free.
 #include <string>
 #include <utility>
 #include <vector>

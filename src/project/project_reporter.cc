@@ -91,7 +91,7 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
     const auto& r = rows.front();
     const std::string from = r.activations_from != "profile" ? r.activations_from + "'s peak less the formula"
                              : p.source == "command line"   ? std::string("stated")
-                                                            : std::string("the \"no ddp\" row's peak less its model state");
+                                                            : std::string("the \"no ddp\" row's peak less its parameters and optimizer state");
     activations = fmt::format("{} ({})", format_bytes(static_cast<std::uint64_t>(r.memory.activations)), from);
   }
   out << fmt::format("  memory per rank: {} optimizer ({} float32 state(s) per parameter), activations {}{}\n",

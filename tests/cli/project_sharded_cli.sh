@@ -44,7 +44,8 @@ for r in rows:
     during = (m["model_state_bytes"] - m["made_in_backward_bytes"] + m["gathered_bytes"] + m["buffers_bytes"]
               + m["activation_bytes"])
     assert abs(m["total_bytes"] - max(during, m["model_state_bytes"])) < 1, (s, n)
-    assert m["made_in_backward_bytes"] == (m["gradients_bytes"] if s == "fsdp" else 0), (s, n)
+    # Gradients set to none by zero_grad (ddp, horovod; fsdp's shards) are made in backward.
+    assert m["made_in_backward_bytes"] == (m["gradients_bytes"] if s in ("ddp", "horovod", "fsdp") else 0), (s, n)
     assert m["fits"] == (m["total_bytes"] <= 95 * 2**30), (s, n)
     assert r["examples_per_sec"] > 0 and r["iteration_s"] > 0
     assert abs(r["tokens_per_sec_per_rank"] - 2 * 8192 / r["iteration_s"]) < 1e-6 * r["tokens_per_sec_per_rank"]
@@ -78,9 +79,35 @@ for w in (2, 4):
     # ZeRO-1 reduce-scatters and gathers after backward: never faster than ZeRO-2, which overlaps.
     assert rows[("zero1", w)]["iteration_s"] >= rows[("zero2", w)]["iteration_s"] - 1e-12
     assert rows[("zero1", w)]["collectives"] == 2 * rows[("ddp", w)]["buckets"]
-    assert rows[("zero2", w)]["memory"]["activation_bytes"] > 0   # the "no ddp" row's peak less its model state
+    assert rows[("zero2", w)]["memory"]["activation_bytes"] > 0   # the "no ddp" row's peak less params and optimizer
 PY
 check "zero1 >= zero2 per rank count, 2 collectives per bucket, activations from the report" $? "$(cat zero.out)"
+
+# The largest batch is the measured one: a GPT profiled at batch 2, ddp's
+# peak measured at batch 4; under a limit half an example's activations
+# above that peak, the projection's largest batch for one rank is 4. (The
+# "no ddp" row's peak holds no gradients: counted as activations with them
+# subtracted, a small model's per-example figure came out half the true one
+# and its largest batch twice too large.)
+g=(--model gpt2 --layers 2 --width 128 --heads 4 --vocab 2048 --seq-len 64 --threads 1 --iters 3 --warmup 1 --world-sizes 1)
+"$DT" ddp "${g[@]}" --batch-size 2 --trace gtrace.json --json gpt2b2.json >g2.out 2>&1 &&
+  "$DT" ddp "${g[@]}" --batch-size 4 --no-baseline --json gpt2b4.json >g4.out 2>&1
+check "gpt2 profile at batch 2, ddp at batch 4" $? "$(tail -n 3 g2.out g4.out)"
+limit=$(python3 - <<'PY'
+import json
+peak = lambda f, red: next(r["memory"]["peak_bytes"] for r in json.load(open(f))["runs"] if r["reducer"] == red)
+p2, p4 = peak("gpt2b2.json", "ddp"), peak("gpt2b4.json", "ddp")
+print(int(p4 + (p4 - p2) / 2 / 2))   # half an example's activations above batch 4's peak
+PY
+)
+"$DT" project --profile gpt2b2.json --reducer ddp --world-sizes 1 --memory-per-rank "$limit" --json gbatch.json \
+  >gbatch.out 2>gbatch.err &&
+python3 - "$limit" <<'PY'
+import json, sys
+row = json.load(open("gbatch.json"))["rows"][0]
+assert row["memory"]["largest_batch"] == 4, (row["memory"], sys.argv[1])
+PY
+check "largest batch under a limit = the batch measured to fit (ddp, 1 rank)" $? "$(cat gbatch.err; grep -A3 largest gbatch.out)"
 
 # A comm report that also swept allgather: zero2's and fsdp's gathers use its
 # fit (named in the table and the JSON), the reduce-scatters and ddp the

@@ -83,8 +83,13 @@ TEST(MemoryModel, ModelStatesAreZerosFormulas) {
   EXPECT_DOUBLE_EQ(at(Strategy::kFsdp).gathered, (psi + 1e8) * 2 + 2 * 1e8 * 4);
   // A tiny model: ZeRO-2's buckets are never more than its gradients.
   EXPECT_DOUBLE_EQ(memory_per_rank(Strategy::kZero2, 1000, 0, 2, o, 0).buffers, 4000);
+  // ddp's gradients are set to none by zero_grad and made in backward: its
+  // peak (the start of backward) holds the buckets, not them.
   const auto m = memory_per_rank(Strategy::kDdp, psi, 0, 1, o, 7e9);
-  EXPECT_DOUBLE_EQ(m.total(), 16 * psi + 4 * psi + 7e9);
+  EXPECT_DOUBLE_EQ(m.made_in_backward, 4 * psi);
+  EXPECT_DOUBLE_EQ(m.total(), 12 * psi + 4 * psi + 7e9);
+  EXPECT_DOUBLE_EQ(memory_per_rank(Strategy::kHorovod, psi, 0, 1, o, 0).made_in_backward, 4 * psi);
+  EXPECT_DOUBLE_EQ(memory_per_rank(Strategy::kDdp, psi, 0, 1, o, 0).total(), 16 * psi);  // after backward
   // fsdp's gradient shards are made during backward: its backward peak is
   // without them, and with small activations the peak is after backward.
   o.reshard_after_forward = true;
@@ -95,6 +100,7 @@ TEST(MemoryModel, ModelStatesAreZerosFormulas) {
   const auto one = memory_per_rank(Strategy::kFsdp, psi, 1e8, 1, o, 0);
   EXPECT_DOUBLE_EQ(one.total(), 16 * psi);  // 4Ψ of gradients outweigh 1.6 GB of units
   EXPECT_DOUBLE_EQ(at(Strategy::kZero2).made_in_backward, 0);
+  EXPECT_DOUBLE_EQ(at(Strategy::kZero1).made_in_backward, 0);
 }
 
 TEST(MemoryModel, LargestBatchThatFits) {

@@ -284,8 +284,10 @@ nlohmann::ordered_json ddp_report(bool with_trace, bool with_ready) {
     r.world_size = world;
     r.batch_per_rank = 16;
     r.threads = 1;
-    r.peak_bytes = 5000;
-    r.model_state_bytes = 3000;
+    // 4 MB of float32 gradients (the buckets below): SGD with momentum holds
+    // 12 MB of model state; the peak 6 MB above parameters and momentum.
+    r.peak_bytes = 14000000;
+    r.model_state_bytes = 12000000;
     for (int k = 0; k < world; ++k) {
       report::RankSamples s;
       s.rank = k;
@@ -327,8 +329,10 @@ TEST(Profile, FromADdpReport) {
   EXPECT_EQ(p.measured[0].world_size, 2);
   EXPECT_NEAR(p.measured[0].seconds, 0.040, 1e-12);
   EXPECT_EQ(p.measured[0].reducer, "ddp");
-  EXPECT_EQ(p.measured[0].peak_bytes, 5000);
-  EXPECT_EQ(p.activation_bytes, 2000);  // the "no ddp" row's peak less its model state
+  EXPECT_EQ(p.measured[0].peak_bytes, 14000000);
+  // The "no ddp" row's peak less its parameters and optimizer state (its
+  // gradients, the buckets' 4 MB, do not exist yet at that peak).
+  EXPECT_EQ(p.activation_bytes, 6000000);
 }
 
 TEST(Profile, GradientsFromLayers) {
