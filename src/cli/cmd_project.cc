@@ -56,9 +56,11 @@ struct ProjectFlags {
   std::string json;
   bool bucket_cap_given = false, first_bucket_cap_given = false;  // set after parsing
   // The --model options given on the command line (set after parsing): a
-  // --profile report ran its own batch, sizes and phases, so they are refused
-  // with it rather than ignored.
+  // --profile report ran its own image size and phases, so they are refused
+  // with it rather than ignored; --batch-size and --seq-len move its
+  // profile to that shape (rescale_from_report).
   std::vector<std::string> model_only_given;
+  bool batch_given = false, seq_given = false;
 };
 
 std::vector<int> parse_world_sizes(const std::string& text) {
@@ -110,26 +112,65 @@ std::vector<project::UnitWork> unit_work(const std::vector<models::UnitShape>& s
   return out;
 }
 
-// A report's model by its shapes, where the registry knows them: the FSDP
-// units and the parameter count (the report's config: model, layers, width,
-// heads, key/value heads, vocabulary, sequence length).
-void units_from_report(project::ComputeProfile& p, const nlohmann::ordered_json& doc, const std::string& path) {
-  if (!doc.contains("config") || !doc.at("config").is_object()) return;
+// A report's decoder by its shapes (the config's model, layers, width,
+// heads, key/value heads, vocabulary, sequence length); null where the
+// registry has no shapes for its model.
+struct ReportShapes {
+  const models::ModelEntry* entry = nullptr;
+  models::ModelOptions options;
+  std::int64_t seq_len = 0;
+};
+ReportShapes report_shapes(const nlohmann::ordered_json& doc, const std::string& path) {
+  if (!doc.contains("config") || !doc.at("config").is_object()) return {};
   const auto& c = doc.at("config");
   train::TrainOptions t;
   t.model = report::json_value_or<std::string>(c, "model", "", path);
-  if (t.model.empty()) return;
+  if (t.model.empty()) return {};
   const auto& entry = models::find_model(t.model);
-  if (!entry.unit_shapes) return;
+  if (!entry.unit_shapes || !entry.forward_macs) return {};
   t.seq_len = report::json_value_or<std::int64_t>(c, "seq_len", t.seq_len, path);
   t.layers = report::json_value_or<std::int64_t>(c, "layers", 0, path);
   t.width = report::json_value_or<std::int64_t>(c, "width", 0, path);
   t.heads = report::json_value_or<std::int64_t>(c, "heads", 0, path);
   t.kv_heads = report::json_value_or<std::int64_t>(c, "kv_heads", 0, path);
   t.vocab = report::json_value_or<std::int64_t>(c, "vocab", 0, path);
-  const auto mo = train::model_options(t);
-  p.units = unit_work(entry.unit_shapes(mo, t.seq_len));
-  p.parameters = static_cast<double>(entry.count_parameters(mo));
+  return {&entry, train::model_options(t), t.seq_len};
+}
+
+// The FSDP units and the parameter count of a report's decoder, at `seq_len`
+// tokens (the units' compute shares move with it).
+void units_from_report(project::ComputeProfile& p, const ReportShapes& s, std::int64_t seq_len) {
+  if (s.entry == nullptr) return;
+  p.units = unit_work(s.entry->unit_shapes(s.options, seq_len));
+  p.parameters = static_cast<double>(s.entry->count_parameters(s.options));
+}
+
+// --batch-size / --seq-len with --profile: the report's profile moved to that
+// shape (project::rescale_profile). The compute per example at another
+// length comes from the decoder's shapes (forward multiply-adds, attention
+// included); the T²-growing activations are the attention probabilities
+// models/gpt.cc and llama.cc keep for backward: one float32 per batch
+// element, head and query-key pair, in every layer.
+void rescale_from_report(project::ComputeProfile& p, const ReportShapes& s, const ProjectFlags& f,
+                         const std::string& path) {
+  const std::int64_t batch = f.batch_given ? f.batch_size : p.batch_per_rank;
+  std::int64_t seq_len = p.tokens_per_example;
+  double macs_ratio = 1, attention = 0;
+  if (s.entry != nullptr && p.tokens_per_example > 0) {
+    const double t = static_cast<double>(p.tokens_per_example);
+    attention = 4.0 * static_cast<double>(p.batch_per_rank) * static_cast<double>(s.options.heads) * t * t *
+                static_cast<double>(s.options.layers);
+    if (f.seq_given) {
+      if (f.seq_len < 1) throw UsageError("--seq-len must be at least 1");
+      seq_len = f.seq_len;
+      macs_ratio = s.entry->forward_macs(s.options, seq_len) / s.entry->forward_macs(s.options, p.tokens_per_example);
+    }
+  } else if (f.seq_given) {
+    throw UsageError(fmt::format("--seq-len with --profile scales a decoder's profile (gpt2, llama families); {}'s "
+                                 "model '{}' has no shapes to scale its compute by",
+                                 path, p.model));
+  }
+  project::rescale_profile(p, batch, seq_len, macs_ratio, attention);
 }
 
 project::ComputeProfile model_profile(const ProjectFlags& f) {
@@ -190,8 +231,9 @@ int run_project(const ProjectFlags& f) {
     throw UsageError("--threads goes with --model; a --profile report says the threads it ran with");
   if (!f.profile.empty() && !f.model_only_given.empty())
     throw UsageError(fmt::format(
-        "{}: options of --model; a --profile report is projected at the batch, sizes and phase times it ran "
-        "(profile the batch and sequence length to project: `dtbench ddp --world-sizes 1 --trace T --json R`)",
+        "{}: options of --model; a --profile report is projected at the image size and phase times it ran "
+        "(profile the size to project: `dtbench ddp --world-sizes 1 --trace T --json R`; --batch-size and "
+        "--seq-len move a report's profile)",
         fmt::join(f.model_only_given, ", ")));
   project::ProjectOptions o;
   const auto strategies = project::parse_strategies(f.reducers);
@@ -266,10 +308,12 @@ int run_project(const ProjectFlags& f) {
       if (*l) scale(**l);
 
   project::ComputeProfile p;
+  ReportShapes shapes;
   if (!f.profile.empty()) {
     const auto doc = report::read_json_file(f.profile);
     p = project::profile_from_ddp_report(doc, f.profile, f.row);
-    units_from_report(p, doc, f.profile);
+    shapes = report_shapes(doc, f.profile);
+    units_from_report(p, shapes, f.seq_given ? f.seq_len : shapes.seq_len);
   } else {
     p = model_profile(f);
   }
@@ -278,6 +322,7 @@ int run_project(const ProjectFlags& f) {
     for (const auto& m : project::measured_points(doc, path)) p.measured.push_back(m);
     for (const auto& m : project::one_rank_rows(doc, path)) p.one_rank.push_back(m);
   }
+  if (!f.profile.empty() && (f.batch_given || f.seq_given)) rescale_from_report(p, shapes, f, f.profile);
 
   std::vector<project::StrategyProjection> all;
   for (auto s : strategies) {
@@ -315,9 +360,15 @@ Action register_project(CLI::App& app) {
                   "Other `dtbench ddp` reports: their multi-rank rows are set beside the projection, their 1-rank rows give "
                   "a strategy its own fixed cost and peak (repeatable)");
   cmd->add_option("-m,--model", f->model, "Profile from this model's layers (see `dtbench models`) and the phase times");
-  cmd->add_option("-b,--batch-size", f->batch_size, "Examples per rank (with --model)")->capture_default_str();
+  cmd->add_option("-b,--batch-size", f->batch_size,
+                  "Examples per rank (with --model; with --profile: project at this batch, compute and activations "
+                  "scaled from the report's)")
+      ->capture_default_str();
   cmd->add_option("--image-size", f->image_size, "Image side (with --model)")->capture_default_str();
-  cmd->add_option("--seq-len", f->seq_len, "Tokens per example (with --model transformer)")->capture_default_str();
+  cmd->add_option("--seq-len", f->seq_len,
+                  "Tokens per example (with --model transformer; with --profile of a gpt2/llama report: project at "
+                  "this length, compute from the shapes' FLOPs, activations linear plus the attention's T^2)")
+      ->capture_default_str();
   cmd->add_option("--forward-ms", f->forward_ms, "One rank's forward + loss, ms (with --model)");
   cmd->add_option("--backward-ms", f->backward_ms, "One rank's backward compute, ms (with --model)");
   cmd->add_option("--optimizer-ms", f->optimizer_ms, "One rank's optimizer step, ms (with --model)");
@@ -369,16 +420,17 @@ Action register_project(CLI::App& app) {
   cmd->add_option("--cycle-time-ms", f->cycle_time_ms,
                   "horovod: background loop cycle, ms (default HOROVOD_CYCLE_TIME, else Horovod's 1)");
   cmd->add_option("--reduce-scatter", f->reduce_scatter,
-                  "zero1/zero2/fsdp: native (a ring reduce_scatter) or allreduce (a backend without one, as Gloo in "
-                  "LibTorch 1.13, where dtbench ddp allreduces the bucket)")
+                  "zero1/zero2/fsdp: native (a ring reduce_scatter) or allreduce (a backend without one of its own, as "
+                  "Gloo, where dtbench ddp allreduces the bucket)")
       ->capture_default_str();
   cmd->add_option("--json", f->json, "Write the projection as JSON here (schema dtbench.project)");
   return [f, cap, first, cmd]() {
     f->bucket_cap_given = cap->count() > 0;
     f->first_bucket_cap_given = first->count() > 0;
-    for (const char* name : {"--batch-size", "--image-size", "--seq-len", "--forward-ms", "--backward-ms",
-                             "--optimizer-ms", "--ddp-overhead-ms"})
+    for (const char* name : {"--image-size", "--forward-ms", "--backward-ms", "--optimizer-ms", "--ddp-overhead-ms"})
       if (cmd->get_option(name)->count() > 0) f->model_only_given.push_back(name);
+    f->batch_given = cmd->get_option("--batch-size")->count() > 0;
+    f->seq_given = cmd->get_option("--seq-len")->count() > 0;
     return run_project(*f);
   };
 }

@@ -130,6 +130,40 @@ ComputeProfile profile_from_ddp_report(const Json& doc, const std::string& path,
   return p;
 }
 
+void rescale_profile(ComputeProfile& p, std::int64_t batch, std::int64_t seq_len, double macs_ratio,
+                     double attention_bytes) {
+  if (batch < 1 || (p.tokens_per_example > 0 && seq_len < 1) || !(macs_ratio > 0))
+    throw UsageError("--batch-size and --seq-len must be at least 1");
+  if (p.rescaled) throw UsageError("a profile is rescaled once");
+  ComputeProfile::Rescaled r;
+  r.batch_per_rank = p.batch_per_rank;
+  r.tokens_per_example = p.tokens_per_example;
+  const double b = static_cast<double>(batch) / static_cast<double>(std::max<std::int64_t>(1, p.batch_per_rank));
+  const double t = p.tokens_per_example > 0 ? static_cast<double>(seq_len) / static_cast<double>(p.tokens_per_example) : 1.0;
+  r.compute = b * macs_ratio;
+  r.linear = b * t;
+  r.quadratic = b * t * t;
+  r.quadratic_bytes = std::max(0.0, attention_bytes);
+  p.forward_s *= r.compute;
+  p.backward_s *= r.compute;
+  for (auto& g : p.grads) g.ready_s *= r.compute;
+  p.batch_per_rank = batch;
+  if (p.tokens_per_example > 0) p.tokens_per_example = seq_len;
+  p.rescaled = r;
+  p.activation_bytes = p.scale_activations(p.activation_bytes);
+  // Rows to compare with: those run at the new shape; 1-rank rows to take a
+  // strategy's fixed cost and activations from: those at the report's.
+  const auto at = [](const MeasuredRow& m, std::int64_t b, std::int64_t t) {
+    return m.batch_per_rank == b && m.tokens_per_example == t;
+  };
+  const auto keep_at = [&](std::vector<MeasuredRow>& rows, std::int64_t b, std::int64_t t) {
+    rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const MeasuredRow& m) { return !at(m, b, t); }),
+               rows.end());
+  };
+  keep_at(p.measured, p.batch_per_rank, p.tokens_per_example);
+  keep_at(p.one_rank, r.batch_per_rank, r.tokens_per_example);
+}
+
 std::vector<GradItem> grads_from_layers(const std::vector<LayerWork>& layers, double param_elements,
                                         double backward_s) {
   double counted = 0, macs = 0;
@@ -155,7 +189,7 @@ std::vector<MeasuredRow> rows_where(const Json& doc, const std::string& path, bo
     const auto run = report::ddp_run_from_json(r, path);
     if ((run.world_size == 1) != one_rank || run.reducer == "none") continue;
     out.push_back({run.reducer, run.world_size, p50(report::iteration_times(run)),
-                   static_cast<double>(run.peak_bytes)});
+                   static_cast<double>(run.peak_bytes), run.batch_per_rank, run.tokens_per_example});
   }
   return out;
 }

@@ -39,6 +39,19 @@ struct LayerWork {
 std::vector<GradItem> grads_from_layers(const std::vector<LayerWork>& layers, double param_elements,
                                         double backward_s);
 
+// `p` (a report's profile) moved to `batch` examples per rank of `seq_len`
+// tokens each (the report's where unchanged): forward, backward and the
+// gradients' ready marks scale with the training FLOPs, by (batch / B) x
+// `macs_ratio` (forward multiply-adds per example at seq_len over those at
+// the report's length, from the model's shapes); the optimizer step, the
+// fixed costs and the gradients do not change; activations as
+// ComputeProfile::scale_activations, `attention_bytes` being the part of
+// the measured ones that grows as T² (the attention probabilities each
+// layer keeps for backward). Its rows of more than one rank were measured
+// at the report's shape: dropped. Throws UsageError for a shape below 1.
+void rescale_profile(ComputeProfile& p, std::int64_t batch, std::int64_t seq_len, double macs_ratio,
+                     double attention_bytes);
+
 // Every row of more than one rank in a ddp report (reducer, world size,
 // iteration p50, peak tensor bytes per rank), for comparing with the projection.
 std::vector<MeasuredRow> measured_points(const nlohmann::ordered_json& doc, const std::string& path);

@@ -49,9 +49,19 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
     largest = std::max(largest, b.bytes);
     total += b.bytes;
   }
-  out << fmt::format("Projection: {}, {}, batch {} per rank, from {}{}\n", p.model.empty() ? "?" : p.model,
-                     strategy_name(o.strategy), p.batch_per_rank, p.source,
+  out << fmt::format("Projection: {}, {}, batch {} per rank{}, from {}{}\n", p.model.empty() ? "?" : p.model,
+                     strategy_name(o.strategy), p.batch_per_rank,
+                     p.tokens_per_example > 0 ? fmt::format(" x {} tokens", p.tokens_per_example) : std::string(),
+                     p.source,
                      p.threads > 0 ? fmt::format(" ({} threads per rank)", p.threads) : "");
+  if (p.rescaled)
+    out << fmt::format("  rescaled from the report's {}: forward and backward x {:.3f} (the shapes' FLOPs), "
+                       "activations x {:.3f} (x {:.3f} for the attention's {} of them)\n",
+                       p.tokens_per_example > 0
+                           ? fmt::format("{} x {} tokens", p.rescaled->batch_per_rank, p.rescaled->tokens_per_example)
+                           : fmt::format("batch {}", p.rescaled->batch_per_rank),
+                       p.rescaled->compute, p.rescaled->linear, p.rescaled->quadratic,
+                       format_bytes(static_cast<std::uint64_t>(p.rescaled->quadratic_bytes)));
   const double fixed = rows.empty() ? p.fixed_s : rows.front().fixed_s;
   const std::string fixed_from = rows.empty() ? std::string("profile") : rows.front().fixed_from;
   out << fmt::format("  compute per iteration: forward {:.2f} ms, backward {:.2f} ms, optimizer {:.2f} ms{}, "
@@ -161,6 +171,14 @@ Json projection_json(const ComputeProfile& p, const std::vector<StrategyProjecti
                {"units", units},
                {"parameters", p.parameters},
                {"activation_bytes", p.activation_bytes >= 0 ? Json(p.activation_bytes) : Json(nullptr)}};
+  profile["rescaled_from"] =
+      p.rescaled ? Json{{"batch_per_rank", p.rescaled->batch_per_rank},
+                        {"tokens_per_example", p.rescaled->tokens_per_example},
+                        {"compute_factor", p.rescaled->compute},
+                        {"activation_factor", p.rescaled->linear},
+                        {"attention_factor", p.rescaled->quadratic},
+                        {"attention_bytes", p.rescaled->quadratic_bytes}}
+                 : Json(nullptr);
   Json network{{"ranks_per_node", o.net.ranks_per_node},
                {"cores_per_node", o.cores_per_node},
                {"base_latency_s", o.net.base_latency_s},

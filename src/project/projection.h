@@ -26,6 +26,7 @@ struct MeasuredRow {
   int world_size = 0;
   double seconds = 0;
   double peak_bytes = -1;
+  std::int64_t batch_per_rank = 0, tokens_per_example = 0;  // the shape it ran (0: not known)
 };
 
 // Whether a measured row of `reducer` is a run of strategy `s`: horovod and
@@ -61,6 +62,24 @@ struct ComputeProfile {
   std::vector<MeasuredRow> one_rank;
   // Measured rows of more than one rank, the report's own and --measured's (validation).
   std::vector<MeasuredRow> measured;
+  // Set when a report's profile was moved to another batch or sequence
+  // length (profile.h rescale_profile): the shape it was measured at and the
+  // factors applied.
+  struct Rescaled {
+    std::int64_t batch_per_rank = 0, tokens_per_example = 0;  // as measured
+    double compute = 1;          // forward, backward and ready marks multiplied by this
+    double linear = 1;           // activations growing with the tokens: B'T' / BT
+    double quadratic = 1;        // the attention probabilities: (B'/B)(T'/T)^2
+    double quadratic_bytes = 0;  // their part of the measured activations
+  };
+  std::optional<Rescaled> rescaled;
+  // Activations measured at the report's shape (the profile's or a 1-rank
+  // row's), at this profile's shape.
+  double scale_activations(double measured) const {
+    if (!rescaled || measured < 0) return measured;
+    const double q = measured < rescaled->quadratic_bytes ? measured : rescaled->quadratic_bytes;
+    return (measured - q) * rescaled->linear + q * rescaled->quadratic;
+  }
 };
 
 struct ProjectOptions {
@@ -74,8 +93,7 @@ struct ProjectOptions {
   }();
   double memory_limit = 0;        // bytes per rank (--memory-per-rank); 0: not asked
   // zero1/zero2/fsdp: the gradients' reduce_scatter run as an allreduce (a
-  // backend without reduce_scatter: Gloo in LibTorch 1.13, as dtbench ddp
-  // then does).
+  // backend without one of its own: Gloo, where dtbench ddp then does).
   bool reduce_scatter_as_allreduce = false;
   HorovodOptions horovod;         // horovod: cycle time and fusion threshold
   Network net;

@@ -89,10 +89,11 @@ check "zero1 >= zero2 per rank count, 2 collectives per bucket, activations from
 # "no ddp" row's peak holds no gradients: counted as activations with them
 # subtracted, a small model's per-example figure came out half the true one
 # and its largest batch twice too large.)
-g=(--model gpt2 --layers 2 --width 128 --heads 4 --vocab 2048 --seq-len 64 --threads 1 --iters 3 --warmup 1 --world-sizes 1)
-"$DT" ddp "${g[@]}" --batch-size 2 --trace gtrace.json --json gpt2b2.json >g2.out 2>&1 &&
-  "$DT" ddp "${g[@]}" --batch-size 4 --no-baseline --json gpt2b4.json >g4.out 2>&1
-check "gpt2 profile at batch 2, ddp at batch 4" $? "$(tail -n 3 g2.out g4.out)"
+g=(--model gpt2 --layers 2 --width 128 --heads 4 --vocab 2048 --threads 1 --iters 3 --warmup 1 --world-sizes 1)
+"$DT" ddp "${g[@]}" --seq-len 64 --batch-size 2 --trace gtrace.json --json gpt2b2.json >g2.out 2>&1 &&
+  "$DT" ddp "${g[@]}" --seq-len 64 --batch-size 4 --no-baseline --json gpt2b4.json >g4.out 2>&1 &&
+  "$DT" ddp "${g[@]}" --seq-len 128 --batch-size 2 --no-baseline --json gpt2t128.json >g128.out 2>&1
+check "gpt2 profile at batch 2 x 64 tokens, ddp at 4 x 64 and 2 x 128" $? "$(tail -n 3 g2.out g4.out g128.out)"
 limit=$(python3 - <<'PY'
 import json
 peak = lambda f, red: next(r["memory"]["peak_bytes"] for r in json.load(open(f))["runs"] if r["reducer"] == red)
@@ -108,6 +109,28 @@ row = json.load(open("gbatch.json"))["rows"][0]
 assert row["memory"]["largest_batch"] == 4, (row["memory"], sys.argv[1])
 PY
 check "largest batch under a limit = the batch measured to fit (ddp, 1 rank)" $? "$(cat gbatch.err; grep -A3 largest gbatch.out)"
+
+# --batch-size / --seq-len with --profile: the batch-2 x 64-token profile
+# projected to 4 x 64 and 2 x 128 tokens; ddp's memory per rank against the
+# peaks measured there (allocator bytes: within 2 %), the compute scaled by
+# the shapes' FLOPs (2 for twice the batch; a little more than 2 for twice
+# the length, the attention's products growing as T²).
+"$DT" project --profile gpt2b2.json --reducer ddp --world-sizes 1 --batch-size 4 --json gb4.json >gb4.out 2>gb4.err &&
+  "$DT" project --profile gpt2b2.json --reducer ddp --world-sizes 1 --seq-len 128 --json gt128.json >gt128.out 2>gt128.err &&
+  grep -q "rescaled from the report's 2 x 64 tokens" gt128.out &&
+python3 - <<'PY'
+import json
+peak = lambda f: next(r["memory"]["peak_bytes"] for r in json.load(open(f))["runs"] if r["reducer"] == "ddp")
+for proj, measured, compute in (("gb4.json", "gpt2b4.json", (2, 2)), ("gt128.json", "gpt2t128.json", (2.0001, 2.5))):
+    d = json.load(open(proj))
+    s = d["profile"]["rescaled_from"]
+    assert s["batch_per_rank"] == 2 and s["tokens_per_example"] == 64, s
+    assert compute[0] <= s["compute_factor"] <= compute[1], (proj, s)
+    got, want = d["rows"][0]["memory"]["total_bytes"], peak(measured)
+    assert abs(got / want - 1) < 0.02, (proj, got, want)
+assert json.load(open("gbatch.json"))["profile"]["rescaled_from"] is None
+PY
+check "a profile rescaled to 4 x 64 and 2 x 128 tokens: memory as measured, compute by the FLOPs" $? "$(cat gb4.err gt128.err; head -n 3 gt128.out)"
 
 # A comm report that also swept allgather: zero2's and fsdp's gathers use its
 # fit (named in the table and the JSON), the reduce-scatters and ddp the
@@ -156,8 +179,9 @@ expect_bad "bad memory size" "${m[@]}" --memory-per-rank lots
 expect_bad "compression with a sharded strategy" "${m[@]}" --reducer zero2 --compression fp16
 expect_bad "fsdp without units (a report)" --profile profile.json --reducer fsdp --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 expect_bad "activation memory with a report" --profile profile.json --activation-memory 1GiB --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
-expect_bad "a batch size with a report (not ignored)" --profile profile.json --batch-size 64 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
-expect_bad "a sequence length with a report" --profile profile.json --seq-len 512 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "an image size with a report (not ignored)" --profile profile.json --image-size 64 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "a sequence length with a report of a model without shapes" --profile profile.json --seq-len 512 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "a batch of 0 with a report" --profile profile.json --batch-size 0 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 expect_bad "phase times with a report" --profile profile.json --forward-ms 5 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 expect_bad "bad reduce-scatter" "${m[@]}" --reducer zero2 --reduce-scatter ring
 expect_bad "negative fusion threshold" "${m[@]}" --reducer horovod --fusion-threshold-mb -2

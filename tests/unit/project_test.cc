@@ -335,6 +335,48 @@ TEST(Profile, FromADdpReport) {
   EXPECT_EQ(p.activation_bytes, 6000000);
 }
 
+TEST(Profile, RescaledToAnotherBatchAndLength) {
+  ComputeProfile p;
+  p.batch_per_rank = 2;
+  p.tokens_per_example = 64;
+  p.forward_s = 0.010;
+  p.backward_s = 0.020;
+  p.optimizer_s = 0.003;
+  p.fixed_s = 0.001;
+  p.grads = {{4000, 0.005}, {8000, 0.020}};
+  p.activation_bytes = 1000;
+  p.measured = {{"ddp", 2, 0.05, 9000, 2, 64}, {"ddp", 2, 0.09, 19000, 4, 128}};
+  p.one_rank = {{"fsdp", 1, 0.04, 7000, 2, 64}, {"zero2", 1, 0.08, 15000, 4, 128}};
+  // Batch 4 of 128 tokens; 2.1 times the multiply-adds per example there.
+  rescale_profile(p, 4, 128, 2.1, 200);
+  EXPECT_EQ(p.batch_per_rank, 4);
+  EXPECT_EQ(p.tokens_per_example, 128);
+  EXPECT_NEAR(p.forward_s, 0.010 * 2 * 2.1, 1e-12);
+  EXPECT_NEAR(p.backward_s, 0.020 * 2 * 2.1, 1e-12);
+  EXPECT_NEAR(p.grads[1].ready_s, 0.020 * 2 * 2.1, 1e-12);
+  EXPECT_EQ(p.grads[1].bytes, 8000);                     // the gradients do not change
+  EXPECT_EQ(p.optimizer_s, 0.003);                       // nor the step and fixed cost
+  EXPECT_EQ(p.fixed_s, 0.001);
+  EXPECT_DOUBLE_EQ(p.activation_bytes, 800 * 4 + 200 * 8);  // B·T for most, B·T² for the attention's
+  EXPECT_DOUBLE_EQ(p.scale_activations(500), 300 * 4 + 200 * 8);
+  EXPECT_DOUBLE_EQ(p.scale_activations(100), 100 * 8);   // never more attention than measured
+  ASSERT_EQ(p.measured.size(), 1u);                      // rows to compare: at the new shape
+  EXPECT_EQ(p.measured[0].peak_bytes, 19000);
+  ASSERT_EQ(p.one_rank.size(), 1u);                      // rows to calibrate from: at the report's
+  EXPECT_EQ(p.one_rank[0].reducer, "fsdp");
+  ASSERT_TRUE(p.rescaled.has_value());
+  EXPECT_EQ(p.rescaled->batch_per_rank, 2);
+  EXPECT_THROW(rescale_profile(p, 8, 128, 1, 0), UsageError);  // once
+  ComputeProfile q;
+  q.batch_per_rank = 8;
+  EXPECT_THROW(rescale_profile(q, 0, 0, 1, 0), UsageError);
+  // Not a token model: the batch only, activations linear in it.
+  q.activation_bytes = 800;
+  rescale_profile(q, 2, 0, 1, 0);
+  EXPECT_DOUBLE_EQ(q.activation_bytes, 200);
+  EXPECT_EQ(q.tokens_per_example, 0);
+}
+
 TEST(Profile, GradientsFromLayers) {
   // Three layers in forward order, 1 + 2 + 1 multiply-adds; the middle one
   // reads no parameters (attention's bmm); 10 elements nobody reads.
