@@ -130,6 +130,18 @@ ComputeProfile profile_from_ddp_report(const Json& doc, const std::string& path,
   return p;
 }
 
+double ComputeProfile::scale_activations(double measured) const {
+  if (!rescaled || measured < 0) return measured;
+  const double q = std::min(measured, rescaled->quadratic_bytes);
+  return (measured - q) * rescaled->linear + q * rescaled->quadratic;
+}
+
+double ComputeProfile::rescale_calibrated(double measured) const {
+  if (!rescaled || measured < 0) return measured;
+  if (rescaled->activation_bytes < 0) return scale_activations(measured);
+  return measured + scale_activations(rescaled->activation_bytes) - rescaled->activation_bytes;
+}
+
 void rescale_profile(ComputeProfile& p, std::int64_t batch, std::int64_t seq_len, double macs_ratio,
                      double attention_bytes) {
   if (batch < 1 || (p.tokens_per_example > 0 && seq_len < 1) || !(macs_ratio > 0))
@@ -149,6 +161,7 @@ void rescale_profile(ComputeProfile& p, std::int64_t batch, std::int64_t seq_len
   for (auto& g : p.grads) g.ready_s *= r.compute;
   p.batch_per_rank = batch;
   if (p.tokens_per_example > 0) p.tokens_per_example = seq_len;
+  r.activation_bytes = p.activation_bytes;
   p.rescaled = r;
   p.activation_bytes = p.scale_activations(p.activation_bytes);
   // Rows to compare with: those run at the new shape; 1-rank rows to take a

@@ -84,7 +84,7 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
       fixed_from = from;
     }
     if (mine->peak_bytes >= 0) {
-      activations = profile.scale_activations(
+      activations = profile.rescale_calibrated(
           std::max(0.0, mine->peak_bytes - memory_per_rank(strategy, psi, largest_unit, 1, memory, 0).beside_activations()));
       activations_from = from;
     }

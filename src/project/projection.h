@@ -71,15 +71,18 @@ struct ComputeProfile {
     double linear = 1;           // activations growing with the tokens: B'T' / BT
     double quadratic = 1;        // the attention probabilities: (B'/B)(T'/T)^2
     double quadratic_bytes = 0;  // their part of the measured activations
+    double activation_bytes = -1;  // the profile's activations as measured (< 0: not known)
   };
   std::optional<Rescaled> rescaled;
-  // Activations measured at the report's shape (the profile's or a 1-rank
-  // row's), at this profile's shape.
-  double scale_activations(double measured) const {
-    if (!rescaled || measured < 0) return measured;
-    const double q = measured < rescaled->quadratic_bytes ? measured : rescaled->quadratic_bytes;
-    return (measured - q) * rescaled->linear + q * rescaled->quadratic;
-  }
+  // Activations measured at the report's shape, at this profile's: the part
+  // growing with the tokens times `linear`, the attention's times `quadratic`.
+  double scale_activations(double measured) const;
+  // A strategy's activations from its 1-rank row at the report's shape (its
+  // peak less its formula: the activations and what its peak holds beyond
+  // the formula), at this profile's: plus what the profile's own activations
+  // grow by (the rest does not grow with the batch or length); scaled as
+  // they would be where the profile has none.
+  double rescale_calibrated(double measured) const;
 };
 
 struct ProjectOptions {

@@ -360,6 +360,8 @@ TEST(Profile, RescaledToAnotherBatchAndLength) {
   EXPECT_DOUBLE_EQ(p.activation_bytes, 800 * 4 + 200 * 8);  // B·T for most, B·T² for the attention's
   EXPECT_DOUBLE_EQ(p.scale_activations(500), 300 * 4 + 200 * 8);
   EXPECT_DOUBLE_EQ(p.scale_activations(100), 100 * 8);   // never more attention than measured
+  // A strategy's 1-rank figure grows by what the profile's activations grow by.
+  EXPECT_DOUBLE_EQ(p.rescale_calibrated(700), 700 + (800 * 4 + 200 * 8) - 1000);
   ASSERT_EQ(p.measured.size(), 1u);                      // rows to compare: at the new shape
   EXPECT_EQ(p.measured[0].peak_bytes, 19000);
   ASSERT_EQ(p.one_rank.size(), 1u);                      // rows to calibrate from: at the report's
@@ -374,6 +376,10 @@ TEST(Profile, RescaledToAnotherBatchAndLength) {
   q.activation_bytes = 800;
   rescale_profile(q, 2, 0, 1, 0);
   EXPECT_DOUBLE_EQ(q.activation_bytes, 200);
+  ComputeProfile u;  // no activations of its own: a 1-rank figure is scaled itself
+  u.batch_per_rank = 2;
+  rescale_profile(u, 6, 0, 1, 0);
+  EXPECT_DOUBLE_EQ(u.rescale_calibrated(100), 300);
   EXPECT_EQ(q.tokens_per_example, 0);
 }
 
