@@ -34,6 +34,9 @@ struct ProjectFlags {
   std::string model;
   std::int64_t batch_size = 32, image_size = 224, seq_len = 128;
   double forward_ms = -1, backward_ms = -1, optimizer_ms = -1, ddp_overhead_ms = 0;
+  // Or forward and backward from an achieved training rate: --tflops, or
+  // --peak-tflops x --mfu (-1: not given).
+  double tflops = -1, peak_tflops = -1, mfu = -1;
   int threads = 0;  // with --model: threads per rank (0: not stated)
   // Network.
   int ranks_per_node = 1;
@@ -177,9 +180,26 @@ project::ComputeProfile model_profile(const ProjectFlags& f) {
   if (f.ddp_overhead_ms < 0) throw UsageError("--ddp-overhead-ms must not be negative");
   if (f.batch_size < 1 || f.image_size < 1 || f.seq_len < 1)
     throw UsageError("--batch-size, --image-size and --seq-len must be at least 1");
-  if (f.forward_ms < 0 || f.backward_ms <= 0 || f.optimizer_ms < 0)
-    throw UsageError("--model needs the phase times of one rank: --forward-ms, --backward-ms and --optimizer-ms "
-                     "(or give --profile REPORT instead)");
+  const bool by_rate = f.tflops != -1 || f.peak_tflops != -1 || f.mfu != -1;
+  double achieved = 0;  // TFLOP/s per rank
+  if (by_rate) {
+    if (f.forward_ms != -1 || f.backward_ms != -1)
+      throw UsageError("--tflops (or --peak-tflops with --mfu) gives forward and backward: not with --forward-ms or "
+                       "--backward-ms");
+    if (f.tflops != -1 && (f.peak_tflops != -1 || f.mfu != -1))
+      throw UsageError("give the achieved rate as --tflops, or as --peak-tflops with --mfu, not both");
+    if (f.tflops == -1 && (f.peak_tflops == -1 || f.mfu == -1))
+      throw UsageError("--peak-tflops and --mfu go together (the achieved rate is their product)");
+    if (f.tflops != -1 && !(f.tflops > 0)) throw UsageError("--tflops must be positive");
+    if (f.tflops == -1 && (!(f.peak_tflops > 0) || !(f.mfu > 0) || f.mfu > 1))
+      throw UsageError("--peak-tflops must be positive and --mfu a fraction in (0, 1]");
+    if (f.optimizer_ms < 0)
+      throw UsageError("--tflops gives forward and backward; the optimizer step needs --optimizer-ms too");
+    achieved = f.tflops != -1 ? f.tflops : f.peak_tflops * f.mfu;
+  } else if (f.forward_ms < 0 || f.backward_ms <= 0 || f.optimizer_ms < 0) {
+    throw UsageError("--model needs the phase times of one rank: --forward-ms, --backward-ms and --optimizer-ms, "
+                     "or --tflops and --optimizer-ms (or give --profile REPORT instead)");
+  }
   project::ComputeProfile p;
   const auto& entry = models::find_model(f.model);
   std::vector<project::LayerWork> layers;
@@ -208,6 +228,14 @@ project::ComputeProfile model_profile(const ProjectFlags& f) {
   if (entry.input == models::InputKind::kTokens) p.tokens_per_example = f.seq_len;
   p.forward_s = f.forward_ms / 1e3;
   p.backward_s = f.backward_ms / 1e3;
+  if (by_rate) {
+    // Training FLOPs: 2 per multiply-add forward, twice that backward (the
+    // 6N per token of the scaling-law papers, attention included).
+    double macs = 0;
+    for (const auto& l : layers) macs += l.macs;
+    p.forward_s = 2 * macs * static_cast<double>(f.batch_size) / (achieved * 1e12);
+    p.backward_s = 2 * p.forward_s;
+  }
   p.optimizer_s = f.optimizer_ms / 1e3;
   p.fixed_s = f.ddp_overhead_ms / 1e3;
   p.threads = f.threads;
@@ -372,6 +400,11 @@ Action register_project(CLI::App& app) {
   cmd->add_option("--forward-ms", f->forward_ms, "One rank's forward + loss, ms (with --model)");
   cmd->add_option("--backward-ms", f->backward_ms, "One rank's backward compute, ms (with --model)");
   cmd->add_option("--optimizer-ms", f->optimizer_ms, "One rank's optimizer step, ms (with --model)");
+  cmd->add_option("--tflops", f->tflops,
+                  "Instead of --forward-ms/--backward-ms (with --model): achieved training TFLOP/s per rank; forward "
+                  "= 2 x the shapes' multiply-adds x batch / rate, backward twice that");
+  cmd->add_option("--peak-tflops", f->peak_tflops, "With --mfu, instead of --tflops: the rank's peak TFLOP/s");
+  cmd->add_option("--mfu", f->mfu, "With --peak-tflops: the model FLOPs utilisation achieved, a fraction (0.4 = 40 %)");
   cmd->add_option("--ddp-overhead-ms", f->ddp_overhead_ms,
                   "DDP's fixed cost per iteration at 1 rank, ms (with --model; 1-rank DDP - no ddp)")
       ->capture_default_str();
@@ -427,7 +460,8 @@ Action register_project(CLI::App& app) {
   return [f, cap, first, cmd]() {
     f->bucket_cap_given = cap->count() > 0;
     f->first_bucket_cap_given = first->count() > 0;
-    for (const char* name : {"--image-size", "--forward-ms", "--backward-ms", "--optimizer-ms", "--ddp-overhead-ms"})
+    for (const char* name : {"--image-size", "--forward-ms", "--backward-ms", "--optimizer-ms", "--ddp-overhead-ms",
+                             "--tflops", "--peak-tflops", "--mfu"})
       if (cmd->get_option(name)->count() > 0) f->model_only_given.push_back(name);
     f->batch_given = cmd->get_option("--batch-size")->count() > 0;
     f->seq_given = cmd->get_option("--seq-len")->count() > 0;

@@ -167,6 +167,23 @@ assert a[("zero2", 2)]["comm_s"] != b[("zero2", 2)]["comm_s"], (a[("zero2", 2)],
 PY
 check "allgather sweep: used for the gathers only, named in table and JSON" $? "$(cat projag.err projar.err)"
 
+# Forward and backward from an achieved rate instead of phase times: GPT-2
+# small at 1024 tokens is 142,406,400 multiply-adds per token
+# (12·L·w² + V·w + 2·L·w·T), so 8 sequences at 100 TFLOP/s take
+# 2 × 145,824,153,600 × 8 / 1e14 s forward and twice that backward; 250
+# TFLOP/s peak at 40 % MFU is the same rate.
+r=(--model gpt2 --seq-len 1024 --batch-size 8 --optimizer-ms 5 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2)
+"$DT" project "${r[@]}" --tflops 100 --json rate1.json >rate1.out 2>&1 &&
+  "$DT" project "${r[@]}" --peak-tflops 250 --mfu 0.4 --json rate2.json >rate2.out 2>&1 &&
+python3 - <<'PY'
+import json
+a, b = (json.load(open(f))["profile"] for f in ("rate1.json", "rate2.json"))
+fwd = 2 * 145824153600 * 8 / 1e14
+assert abs(a["forward_s"] / fwd - 1) < 1e-9 and abs(a["backward_s"] / (2 * fwd) - 1) < 1e-9, a
+assert abs(b["forward_s"] / a["forward_s"] - 1) < 1e-9 and abs(a["optimizer_s"] - 0.005) < 1e-12, b
+PY
+check "--tflops and --peak-tflops x --mfu: forward = 2 x multiply-adds x batch / rate, backward twice" $? "$(cat rate1.out rate2.out | tail -n 4)"
+
 # Bad inputs: one line, exit 2, no report.
 m=(--model gpt2 --forward-ms 1 --backward-ms 2 --optimizer-ms 1 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2)
 expect_bad "unknown strategy" "${m[@]}" --reducer zero3
@@ -184,6 +201,13 @@ expect_bad "a sequence length with a report of a model without shapes" --profile
 expect_bad "a batch of 0 with a report" --profile profile.json --batch-size 0 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 expect_bad "phase times with a report" --profile profile.json --forward-ms 5 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 expect_bad "bad reduce-scatter" "${m[@]}" --reducer zero2 --reduce-scatter ring
+expect_bad "a rate and phase times" "${m[@]}" --tflops 100
+expect_bad "a rate both ways" --model gpt2 --optimizer-ms 1 --tflops 100 --peak-tflops 200 --mfu 0.5 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "an MFU without a peak" --model gpt2 --optimizer-ms 1 --mfu 0.5 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "an MFU above 1" --model gpt2 --optimizer-ms 1 --peak-tflops 200 --mfu 40 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "a rate without the optimizer's time" --model gpt2 --tflops 100 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "a zero rate" --model gpt2 --optimizer-ms 1 --tflops 0 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "a rate with a report" --profile profile.json --tflops 100 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 expect_bad "negative fusion threshold" "${m[@]}" --reducer horovod --fusion-threshold-mb -2
 expect_bad "zero cycle time" "${m[@]}" --reducer horovod --cycle-time-ms 0
 expect_bad "an allgather sweep of one size" --profile profile.json --reducer zero2 --comm-intra commag1.json --ranks-per-node 2 --world-sizes 2
