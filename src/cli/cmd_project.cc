@@ -13,58 +13,19 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.h"
+#include "cli/project_flags.h"
+#include "cli/project_profile.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "project/comm_fit.h"
 #include "project/profile.h"
 #include "project/project_reporter.h"
 #include "project/projection.h"
-#include "models/model.h"
 #include "report/json_io.h"
-#include "train/flops.h"
-#include "train/trainer.h"
+#include "train/train_options.h"
 
 namespace dtbench::cli {
 namespace {
-
-struct ProjectFlags {
-  // Profile: a report, or a model with phase times.
-  std::string profile, row;
-  std::vector<std::string> measured;
-  std::string model;
-  std::int64_t batch_size = 32, image_size = 224, seq_len = 128;
-  double forward_ms = -1, backward_ms = -1, optimizer_ms = -1, ddp_overhead_ms = 0;
-  // Or forward and backward from an achieved training rate: --tflops, or
-  // --peak-tflops x --mfu (-1: not given).
-  double tflops = -1, peak_tflops = -1, mfu = -1;
-  int threads = 0;  // with --model: threads per rank (0: not stated)
-  // Network.
-  int ranks_per_node = 1;
-  std::string intra_bw, intra_latency, inter_bw, inter_latency, base_latency = "0";
-  std::string comm_intra, comm_inter;
-  std::string algo = "auto";
-  double bw_scale = 1;
-  // What to project, and what-ifs.
-  std::string world_sizes = "1,2,4,8,16,32,64,128,256,512,1024,2048,4096";
-  double bucket_cap_mb = 0, first_bucket_cap_mb = 0;  // 0: not given (the profile's buckets)
-  std::string compression = "none";
-  bool no_overlap = false;
-  double cores_per_node = 0;
-  // Strategies and memory.
-  std::string reducers = "ddp";
-  std::string optimizer = "sgd", param_dtype = "float32", reshard_after_forward = "true";
-  std::string memory_per_rank, activation_memory;
-  std::string reduce_scatter = "native";
-  double fusion_threshold_mb = -1, cycle_time_ms = -1;  // horovod's (-1: HOROVOD_* or Horovod's defaults)
-  std::string json;
-  bool bucket_cap_given = false, first_bucket_cap_given = false;  // set after parsing
-  // The --model options given on the command line (set after parsing): a
-  // --profile report ran its own image size and phases, so they are refused
-  // with it rather than ignored; --batch-size and --seq-len move its
-  // profile to that shape (rescale_from_report).
-  std::vector<std::string> model_only_given;
-  bool batch_given = false, seq_given = false;
-};
 
 std::vector<int> parse_world_sizes(const std::string& text) {
   std::vector<int> out;
@@ -103,147 +64,6 @@ project::MeasuredLevel make_level(const std::string& bw, const std::string& late
   m.level.bus_bw = parse_bandwidth(bw, "--" + name + "-bw");
   m.level.latency_s = parse_seconds(latency, "--" + name + "-latency");
   return m;
-}
-
-// FSDP units of a decoder from its shapes (the root first, then a block
-// each), compute shared by forward multiply-adds.
-std::vector<project::UnitWork> unit_work(const std::vector<models::UnitShape>& shapes) {
-  double macs = 0;
-  for (const auto& u : shapes) macs += u.forward_macs;
-  std::vector<project::UnitWork> out;
-  for (const auto& u : shapes) out.push_back({u.param_elements, macs > 0 ? u.forward_macs / macs : 0});
-  return out;
-}
-
-// A report's decoder by its shapes (the config's model, layers, width,
-// heads, key/value heads, vocabulary, sequence length); null where the
-// registry has no shapes for its model.
-struct ReportShapes {
-  const models::ModelEntry* entry = nullptr;
-  models::ModelOptions options;
-  std::int64_t seq_len = 0;
-};
-ReportShapes report_shapes(const nlohmann::ordered_json& doc, const std::string& path) {
-  if (!doc.contains("config") || !doc.at("config").is_object()) return {};
-  const auto& c = doc.at("config");
-  train::TrainOptions t;
-  t.model = report::json_value_or<std::string>(c, "model", "", path);
-  if (t.model.empty()) return {};
-  const auto& entry = models::find_model(t.model);
-  if (!entry.unit_shapes || !entry.forward_macs) return {};
-  t.seq_len = report::json_value_or<std::int64_t>(c, "seq_len", t.seq_len, path);
-  t.layers = report::json_value_or<std::int64_t>(c, "layers", 0, path);
-  t.width = report::json_value_or<std::int64_t>(c, "width", 0, path);
-  t.heads = report::json_value_or<std::int64_t>(c, "heads", 0, path);
-  t.kv_heads = report::json_value_or<std::int64_t>(c, "kv_heads", 0, path);
-  t.vocab = report::json_value_or<std::int64_t>(c, "vocab", 0, path);
-  return {&entry, train::model_options(t), t.seq_len};
-}
-
-// The FSDP units and the parameter count of a report's decoder, at `seq_len`
-// tokens (the units' compute shares move with it).
-void units_from_report(project::ComputeProfile& p, const ReportShapes& s, std::int64_t seq_len) {
-  if (s.entry == nullptr) return;
-  p.units = unit_work(s.entry->unit_shapes(s.options, seq_len));
-  p.parameters = static_cast<double>(s.entry->count_parameters(s.options));
-}
-
-// --batch-size / --seq-len with --profile: the report's profile moved to that
-// shape (project::rescale_profile). The compute per example at another
-// length comes from the decoder's shapes (forward multiply-adds, attention
-// included); the T²-growing activations are the attention probabilities
-// models/gpt.cc and llama.cc keep for backward: one float32 per batch
-// element, head and query-key pair, in every layer.
-void rescale_from_report(project::ComputeProfile& p, const ReportShapes& s, const ProjectFlags& f,
-                         const std::string& path) {
-  const std::int64_t batch = f.batch_given ? f.batch_size : p.batch_per_rank;
-  std::int64_t seq_len = p.tokens_per_example;
-  double macs_ratio = 1, attention = 0;
-  if (s.entry != nullptr && p.tokens_per_example > 0) {
-    const double t = static_cast<double>(p.tokens_per_example);
-    attention = 4.0 * static_cast<double>(p.batch_per_rank) * static_cast<double>(s.options.heads) * t * t *
-                static_cast<double>(s.options.layers);
-    if (f.seq_given) {
-      if (f.seq_len < 1) throw UsageError("--seq-len must be at least 1");
-      seq_len = f.seq_len;
-      macs_ratio = s.entry->forward_macs(s.options, seq_len) / s.entry->forward_macs(s.options, p.tokens_per_example);
-    }
-  } else if (f.seq_given) {
-    throw UsageError(fmt::format("--seq-len with --profile scales a decoder's profile (gpt2, llama families); {}'s "
-                                 "model '{}' has no shapes to scale its compute by",
-                                 path, p.model));
-  }
-  project::rescale_profile(p, batch, seq_len, macs_ratio, attention);
-}
-
-project::ComputeProfile model_profile(const ProjectFlags& f) {
-  if (f.ddp_overhead_ms < 0) throw UsageError("--ddp-overhead-ms must not be negative");
-  if (f.batch_size < 1 || f.image_size < 1 || f.seq_len < 1)
-    throw UsageError("--batch-size, --image-size and --seq-len must be at least 1");
-  const bool by_rate = f.tflops != -1 || f.peak_tflops != -1 || f.mfu != -1;
-  double achieved = 0;  // TFLOP/s per rank
-  if (by_rate) {
-    if (f.forward_ms != -1 || f.backward_ms != -1)
-      throw UsageError("--tflops (or --peak-tflops with --mfu) gives forward and backward: not with --forward-ms or "
-                       "--backward-ms");
-    if (f.tflops != -1 && (f.peak_tflops != -1 || f.mfu != -1))
-      throw UsageError("give the achieved rate as --tflops, or as --peak-tflops with --mfu, not both");
-    if (f.tflops == -1 && (f.peak_tflops == -1 || f.mfu == -1))
-      throw UsageError("--peak-tflops and --mfu go together (the achieved rate is their product)");
-    if (f.tflops != -1 && !(f.tflops > 0)) throw UsageError("--tflops must be positive");
-    if (f.tflops == -1 && (!(f.peak_tflops > 0) || !(f.mfu > 0) || f.mfu > 1))
-      throw UsageError("--peak-tflops must be positive and --mfu a fraction in (0, 1]");
-    if (f.optimizer_ms < 0)
-      throw UsageError("--tflops gives forward and backward; the optimizer step needs --optimizer-ms too");
-    achieved = f.tflops != -1 ? f.tflops : f.peak_tflops * f.mfu;
-  } else if (f.forward_ms < 0 || f.backward_ms <= 0 || f.optimizer_ms < 0) {
-    throw UsageError("--model needs the phase times of one rank: --forward-ms, --backward-ms and --optimizer-ms, "
-                     "or --tflops and --optimizer-ms (or give --profile REPORT instead)");
-  }
-  project::ComputeProfile p;
-  const auto& entry = models::find_model(f.model);
-  std::vector<project::LayerWork> layers;
-  double param_elements = 0;
-  if (entry.unit_shapes) {
-    // A decoder by its shapes, not made (llama3-70b would take 280 GB): its
-    // blocks in forward order, then the head (the root unit's compute).
-    const auto units = entry.unit_shapes(entry.defaults, f.seq_len);
-    for (const auto& u : units) param_elements += u.param_elements;
-    for (std::size_t i = 1; i < units.size(); ++i) layers.push_back({units[i].forward_macs, units[i].param_elements});
-    layers.push_back({units[0].forward_macs, 0});  // the head's gradients: the root's, ready at the end
-    p.units = unit_work(units);
-  } else {
-    train::TrainOptions t;
-    t.model = f.model;
-    t.batch_size = f.batch_size;
-    t.image_size = f.image_size;
-    t.seq_len = f.seq_len;
-    const auto cost = train::measure_forward_cost(t);
-    for (const auto& l : cost.layers) layers.push_back({l.macs, l.param_elements});
-    param_elements = cost.param_elements;
-  }
-  p.source = "command line";
-  p.model = f.model;
-  p.batch_per_rank = f.batch_size;
-  if (entry.input == models::InputKind::kTokens) p.tokens_per_example = f.seq_len;
-  p.forward_s = f.forward_ms / 1e3;
-  p.backward_s = f.backward_ms / 1e3;
-  if (by_rate) {
-    // Training FLOPs: 2 per multiply-add forward, twice that backward (the
-    // 6N per token of the scaling-law papers, attention included).
-    double macs = 0;
-    for (const auto& l : layers) macs += l.macs;
-    p.forward_s = 2 * macs * static_cast<double>(f.batch_size) / (achieved * 1e12);
-    p.backward_s = 2 * p.forward_s;
-  }
-  p.optimizer_s = f.optimizer_ms / 1e3;
-  p.fixed_s = f.ddp_overhead_ms / 1e3;
-  p.threads = f.threads;
-  p.parameters = param_elements;
-  p.grads = project::grads_from_layers(layers, param_elements, p.backward_s);
-  if (!f.activation_memory.empty())
-    p.activation_bytes = static_cast<double>(parse_bytes(f.activation_memory, "--activation-memory"));
-  return p;
 }
 
 int run_project(const ProjectFlags& f) {
@@ -335,22 +155,7 @@ int run_project(const ProjectFlags& f) {
     for (auto* l : {&s->intra, &s->inter})
       if (*l) scale(**l);
 
-  project::ComputeProfile p;
-  ReportShapes shapes;
-  if (!f.profile.empty()) {
-    const auto doc = report::read_json_file(f.profile);
-    p = project::profile_from_ddp_report(doc, f.profile, f.row);
-    shapes = report_shapes(doc, f.profile);
-    units_from_report(p, shapes, f.seq_given ? f.seq_len : shapes.seq_len);
-  } else {
-    p = model_profile(f);
-  }
-  for (const auto& path : f.measured) {
-    const auto doc = report::read_json_file(path);
-    for (const auto& m : project::measured_points(doc, path)) p.measured.push_back(m);
-    for (const auto& m : project::one_rank_rows(doc, path)) p.one_rank.push_back(m);
-  }
-  if (!f.profile.empty() && (f.batch_given || f.seq_given)) rescale_from_report(p, shapes, f, f.profile);
+  project::ComputeProfile p = project_profile(f);
 
   std::vector<project::StrategyProjection> all;
   for (auto s : strategies) {
