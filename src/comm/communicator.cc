@@ -11,6 +11,11 @@ c10::intrusive_ptr<c10d::ProcessGroup> Communicator::c10d_group() const { return
 
 std::string Communicator::composite_reason(Collective) const { return ""; }
 
+bool Communicator::has_own_reduce_scatter() const {
+  return unsupported_reason(Collective::kReduceScatter, DType::kFloat32, ReduceOp::kSum).empty() &&
+         composite_reason(Collective::kReduceScatter).empty();
+}
+
 std::exception_ptr Communicator::explain_failure(std::exception_ptr error, const std::string& context) const {
   try {
     std::rethrow_exception(error);

@@ -79,6 +79,10 @@ class Communicator {
   // collectives at no saving (Gloo 2.x's reduce_scatter: allreduces of the
   // input's chunks), so that a strategy uses the cheaper one it is made of.
   virtual std::string composite_reason(Collective c) const;
+  // Whether the backend has a float32 sum reduce_scatter of its own (neither
+  // unsupported nor composite): else the sharded strategies allreduce and
+  // keep their shard.
+  bool has_own_reduce_scatter() const;
 
   virtual WorkPtr allreduce(const at::Tensor& in, at::Tensor& out, ReduceOp op) = 0;
   virtual WorkPtr broadcast(const at::Tensor& in, at::Tensor& out, int root) = 0;

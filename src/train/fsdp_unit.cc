@@ -17,10 +17,7 @@ FsdpUnit::FsdpUnit(int index, const std::string& name, std::vector<std::size_t> 
       param_dtype_(param_dtype) {
   // Where the backend has no reduce_scatter of its own (Gloo: none in 1.13,
   // allreduces of chunks in 2.x) one allreduce and a narrow do it for less.
-  reduce_scatter_ = comm_.unsupported_reason(comm::Collective::kReduceScatter, comm::DType::kFloat32,
-                                             comm::ReduceOp::kSum)
-                        .empty() &&
-                    comm_.composite_reason(comm::Collective::kReduceScatter).empty();
+  reduce_scatter_ = comm_.has_own_reduce_scatter();
   DTBENCH_CHECK(!params_.empty(), "an FSDP unit without parameters");
   for (std::size_t k = 0; k < params_.size(); ++k) {
     const auto& p = all[params_[k]];

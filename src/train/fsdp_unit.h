@@ -58,8 +58,6 @@ class FsdpUnit {
   // observer as bucket `bucket` (its place in this backward's launch order).
   void launch_reduce(int bucket);
   bool reduce_launched() const { return static_cast<bool>(reduce_work_); }
-  // True when no reduce-scatter is in flight or it has completed (never blocks).
-  bool reduce_done() const { return !reduce_work_ || reduce_work_->done(); }
   // Waits for it and leaves the average of this rank's shard in shard().grad()
   // (no-op when finished already).
   void finish_reduce();

@@ -16,10 +16,7 @@ ShardBuckets::ShardBuckets(std::vector<torch::Tensor> params,
       observer_(observer) {
   // Where the backend has no reduce_scatter of its own (Gloo: none in 1.13,
   // allreduces of chunks in 2.x) one allreduce and a narrow do it for less.
-  reduce_scatter_ = comm_.unsupported_reason(comm::Collective::kReduceScatter, comm::DType::kFloat32,
-                                             comm::ReduceOp::kSum)
-                        .empty() &&
-                    comm_.composite_reason(comm::Collective::kReduceScatter).empty();
+  reduce_scatter_ = comm_.has_own_reduce_scatter();
   const int n = comm_.size(), rank = comm_.rank();
   bucket_of_.assign(params_.size(), 0);
   slot_of_.assign(params_.size(), 0);
