@@ -56,11 +56,13 @@ void broadcast_coalesced(comm::Communicator& comm, const std::vector<torch::Tens
   }
 }
 
-uint64_t parameter_hash(torch::nn::Module& module) {
-  // FNV-1a over 8-byte words (then the tail bytes) of each parameter.
+namespace {
+
+// FNV-1a over 8-byte words (then the tail bytes) of each tensor.
+uint64_t hash_tensors(const std::vector<torch::Tensor>& tensors) {
   uint64_t h = 1469598103934665603ULL;
   constexpr uint64_t kPrime = 1099511628211ULL;
-  for (const auto& p : module.parameters()) {
+  for (const auto& p : tensors) {
     const auto c = p.detach().to(torch::kCPU).contiguous();
     const auto* bytes = static_cast<const unsigned char*>(c.data_ptr());
     const std::size_t n = c.nbytes();
@@ -76,27 +78,35 @@ uint64_t parameter_hash(torch::nn::Module& module) {
   return h;
 }
 
+}  // namespace
+
+uint64_t parameter_hash(torch::nn::Module& module) { return hash_tensors(module.parameters()); }
+
+uint64_t buffer_hash(torch::nn::Module& module) { return hash_tensors(module.buffers()); }
+
 std::string hex(uint64_t h) { return fmt::format("{:016x}", h); }
 
-uint64_t verify_replicas(comm::Communicator& comm, torch::nn::Module& module) {
+uint64_t verify_replicas(comm::Communicator& comm, torch::nn::Module& module, bool buffers) {
   const uint64_t h = parameter_hash(module);
   if (comm.size() == 1) return h;
-  int64_t signed_h;
-  std::memcpy(&signed_h, &h, 8);
-  auto mine = torch::full({1}, signed_h, torch::kLong);
-  auto all = torch::empty({comm.size()}, torch::kLong);
+  const uint64_t b = buffers ? buffer_hash(module) : 0;
+  int64_t mine_v[2];
+  std::memcpy(&mine_v[0], &h, 8);
+  std::memcpy(&mine_v[1], &b, 8);
+  auto mine = torch::tensor({mine_v[0], mine_v[1]}, torch::kLong);
+  auto all = torch::empty({2 * comm.size()}, torch::kLong);
   comm.allgather(mine, all)->wait(comm.timeout());
   const auto* v = all.data_ptr<int64_t>();
-  std::string bad;
-  for (int r = 1; r < comm.size(); ++r)
-    if (v[r] != v[0]) bad += fmt::format("{}{}", bad.empty() ? "" : ",", r);
-  if (!bad.empty()) {
+  for (int what = 0; what < (buffers ? 2 : 1); ++what) {
+    std::string bad;
+    for (int r = 1; r < comm.size(); ++r)
+      if (v[2 * r + what] != v[what]) bad += fmt::format("{}{}", bad.empty() ? "" : ",", r);
+    if (bad.empty()) continue;
     uint64_t h0;
-    std::memcpy(&h0, &v[0], 8);
+    std::memcpy(&h0, &v[what], 8);
     throw VerificationError(fmt::format(
-        "replicas differ: the parameters of rank(s) {} are not bitwise identical to rank 0's "
-        "(hash {})",
-        bad, hex(h0)));
+        "replicas differ: the {} of rank(s) {} are not bitwise identical to rank 0's (hash {})",
+        what == 0 ? "parameters" : "buffers (batch-norm running statistics)", bad, hex(h0)));
   }
   return h;
 }

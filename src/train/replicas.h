@@ -1,6 +1,7 @@
 #pragma once
 // Keeping replicas identical and proving it: coalesced broadcasts from rank
-// 0, and a hash of every parameter's bytes compared across ranks.
+// 0, and a hash of every parameter's (and kept-in-step buffer's) bytes
+// compared across ranks.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,10 +32,14 @@ void broadcast_coalesced(comm::Communicator& comm, const std::vector<torch::Tens
 
 // 64-bit hash of the bytes of every parameter, in module order.
 uint64_t parameter_hash(torch::nn::Module& module);
+// The same over every buffer (batch-norm running statistics and counters).
+uint64_t buffer_hash(torch::nn::Module& module);
 std::string hex(uint64_t h);
 
-// Compares this rank's parameter hash with every other rank's. Throws
-// VerificationError naming the ranks that differ from rank 0. Returns the hash.
-uint64_t verify_replicas(comm::Communicator& comm, torch::nn::Module& module);
+// Compares this rank's parameter hash with every other rank's and, with
+// `buffers` (the strategy keeps them in step: TrainResult::buffers_in_step),
+// its buffer hash too. Throws VerificationError naming the ranks whose
+// parameters or buffers differ from rank 0's. Returns the parameter hash.
+uint64_t verify_replicas(comm::Communicator& comm, torch::nn::Module& module, bool buffers);
 
 }  // namespace dtbench::train

@@ -61,6 +61,8 @@ class StateSync {
   StateSync(const TrainOptions& opts, torch::nn::Module& module, comm::Communicator& comm,
             trace::TrainObserver& observer);
   void before_forward();
+  // Strategy::sync_buffers() for the strategies that hold a StateSync.
+  bool sync_buffers();
 
  private:
   comm::Communicator& comm_;
@@ -85,6 +87,7 @@ class BucketedReducer : public Strategy {
   ~BucketedReducer() override;
   std::vector<std::vector<size_t>> buckets() const override;
   void before_forward() override;
+  bool sync_buffers() override;
   void set_compression_probe(bool on) override;
   CompressionStats compression_stats() const override;
   bool grads_are_bucket_views() const override { return true; }
@@ -105,6 +108,7 @@ class ShardedStrategy : public Strategy {
   std::vector<std::vector<size_t>> buckets() const override;
   std::vector<torch::Tensor> optimizer_parameters() const override;
   void before_forward() override;
+  bool sync_buffers() override;
   void step(Optimizer& optimizer) override;
   void zero_grad(Optimizer& optimizer) override;
 

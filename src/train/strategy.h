@@ -60,6 +60,13 @@ class Strategy {
   // After the last iteration: leaves the module's full parameters in place
   // (fsdp frees them between uses), for the replica check and the caller.
   virtual void finish() {}
+  // After finish(): the broadcast of rank 0's buffers (batch-norm running
+  // statistics) that the next iteration's before_forward() would make,
+  // untimed and untraced, so that the replica check can compare buffers
+  // too. Returns whether this strategy keeps buffers in step (it broadcasts
+  // them, and the module has some); false leaves them as they are (none,
+  // --no-broadcast-buffers: each rank's own statistics).
+  virtual bool sync_buffers() { return false; }
   // Buckets used (parameter count per bucket, in launch order); empty for none.
   virtual std::vector<std::vector<size_t>> buckets() const { return {}; }
   // Compression error probe (see GradBuckets::set_probe); no-ops for

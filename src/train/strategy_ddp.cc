@@ -109,6 +109,12 @@ class DdpReducer : public Strategy {
     }
   }
   void before_backward(const torch::Tensor&) override { reducer_->prepare_for_backward({}); }
+  bool sync_buffers() override {
+    if (!broadcast_buffers_ || buffers_.empty()) return false;
+    torch::NoGradGuard no_grad;
+    c10d::broadcast_coalesced(group_, buffers_, kBroadcastBytes, 0);
+    return true;
+  }
 
  private:
   c10::intrusive_ptr<c10d::ProcessGroup> group_;

@@ -60,6 +60,12 @@ void StateSync::before_forward() {
   broadcast_buffers(comm_, buffers_);
 }
 
+bool StateSync::sync_buffers() {
+  if (!broadcast_buffers_ || buffers_.empty()) return false;
+  broadcast_buffers(comm_, buffers_);
+  return true;
+}
+
 BucketedReducer::BucketedReducer(const TrainOptions& opts, torch::nn::Module& module,
                                  comm::Communicator& comm, trace::TrainObserver& observer,
                                  bool per_tensor)
@@ -79,6 +85,7 @@ BucketedReducer::~BucketedReducer() = default;
 std::vector<std::vector<size_t>> BucketedReducer::buckets() const { return buckets_->assignment(); }
 
 void BucketedReducer::before_forward() { state_.before_forward(); }
+bool BucketedReducer::sync_buffers() { return state_.sync_buffers(); }
 
 ShardedStrategy::ShardedStrategy(const TrainOptions& opts, torch::nn::Module& module,
                                  comm::Communicator& comm, trace::TrainObserver& observer,
@@ -97,6 +104,7 @@ std::vector<std::vector<size_t>> ShardedStrategy::buckets() const { return shard
 std::vector<torch::Tensor> ShardedStrategy::optimizer_parameters() const { return shards_->shards(); }
 
 void ShardedStrategy::before_forward() { state_.before_forward(); }
+bool ShardedStrategy::sync_buffers() { return state_.sync_buffers(); }
 
 void ShardedStrategy::step(Optimizer& optimizer) {
   optimizer.step();

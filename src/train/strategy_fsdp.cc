@@ -141,6 +141,7 @@ class FsdpStrategy : public Strategy, public models::UnitHooks {
   void zero_grad(Optimizer&) override {
     for (auto& u : units_) u->zero_grad();
   }
+  bool sync_buffers() override { return state_.sync_buffers(); }
   void finish() override {
     if (param_dtype_ == at::kFloat)
       for (auto& u : units_) u->gather_async();  // all in flight at once

@@ -149,6 +149,12 @@ class HorovodStrategy : public Strategy {
   }
 
   void finish() override { stop(); }
+  // After stop(): the background loop no longer runs, so directly.
+  bool sync_buffers() override {
+    if (!broadcast_buffers_) return false;
+    broadcast_buffers(comm_, buffers_);
+    return true;
+  }
 
   // fp16: while on, the loop also reduces each fused group's float32
   // gradients and compares the averages (every rank probes the same

@@ -274,6 +274,7 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
     if (progress) progress(it, total_iters, seconds(t0, t4));
   }
   strategy->finish();
+  result.buffers_in_step = strategy->sync_buffers();
   // horovod's fused groups are known once an iteration ran: the last one's.
   if (result.buckets.empty()) result.buckets = strategy->buckets();
   result.compression = strategy->compression_stats();

@@ -33,6 +33,9 @@ struct TrainResult {
   // Where it trained: device::describe ("CPU", "GPU 0 <name> (PCI ...)").
   std::string device;
   double last_loss = 0;
+  // The strategy keeps the buffers in step (Strategy::sync_buffers): they
+  // are rank 0's after train() returns, and the replica check compares them.
+  bool buffers_in_step = false;
   // With opts.compression: what the compression did and the error it made,
   // measured on one extra untimed iteration after the timed ones.
   CompressionStats compression;

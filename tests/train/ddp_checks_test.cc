@@ -129,7 +129,7 @@ TEST(HorovodTimeline, EveryGradientOnceInFusedGroupsWithTheirStages) {
   trace::Timeline timeline(0, opts.warmup + opts.iters);
   auto observed = train::make_seeded_model(opts);
   const auto result = train::train(opts, *observed, &c, c.size(), c.rank(), {}, timeline);
-  train::verify_replicas(c, *observed->module());
+  train::verify_replicas(c, *observed->module(), result.buffers_in_step);
   EXPECT_LT(max_abs_diff(params_of(*plain), params_of(*observed)), 1e-5);
   const auto params = observed->module()->parameters();
   const std::int64_t threshold = 1024 * 21;  // 0.02 MiB rounded up to 512 B x local ranks (<= 2 here)
@@ -194,8 +194,25 @@ TEST_P(BatchNormReplicas, ResNetReplicasStayIdentical) {
   auto o = small_resnet(reducer, 32, 2, 2);
   o.seed = 11 + g_comm->rank();  // different initial weights: the broadcast must fix that
   auto model = train::make_seeded_model(o);
-  train::train(o, *model, g_comm.get(), g_comm->size(), g_comm->rank());
-  EXPECT_NO_THROW(train::verify_replicas(*g_comm, *model->module()));
+  trace::Timeline timeline(0, o.warmup + o.iters);
+  const auto r = train::train(o, *model, g_comm.get(), g_comm->size(), g_comm->rank(), {}, timeline);
+  // Every strategy broadcasts buffers by default: the running statistics
+  // (updated by each rank's own batch in the last forward) are compared
+  // after the broadcast the next forward would make (Strategy::sync_buffers).
+  ASSERT_TRUE(r.buffers_in_step) << reducer << " does not keep the batch norms' buffers in step";
+  EXPECT_NO_THROW(train::verify_replicas(*g_comm, *model->module(), true));
+  // ... and before every forward: one broadcast phase per iteration. (In
+  // training mode a batch norm normalises by the batch's statistics, so a
+  // missing per-iteration broadcast changes no loss; this is where it shows.)
+  std::set<int> broadcast_in;
+  for (const auto& e : timeline.events())
+    if (e.kind == trace::EventKind::kPhase && e.sub == static_cast<int>(trace::Phase::kBroadcast))
+      broadcast_in.insert(e.iteration);
+  EXPECT_EQ(static_cast<int>(broadcast_in.size()), o.warmup + o.iters) << reducer;
+  // --no-broadcast-buffers: nothing broadcast, buffers not compared.
+  o.broadcast_buffers = false;
+  auto own = train::make_seeded_model(o);
+  EXPECT_FALSE(train::train(o, *own, g_comm.get(), g_comm->size(), g_comm->rank()).buffers_in_step);
 }
 
 INSTANTIATE_TEST_SUITE_P(Reducers, BatchNormReplicas,
@@ -219,9 +236,10 @@ TEST_P(ChannelsLast, TrainsLikeContiguousAndStaysNhwc) {
   const double loss_plain = train::train(o, *plain, g_comm.get(), g_comm->size(), g_comm->rank()).last_loss;
   o.channels_last = true;
   auto nhwc = train::make_seeded_model(o);
-  const double loss_nhwc = train::train(o, *nhwc, g_comm.get(), g_comm->size(), g_comm->rank()).last_loss;
+  const auto r_nhwc = train::train(o, *nhwc, g_comm.get(), g_comm->size(), g_comm->rank());
+  const double loss_nhwc = r_nhwc.last_loss;
   EXPECT_LT(std::abs(loss_plain - loss_nhwc) / loss_plain, 1e-5) << loss_plain << " vs " << loss_nhwc;
-  EXPECT_NO_THROW(train::verify_replicas(*g_comm, *nhwc->module()));
+  EXPECT_NO_THROW(train::verify_replicas(*g_comm, *nhwc->module(), r_nhwc.buffers_in_step));
   int spatial = 0;
   for (const auto& p : nhwc->module()->parameters()) {
     if (p.dim() != 4 || p.size(2) == 1) continue;  // 1x1 kernels look the same either way
@@ -302,14 +320,14 @@ TEST(ReplicaCheck, CatchesOneCorruptedRank) {
   if (c.size() < 2) GTEST_SKIP() << "needs two ranks";
   auto opts = testing::small_mlp_options("none");
   auto model = train::make_seeded_model(opts);
-  EXPECT_NO_THROW(train::verify_replicas(c, *model->module()));
+  EXPECT_NO_THROW(train::verify_replicas(c, *model->module(), false));
   if (c.rank() == c.size() - 1) {
     torch::NoGradGuard g;
     auto p = model->module()->parameters().back();
     p.view(-1)[0].add_(1e-6);  // one element, one ulp-ish change
   }
   try {
-    train::verify_replicas(c, *model->module());
+    train::verify_replicas(c, *model->module(), false);
     ADD_FAILURE() << "a corrupted replica was not detected";
   } catch (const VerificationError& e) {
     EXPECT_NE(std::string(e.what()).find(std::to_string(c.size() - 1)), std::string::npos)
@@ -318,4 +336,27 @@ TEST(ReplicaCheck, CatchesOneCorruptedRank) {
 }
 
 }  // namespace
+// A batch norm's running mean changed on the last rank: seen with buffers
+// compared, not without (--no-broadcast-buffers leaves them each rank's own).
+TEST(ReplicaCheck, CatchesOneRanksDifferentBuffers) {
+  comm::Communicator& c = *g_comm;
+  if (c.size() < 2) GTEST_SKIP() << "needs two ranks";
+  auto model = train::make_seeded_model(small_resnet("none", 32, 2, 1));
+  ASSERT_FALSE(model->module()->buffers().empty());
+  EXPECT_NO_THROW(train::verify_replicas(c, *model->module(), true));
+  if (c.rank() == c.size() - 1) {
+    torch::NoGradGuard g;
+    model->module()->buffers().front().view(-1)[0].add_(1e-3);
+  }
+  EXPECT_NO_THROW(train::verify_replicas(c, *model->module(), false));
+  try {
+    train::verify_replicas(c, *model->module(), true);
+    ADD_FAILURE() << "a rank's different buffer was not detected";
+  } catch (const VerificationError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("buffers"), std::string::npos) << what;
+    EXPECT_NE(what.find("rank(s) " + std::to_string(c.size() - 1)), std::string::npos) << what;
+  }
+}
+
 }  // namespace dtbench

@@ -47,8 +47,8 @@ TEST_P(Equivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
 
   auto model = train::make_seeded_model(opts);
   const auto initial = params_of(*model);
-  train::train(opts, *model, &c, n, c.rank());
-  train::verify_replicas(c, *model->module());  // throws on any difference
+  const auto r = train::train(opts, *model, &c, n, c.rank());
+  train::verify_replicas(c, *model->module(), r.buffers_in_step);  // throws on any difference
   // After the last step ddp leaves no gradients (set to None, as PyTorch
   // 2.x's zero_grad() does), nor does zero2 (only its shard's gradient
   // outlives a backward); overlap, sync and zero1 keep theirs, zeroed, as
@@ -103,8 +103,8 @@ TEST_P(Equivalence, AdamWNRanksEqualOneProcessWithNTimesTheBatch) {
   opts.momentum = -1;  // SGD's, not given
   auto model = train::make_seeded_model(opts);
   const auto initial = params_of(*model);
-  train::train(opts, *model, &c, n, c.rank());
-  train::verify_replicas(c, *model->module());
+  const auto r = train::train(opts, *model, &c, n, c.rank());
+  train::verify_replicas(c, *model->module(), r.buffers_in_step);
   const auto distributed = params_of(*model);
   ASSERT_GT(max_abs_diff(initial, distributed), 1e-3) << "training did not change the parameters";
   auto ref_opts = opts;
@@ -163,7 +163,7 @@ TEST_P(GptEquivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
   auto model = train::make_seeded_model(o);
   const auto initial = params_of(*model);
   const auto r = train::train(o, *model, &c, n, c.rank());
-  train::verify_replicas(c, *model->module());
+  train::verify_replicas(c, *model->module(), r.buffers_in_step);
   const auto distributed = params_of(*model);
   ASSERT_GT(max_abs_diff(initial, distributed), 1e-3) << "training did not change the parameters";
   if (o.reducer == "fsdp") ASSERT_EQ(r.buckets.size(), 4u) << "3 blocks and the root";
@@ -205,7 +205,7 @@ TEST_P(LlamaEquivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
   auto model = train::make_seeded_model(o);
   const auto initial = params_of(*model);
   const auto r = train::train(o, *model, &c, n, c.rank());
-  train::verify_replicas(c, *model->module());
+  train::verify_replicas(c, *model->module(), r.buffers_in_step);
   const auto distributed = params_of(*model);
   ASSERT_GT(max_abs_diff(initial, distributed), 1e-3) << "training did not change the parameters";
   if (o.reducer == "fsdp") ASSERT_EQ(r.buckets.size(), 3u) << "2 blocks and the root";
@@ -236,8 +236,8 @@ TEST(FsdpMixedPrecision, Bf16GathersHalveTheBytesAndTrainLikeOneProcess) {
     auto opts = o;
     opts.param_dtype = param_dtype;
     auto model = train::make_seeded_model(opts);
-    train::train(opts, *model, &c, n, c.rank(), {}, timeline);
-    train::verify_replicas(c, *model->module());
+    const auto r = train::train(opts, *model, &c, n, c.rank(), {}, timeline);
+    train::verify_replicas(c, *model->module(), r.buffers_in_step);
     for (const auto& p : model->module()->parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat);
     return params_of(*model);
   };

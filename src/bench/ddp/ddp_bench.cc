@@ -110,7 +110,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   res.device_times = result.device_times;
 
   // Replicas must be bitwise identical before anything is recorded.
-  const uint64_t hash = comm != nullptr ? train::verify_replicas(*comm, *model->module())
+  const uint64_t hash = comm != nullptr ? train::verify_replicas(*comm, *model->module(), result.buffers_in_step)
                                         : train::parameter_hash(*model->module());
   if (timeline) res.trace = finish_trace(opts, comm, world, topology, *timeline, label);
 
