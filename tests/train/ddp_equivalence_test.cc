@@ -90,7 +90,10 @@ TEST_P(Equivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
 // The same with AdamW (two states per parameter, per-element step sizes):
 // its update divides by sqrt(v), so a gradient's rounding can move a
 // near-zero element's step by more than SGD's would; the bound is still two
-// orders below one step (lr 1e-3).
+// orders below one step (lr 1e-3). AdamW's step is (nearly) invariant to the
+// gradient's scale, so this case cannot tell a summed gradient from an
+// averaged one: the SGD case above can (its step is lr x the gradient), and
+// is the one that proves the averaging.
 TEST_P(Equivalence, AdamWNRanksEqualOneProcessWithNTimesTheBatch) {
   const std::string reducer = GetParam();
   if (reducer == "ddp" && !backend_has_c10d_group())

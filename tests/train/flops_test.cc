@@ -55,8 +55,12 @@ TEST(Flops, TransformerCountsItsMatrixProducts) {
   o.width = 96;  // 12 heads of 8
   o.seq_len = 16;
   const auto cost = measure_forward_cost(o);
-  // At least the feed-forward blocks and the vocabulary projection.
-  EXPECT_GT(cost.macs_per_example, 16.0 * 96 * 96);
+  // Exactly, per token: each encoder layer's attention projections (q, k, v
+  // and out: 4w²) and feed-forward (w·4w twice: 8w²), the attention products
+  // (QKᵀ and the weighted values: 2·T·w), and the head onto BERT's
+  // 30,522-token vocabulary (w·V). A missed product would be off by >= 1/7.
+  const double l = 2, w = 96, t = 16, v = 30522;
+  EXPECT_DOUBLE_EQ(cost.macs_per_example, t * (l * (12 * w * w + 2 * t * w) + w * v));
   EXPECT_TRUE(cost.by_op.count("aten::mm") + cost.by_op.count("aten::addmm") +
               cost.by_op.count("aten::bmm") + cost.by_op.count("aten::baddbmm") > 0);
 }

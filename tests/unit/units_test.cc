@@ -21,6 +21,7 @@ TEST(Units, ParseBytesRejects) {
     EXPECT_THROW(parse_bytes(bad, "--min-bytes"), UsageError) << bad;
   try {
     parse_bytes("-5", "--min-bytes");
+    ADD_FAILURE() << "-5 was accepted";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("--min-bytes"), std::string::npos);
   }
