@@ -29,6 +29,18 @@ second_worker() {  # PARENT [FILE PATTERN]
   echo "$v"
 }
 left_behind() { pgrep -f "$tmp/marker" >/dev/null; }
+# The live processes left in the process groups of the workers WORKER...
+# (zombies, dead but not yet reaped by whoever inherited them, do not count):
+# each worker leads its own group, so its own children count too. Take the
+# pids while the launcher lives: once it is reaped a survivor has a new
+# parent and `pgrep -P launcher` sees nothing.
+left_in_groups() {  # WORKER...
+  local n=0 p
+  for p in "$@"; do
+    n=$((n + $(ps -e -o pgid=,stat= | awk -v g="$p" '$1 == g && $2 !~ /^Z/' | wc -l)))
+  done
+  echo "$n"
+}
 
 # 1. A rank SIGKILLed in the middle of a gloo comm run.
 start=$(date +%s)
@@ -37,14 +49,16 @@ DTBENCH_TEST_MARKER=1 "$DTBENCH" comm --nproc 3 -b 1M -e 1M -n 100000 -w 1 --tim
 launcher=$!
 victim=$(second_worker "$launcher" "$tmp/kill.out" collective)
 sleep 1
+workers=$(pgrep -P "$launcher")
 kill -9 "$victim" 2>/dev/null
 wait "$launcher"; rc=$?
 elapsed=$(( $(date +%s) - start ))
-kids=$(pgrep -P "$launcher" | wc -l)
+kids=$(left_in_groups $workers)
 grep -Eq "rank [0-9] \(pid $victim\) was killed by signal 9" "$tmp/kill.err"
 check "killed rank: launcher names the killed rank and signal 9" $? "$(cat "$tmp/kill.err")"
 [ "$rc" -ne 0 ] && [ "$elapsed" -lt 25 ] && [ "$kids" -eq 0 ]
-check "killed rank: exit $rc (non-zero) within ${elapsed}s, no workers left" $? "rc=$rc elapsed=$elapsed kids=$kids"
+check "killed rank: exit $rc (non-zero) within ${elapsed}s, no workers left of $(echo $workers)" $? \
+  "rc=$rc elapsed=$elapsed left=$kids"
 
 # 1b. A rank SIGKILLed in the middle of a ddp sweep row: the sweep stops with
 # a non-zero status naming the rank and the row, and the report it leaves is
@@ -56,17 +70,37 @@ start=$(date +%s)
 sweep=$!
 victim=$(second_worker "$sweep")
 sleep 2
+workers=$(pgrep -P "$sweep")
 kill -9 "$victim" 2>/dev/null
 wait "$sweep"; rc=$?
 elapsed=$(( $(date +%s) - start ))
-kids=$(pgrep -P "$sweep" | wc -l)
+kids=$(left_in_groups $workers)
 grep -Eq "rank [0-9] \(pid $victim\) was killed by signal 9" "$tmp/ddp.err" &&
   grep -q "row '1N/2R' (2 rank(s)) failed" "$tmp/ddp.err"
 check "ddp killed rank: the rank, the signal and the row are named" $? "$(cat "$tmp/ddp.err")"
 [ "$rc" -ne 0 ] && [ "$elapsed" -lt 30 ] && [ "$kids" -eq 0 ] &&
   python3 -c "import json,sys; d=json.load(open('$tmp/ddp.json')); sys.exit(d['complete'] is not False)"
-check "ddp killed rank: exit $rc within ${elapsed}s, no workers left, report valid and incomplete" $? \
-  "rc=$rc elapsed=$elapsed kids=$kids"
+check "ddp killed rank: exit $rc within ${elapsed}s, no workers left of $(echo $workers), report valid and incomplete" $? \
+  "rc=$rc elapsed=$elapsed left=$kids"
+
+# 1c. A worker's own child that ignores SIGTERM (a data loader, a shell's
+# background job): after a rank is killed, the launcher's SIGTERM leaves it,
+# and the SIGKILL to each worker's process group at the end must take it.
+start=$(date +%s)
+"$DTBENCH" launch --nproc-per-node 2 -- sh -c '(trap "" TERM; exec sleep 300) & exec "$0" comm -b 64K -e 64K -n 1000000 -w 1 --timeout 20s' \
+  "$DTBENCH" >"$tmp/gc.out" 2>"$tmp/gc.err" &
+launcher=$!
+victim=$(second_worker "$launcher" "$tmp/gc.out" "dtbench comm")
+sleep 1
+workers=$(pgrep -P "$launcher")
+kill -9 "$victim" 2>/dev/null
+wait "$launcher"; rc=$?
+sleep 0.5
+left=$(left_in_groups $workers)
+[ -n "$victim" ] && [ "$rc" -ne 0 ] && [ "$left" -eq 0 ]
+check "killed rank: the workers' children that ignore SIGTERM are gone too (exit $rc, $left left)" $? \
+  "victim=$victim rc=$rc left=$left: $(ps -e -o pgid=,pid=,stat=,args= | awk -v g=" $(echo $workers) " 'index(g, " " $1 " ")')"
+for w in $workers; do pkill -9 -g "$w" 2>/dev/null; done
 
 # 2. A rank that never joins: rank 0 alone in a 2-rank job times out.
 port=$(free_port)
