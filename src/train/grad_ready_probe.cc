@@ -26,11 +26,15 @@ class AccumulatedHook : public torch::autograd::FunctionPostHook {
 }  // namespace
 
 std::vector<std::shared_ptr<torch::autograd::Node>> hook_gradient_accumulators(
-    const std::vector<torch::Tensor>& params, std::function<void(std::size_t)> ready) {
+    const std::vector<torch::Tensor>& params, std::function<void(std::size_t)> ready, bool first) {
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;
   for (std::size_t i = 0; i < params.size(); ++i) {
     auto acc = torch::autograd::impl::grad_accumulator(params[i]);
-    acc->add_post_hook(std::make_unique<AccumulatedHook>(ready, i));
+    auto hook = std::make_unique<AccumulatedHook>(ready, i);
+    if (first)
+      acc->post_hooks().insert(acc->post_hooks().begin(), std::move(hook));
+    else
+      acc->add_post_hook(std::move(hook));
     accumulators.push_back(std::move(acc));
   }
   return accumulators;
@@ -38,6 +42,6 @@ std::vector<std::shared_ptr<torch::autograd::Node>> hook_gradient_accumulators(
 
 GradReadyProbe::GradReadyProbe(const std::vector<torch::Tensor>& params, trace::TrainObserver& observer)
     : accumulators_(hook_gradient_accumulators(
-          params, [&observer](std::size_t i) { observer.gradient_ready(i); })) {}
+          params, [&observer](std::size_t i) { observer.gradient_ready(i); }, /*first=*/true)) {}
 
 }  // namespace dtbench::train

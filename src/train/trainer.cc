@@ -165,9 +165,10 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
   module.train();
   place_model(module, device, opts.channels_last);
   // Before the strategy, so its stamps come before the strategy's hooks.
+  auto strategy = make_strategy(opts, module, comm, observer, model.unit_seam());
+  // After the strategy (see grad_ready_probe.h): its hooks go first.
   std::unique_ptr<GradReadyProbe> ready_probe;
   if (observer.active()) ready_probe = std::make_unique<GradReadyProbe>(module.parameters(), observer);
-  auto strategy = make_strategy(opts, module, comm, observer, model.unit_seam());
   auto batch = make_batch(opts, model.input_kind(), world_size, rank);
   batch.input = batch.input.to(device);
   batch.target = batch.target.to(device);

@@ -253,6 +253,15 @@ TEST(FsdpMixedPrecision, Bf16GathersHalveTheBytesAndTrainLikeOneProcess) {
       if (e.kind == trace::EventKind::kAllGather) bytes[{e.iteration, e.bucket}] += e.bytes;
     return bytes;
   };
+  // --trace sees the gradients become ready under bf16 parameters as under
+  // float32 ones (the probe hooks the bf16 parameters' own accumulators).
+  auto ready = [](const trace::Timeline& t) {
+    int n = 0;
+    for (const auto& e : t.events()) n += e.kind == trace::EventKind::kBucketReady;
+    return n;
+  };
+  EXPECT_GT(ready(t32), 0);
+  EXPECT_EQ(ready(t16), ready(t32)) << "bucket-ready stamps lost under --param-dtype bf16";
   const auto b32 = gathered(t32), b16 = gathered(t16);
   ASSERT_FALSE(b16.empty());
   ASSERT_EQ(b16.size(), b32.size());
