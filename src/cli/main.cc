@@ -7,6 +7,7 @@
 #include <map>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "build_config.h"
 #include "cli/commands.h"
@@ -90,6 +91,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string msg = e.what();
     if (msg.empty()) msg = "invalid command line";
+    // A first word that is no command (a typo): name it and the commands,
+    // rather than CLI11's "A subcommand is required".
+    if (argc > 1 && argv[1][0] != '-' && actions.count(argv[1]) == 0) {
+      std::string names;
+      for (const auto& [name, action] : actions) names += (names.empty() ? "" : ", ") + name;
+      msg = fmt::format("unknown command '{}' (commands: {})", argv[1], names);
+    } else if (argc == 1) {
+      msg = "no command given";
+    }
     return fail(2, msg + " (see 'dtbench --help')");
   }
 

@@ -1,22 +1,41 @@
 #!/usr/bin/env bash
 # Bad command lines: each must print exactly one line on stderr, nothing on
-# stdout, and exit 2. Usage: cli_errors.sh path/to/dtbench
+# stdout, and exit 2, and the line must name what is at fault: by default
+# the last flag given or the last argument (a value, a file), else the text
+# a case gives with `-m TEXT` before its arguments (the variable of a bad
+# environment, a missing argument). Usage: cli_errors.sh path/to/dtbench
 set -u
 DTBENCH=$1
 # The cases run up to 3 at a time (each is mostly LibTorch's start-up); each
 # writes "ok: ..." or "FAIL: ..." into its own file, printed in order at the end.
 results=$(mktemp -d); trap 'rm -rf "$results"' EXIT
 ncase=0
+# names_fault ERRFILE [-m TEXT] ARGS...: the error line holds TEXT, or the
+# last argument, or the last flag (without its =value).
+names_fault() {
+  local err=$1; shift
+  if [ "${1:-}" = -m ]; then grep -qF -- "$2" "$err"; return; fi
+  [ $# -eq 0 ] && return 1
+  local last=${*: -1} flag="" a
+  for a in "$@"; do case $a in -*) flag=${a%%=*} ;; esac; done
+  grep -qF -- "$last" "$err" || { [ -n "$flag" ] && grep -qF -- "$flag" "$err"; }
+}
 one_case() {
   local out err rc
   out=$(mktemp); err=$(mktemp)
-  timeout 30 "$DTBENCH" "$@" >"$out" 2>"$err"
+  local args=("$@")
+  [ "${1:-}" = -m ] && args=("${@:3}")
+  timeout 30 "$DTBENCH" "${args[@]}" >"$out" 2>"$err"
   rc=$?
   local lines; lines=$(wc -l <"$err")
   if [ "$rc" -ne 2 ] || [ "$lines" -ne 1 ] || [ -s "$out" ]; then
-    echo "FAIL: dtbench $* -> exit $rc, $lines stderr line(s)"; sed 's/^/    /' "$err" | head -5
+    echo "FAIL: dtbench ${args[*]} -> exit $rc, $lines stderr line(s)"; sed 's/^/    /' "$err" | head -5
+  elif ! names_fault "$err" "$@"; then
+    if [ "${1:-}" = -m ]; then echo "FAIL: dtbench ${args[*]} -> the line does not hold '$2':"
+    else echo "FAIL: dtbench ${args[*]} -> the line names neither the last flag nor the last argument:"; fi
+    sed 's/^/    /' "$err"
   else
-    echo "ok: dtbench $* -> $(cat "$err")"
+    echo "ok: dtbench ${args[*]} -> $(cat "$err")"
   fi
   rm -f "$out" "$err"
 }
@@ -28,11 +47,11 @@ expect_usage_error() {
   while [ "$(jobs -rp | wc -l)" -ge 3 ]; do wait -n; done
 }
 
-expect_usage_error
-expect_usage_error frobnicate
+expect_usage_error -m "no command given"
+expect_usage_error -m "unknown command 'frobnicate'" frobnicate
 expect_usage_error comm --no-such-flag
 expect_usage_error comm -b -5
-expect_usage_error comm -b 1M -e 1K
+expect_usage_error -m "--max-bytes" comm -b 1M -e 1K
 expect_usage_error comm -b 12Q
 expect_usage_error comm -f 1
 expect_usage_error comm -f abc
@@ -54,7 +73,7 @@ expect_usage_error comm --placement sideways
 expect_usage_error comm -r 3
 expect_usage_error comm --nproc 2 -r 2
 expect_usage_error comm -e 1M -b 1K -i 1 -n 1
-expect_usage_error launch --nproc-per-node 2
+expect_usage_error -m "command is required" launch --nproc-per-node 2
 expect_usage_error launch --nproc-per-node 0 -- true
 expect_usage_error launch --nnodes 2 --node-rank 5 -- true
 expect_usage_error launch --nnodes 2 -- true
@@ -162,16 +181,16 @@ echo '{"schema": "dtbench.comm", "schema_version": 1}' >"$fx/comm.json"
 echo '{"schema": "dtbench.ddp", "schema_version": 99, "config": {"model": "mlp"}, "runs": []}' >"$fx/v99.json"
 echo '{"schema": "dtbench.ddp", "schema_version": 1, "config": {"model": "mlp"}, "runs": [{"label": 3}]}' >"$fx/badrun.json"
 echo '{"schema": "dtbench.ddp", "schema_version": 1, "config": {"model": "mlp"}, "runs": []}' >"$fx/ok.json"
-expect_usage_error diff
-expect_usage_error diff "$fx/ok.json"
-expect_usage_error diff "$fx/missing.json" "$fx/ok.json"
-expect_usage_error diff "$fx/empty.json" "$fx/ok.json"
-expect_usage_error diff "$fx/truncated.json" "$fx/ok.json"
-expect_usage_error diff "$fx/array.json" "$fx/ok.json"
+expect_usage_error -m "BASE is required" diff
+expect_usage_error -m "TEST is required" diff "$fx/ok.json"
+expect_usage_error -m "$fx/missing.json" diff "$fx/missing.json" "$fx/ok.json"
+expect_usage_error -m "$fx/empty.json' is empty" diff "$fx/empty.json" "$fx/ok.json"
+expect_usage_error -m "$fx/truncated.json' is not valid JSON" diff "$fx/truncated.json" "$fx/ok.json"
+expect_usage_error -m "$fx/array.json: not a dtbench report" diff "$fx/array.json" "$fx/ok.json"
 expect_usage_error diff "$fx/ok.json" "$fx/comm.json"
 expect_usage_error diff "$fx/ok.json" "$fx/v99.json"
 expect_usage_error diff "$fx/ok.json" "$fx/badrun.json"
-expect_usage_error diff "$fx" "$fx/ok.json"
+expect_usage_error -m "$fx': it is a directory" diff "$fx" "$fx/ok.json"
 expect_usage_error diff "$fx/ok.json" "$fx/ok.json" --percentiles p50
 # ddp: compression and amp flags.
 expect_usage_error ddp --model mlp --compression zip
@@ -183,7 +202,7 @@ expect_usage_error ddp --model mlp --reducer ddp --reshard-after-forward false
 expect_usage_error ddp --model mlp --reducer ddp --fusion-threshold-mb 4
 expect_usage_error ddp --model mlp --reducer horovod --cycle-time-ms -1
 expect_usage_error ddp --model mlp --reducer horovod --compression bf16
-HOROVOD_CYCLE_TIME=fast expect_usage_error ddp --model mlp --reducer horovod
+HOROVOD_CYCLE_TIME=fast expect_usage_error -m "HOROVOD_CYCLE_TIME='fast'" ddp --model mlp --reducer horovod
 expect_usage_error compare --models mlp --reducers ddp,zero2 --fusion-threshold-mb 1
 expect_usage_error ddp --model mlp --reducer fsdp --reshard-after-forward maybe
 expect_usage_error compare --models mlp --reducers ddp,zero2 --reshard-after-forward true
@@ -195,13 +214,13 @@ expect_usage_error ddp --model mlp --amp=perhaps
 # compare: grid lists, baseline, logs.
 expect_usage_error compare --models mlp --reducers none
 expect_usage_error compare --models mlp --reducers ddp,ddp
-expect_usage_error compare --models mlp --reducers ddp --compression fp16
+expect_usage_error -m "no point that can run" compare --models mlp --reducers ddp --compression fp16
 expect_usage_error compare --models mlp --compression none,zip
 expect_usage_error compare --models mlp --bucket-cap-mb 0
 expect_usage_error compare --models mlp --bucket-cap-mb 1,,5
 expect_usage_error compare --models mlp --bucket-cap-mb ten
 expect_usage_error compare --models mlp --world-sizes 0
-expect_usage_error compare --models mlp,nosuchmodel
+expect_usage_error -m "unknown model 'nosuchmodel'" compare --models mlp,nosuchmodel
 expect_usage_error compare --models mlp --reducers overlap --baseline ddp
 expect_usage_error compare --models inception_v3 --image-size 64
 expect_usage_error compare --models mlp --backend nosuch
@@ -209,27 +228,27 @@ expect_usage_error compare --models mlp --no-progress=maybe
 expect_usage_error compare --models mlp --amp=perhaps
 expect_usage_error compare --models mlp --amp none,none
 expect_usage_error compare --models mlp --amp none,fp32
-expect_usage_error compare --models mlp --reducers fsdp --amp fp16
+expect_usage_error -m "no point that can run" compare --models mlp --reducers fsdp --amp fp16
 echo '{"kind":"header","schema":"dtbench.compare","schema_version":1,"config":{}}' >"$fx/log.jsonl"
 expect_usage_error compare --models mlp --jsonl "$fx/log.jsonl"
 expect_usage_error compare --models mlp --resume "$fx/missing.jsonl"
 expect_usage_error compare --models mlp --resume "$fx/ok.json"
 expect_usage_error compare --models mlp --resume "$fx/log.jsonl"
 expect_usage_error compare --models mlp --jsonl "$fx"
-RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29999 expect_usage_error compare --models mlp
+RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29999 expect_usage_error -m "run it outside torchrun" compare --models mlp
 # report: inputs and outputs.
-expect_usage_error report
+expect_usage_error -m "REPORTS is required" report
 expect_usage_error report "$fx/missing.json"
 expect_usage_error report "$fx/empty.json"
 expect_usage_error report "$fx/array.json"
 expect_usage_error report "$fx/v99.json"
 expect_usage_error report "$fx/truncated.json"
-expect_usage_error report "$fx/ok.json"
+expect_usage_error -m "hold no runs" report "$fx/ok.json"
 expect_usage_error report "$fx/ok.json" -o "$fx"
 expect_usage_error report "$fx/ok.json" --csv "$fx/nodir/x.csv"
 # A malformed environment is a usage error too.
-RANK=1 WORLD_SIZE=1 expect_usage_error comm -n 1 -b 8 -e 8
-RANK=0 WORLD_SIZE=2 MASTER_PORT=abc expect_usage_error comm -n 1 -b 8 -e 8
+RANK=1 WORLD_SIZE=1 expect_usage_error -m "RANK=1 is not below WORLD_SIZE=1" comm -n 1 -b 8 -e 8
+RANK=0 WORLD_SIZE=2 MASTER_PORT=abc expect_usage_error -m "MASTER_PORT='abc'" comm -n 1 -b 8 -e 8
 
 wait
 cat "$results"/*
