@@ -11,7 +11,7 @@ common=(--model mlp --width 32 --num-classes 10 --batch-size 4 --iters 3 --warmu
 # refused RC FILE PATTERN [any]: the command exited 2 with one line on stderr
 # (FILE; any number of lines with "any") matching PATTERN, or the test ends
 # here. (A bare `[ "$rc" -eq 2 ] && grep` cannot fail under set -e: only the
-# last command of an && list can end it. tests/cli/lint_set_e.py finds them.)
+# last command of an && list can end it. tests/cli/lint_checks.py finds them.)
 refused() {
   if [ "$1" -eq 2 ] && { [ "${4:-}" = any ] || [ "$(wc -l <"$2")" -eq 1 ]; } && grep -q -- "$3" "$2"; then
     return 0

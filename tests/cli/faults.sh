@@ -56,7 +56,8 @@ kids=$(left_in_groups $workers)
 grep -Eq "rank [0-9] \(pid $victim\) was killed by signal 9" "$tmp/kill.err"
 check "killed rank: launcher names the killed rank and signal 9" $? "$(cat "$tmp/kill.err")"
 [ "$rc" -ne 0 ] && [ "$elapsed" -lt 25 ] && [ "$kids" -eq 0 ]
-check "killed rank: exit $rc (non-zero) within ${elapsed}s, no workers left of $(echo $workers)" $? \
+# (The status first: a command substitution in check's message would reset $?.)
+st=$?; check "killed rank: exit $rc (non-zero) within ${elapsed}s, no workers left of $(echo $workers)" $st \
   "rc=$rc elapsed=$elapsed left=$kids"
 
 # 1b. A rank SIGKILLed in the middle of a ddp sweep row: the sweep stops with
@@ -79,7 +80,7 @@ grep -Eq "rank [0-9] \(pid $victim\) was killed by signal 9" "$tmp/ddp.err" &&
 check "ddp killed rank: the rank, the signal and the row are named" $? "$(cat "$tmp/ddp.err")"
 [ "$rc" -ne 0 ] && [ "$elapsed" -lt 30 ] && [ "$kids" -eq 0 ] &&
   python3 -c "import json,sys; d=json.load(open('$tmp/ddp.json')); sys.exit(d['complete'] is not False)"
-check "ddp killed rank: exit $rc within ${elapsed}s, no workers left of $(echo $workers), report valid and incomplete" $? \
+st=$?; check "ddp killed rank: exit $rc within ${elapsed}s, no workers left of $(echo $workers), report valid and incomplete" $st \
   "rc=$rc elapsed=$elapsed left=$kids"
 
 # 1c. A worker's own child that ignores SIGTERM (a data loader, a shell's
@@ -254,7 +255,7 @@ if command -v mpirun >/dev/null; then
   # Bound: --timeout 5 s + the watchdog's look (<1 s) + mpirun's teardown.
   [ "$rc" -ne 0 ] && [ "$elapsed" -lt 15 ] && [ "$left" -eq 0 ] && [ "$hung" -eq 1 ] &&
     grep -q "mpi: rank 0: allreduce of 1 MiB made no progress for [0-9.]* s (--timeout 5000 ms): a peer rank is stopped" "$tmp/stop.err"
-  check "mpi stopped rank: exit $rc ${elapsed}s after SIGSTOP, $hung report(s), $left left: $(grep "made no progress" "$tmp/stop.err")" $? \
+  st=$?; check "mpi stopped rank: exit $rc ${elapsed}s after SIGSTOP, $hung report(s), $left left: $(grep "made no progress" "$tmp/stop.err")" $st \
     "victim $victim $(cat "$tmp/stop.err" | head -5)"
   kill -9 "$victim" 2>/dev/null
 

@@ -112,41 +112,44 @@ check "paper validation: PyTorch's DGX-1 table within 10%" $? "$(cat paper.out)"
 
 # Bad inputs: one line, exit 2, no report.
 net=(--comm-intra comm.json --ranks-per-node 2 --world-sizes 2)
-expect_bad "unknown bandwidth unit" --profile profile.json --ranks-per-node 1 --inter-bw 100Gfoo/s --inter-latency 5us
-expect_bad "negative bandwidth" --profile profile.json --ranks-per-node 1 --inter-bw -5GB/s --inter-latency 5us
-expect_bad "latency without a unit" --profile profile.json --ranks-per-node 1 --inter-bw 5GB/s --inter-latency 5
-expect_bad "no network between nodes" --profile profile.json --ranks-per-node 2 --comm-intra comm.json --world-sizes 4
-expect_bad "bandwidth without latency" --profile profile.json --inter-bw 5GB/s --world-sizes 2
-"$DT" comm --nproc 2 --collective broadcast -b 4K -e 64K --json bcast.json >/dev/null 2>&1
-expect_bad "comm report without allreduce" --profile profile.json --comm-intra bcast.json --ranks-per-node 2 --world-sizes 2
-"$DT" comm -b 4K -e 64K --json one.json >/dev/null 2>&1
-expect_bad "comm report of one rank" --profile profile.json --comm-intra one.json --ranks-per-node 2 --world-sizes 2
-"$DT" ddp --model mlp --batch-size 8 --world-sizes 1 --threads 1 --iters 2 --warmup 0 --json notrace.json >/dev/null 2>&1
-expect_bad "ddp report without a trace" --profile notrace.json "${net[@]}"
-expect_bad "a comm report as the profile" --profile comm.json "${net[@]}"
-expect_bad "missing profile file" --profile nowhere.json "${net[@]}"
-expect_bad "profile and model both" --profile profile.json --model mlp --forward-ms 1 --backward-ms 1 --optimizer-ms 1 "${net[@]}"
-expect_bad "model without phase times" --model mlp "${net[@]}"
-expect_bad "zero ranks" --profile profile.json --comm-intra comm.json --world-sizes 0
-expect_bad "unknown algorithm" --profile profile.json "${net[@]}" --algo butterfly
-expect_bad "unknown compression" --profile profile.json "${net[@]}" --compression fp8
-expect_bad "no such row" --profile profile.json "${net[@]}" --row 9N/9R
-expect_bad "a comm report as --measured" --profile profile.json "${net[@]}" --measured comm.json
-expect_bad "zero bucket cap" --profile profile.json "${net[@]}" --bucket-cap-mb 0
-expect_bad "negative first bucket cap" --profile profile.json "${net[@]}" --first-bucket-cap-mb -1
-expect_bad "zero bandwidth scale" --profile profile.json "${net[@]}" --bw-scale 0
-expect_bad "zero ranks per node" --profile profile.json --comm-intra comm.json --ranks-per-node 0 --world-sizes 2
-expect_bad "base latency without a unit" --profile profile.json "${net[@]}" --base-latency 5
-expect_bad "both a report and stated figures for a level" --profile profile.json "${net[@]}" --intra-bw 1GB/s --intra-latency 1us
-expect_bad "negative DDP overhead" --model mlp --forward-ms 1 --backward-ms 1 --optimizer-ms 1 --ddp-overhead-ms -1 "${net[@]}"
-expect_bad "zero batch" --model mlp --batch-size 0 --forward-ms 1 --backward-ms 1 --optimizer-ms 1 "${net[@]}"
-expect_bad "unknown model" --model nosuchnet --forward-ms 1 --backward-ms 1 --optimizer-ms 1 "${net[@]}"
-expect_bad "negative cores per node" --profile profile.json "${net[@]}" --cores-per-node -2
-expect_bad "--threads with a profile report" --profile profile.json "${net[@]}" --threads 2
-expect_bad "negative threads" --model mlp --forward-ms 1 --backward-ms 1 --optimizer-ms 1 --threads -1 "${net[@]}"
-expect_bad "contention without the model's threads" --model mlp --forward-ms 1 --backward-ms 1 --optimizer-ms 1 \
+expect_bad "unknown bandwidth unit" -m "--inter-bw: unknown or missing unit in '100Gfoo/" --profile profile.json --ranks-per-node 1 --inter-bw 100Gfoo/s --inter-latency 5us
+expect_bad "negative bandwidth" -m "--inter-bw: '-5GB/s' must be positive" --profile profile.json --ranks-per-node 1 --inter-bw -5GB/s --inter-latency 5us
+expect_bad "latency without a unit" -m "--inter-latency: unknown or missing unit in '5' " --profile profile.json --ranks-per-node 1 --inter-bw 5GB/s --inter-latency 5
+expect_bad "no network between nodes" -m "the network between nodes is not described: give" --profile profile.json --ranks-per-node 2 --comm-intra comm.json --world-sizes 4
+expect_bad "bandwidth without latency" -m "--inter-bw and --inter-latency go together (e.g." --profile profile.json --inter-bw 5GB/s --world-sizes 2
+"$DT" comm --nproc 2 --collective broadcast -b 4K -e 64K --json bcast.json >fixture.out 2>&1
+check "fixture: a broadcast-only comm report" $? "$(tail -n 3 fixture.out)"
+expect_bad "comm report without allreduce" -m "--comm-intra bcast.json: the report has no allre" --profile profile.json --comm-intra bcast.json --ranks-per-node 2 --world-sizes 2
+"$DT" comm -b 4K -e 64K --json one.json >fixture.out 2>&1
+check "fixture: a 1-rank comm report" $? "$(tail -n 3 fixture.out)"
+expect_bad "comm report of one rank" -m "one.json (gloo allreduce, 1 rank(s) on 1 node(s)" --profile profile.json --comm-intra one.json --ranks-per-node 2 --world-sizes 2
+"$DT" ddp --model mlp --batch-size 8 --world-sizes 1 --threads 1 --iters 2 --warmup 0 --json notrace.json >fixture.out 2>&1
+check "fixture: a ddp report without a trace" $? "$(tail -n 3 fixture.out)"
+expect_bad "ddp report without a trace" -m "notrace.json: no 1-rank DDP row with a trace to " --profile notrace.json "${net[@]}"
+expect_bad "a comm report as the profile" -m "comm.json: not a \`dtbench ddp\` report (schema 'dtbench.comm')" --profile comm.json "${net[@]}"
+expect_bad "missing profile file" -m "cannot read 'nowhere.json': No such file or dire" --profile nowhere.json "${net[@]}"
+expect_bad "profile and model both" -m "give the compute profile either as --profile REP" --profile profile.json --model mlp --forward-ms 1 --backward-ms 1 --optimizer-ms 1 "${net[@]}"
+expect_bad "model without phase times" -m "--model needs the phase times of one rank: --for" --model mlp "${net[@]}"
+expect_bad "zero ranks" -m "--world-sizes: '0' is not a rank count (a whole " --profile profile.json --comm-intra comm.json --world-sizes 0
+expect_bad "unknown algorithm" -m "--algo: 'butterfly' is not an algorithm (use rin" --profile profile.json "${net[@]}" --algo butterfly
+expect_bad "unknown compression" -m "--compression: 'fp8' is not a wire format (use n" --profile profile.json "${net[@]}" --compression fp8
+expect_bad "no such row" -m "profile.json: no row labelled '9N/9R' (--row)" --profile profile.json "${net[@]}" --row 9N/9R
+expect_bad "a comm report as --measured" -m "comm.json: not a \`dtbench ddp\` report (schema 'dtbench.comm')" --profile profile.json "${net[@]}" --measured comm.json
+expect_bad "zero bucket cap" -m "--bucket-cap-mb and --first-bucket-cap-mb must b" --profile profile.json "${net[@]}" --bucket-cap-mb 0
+expect_bad "negative first bucket cap" -m "--bucket-cap-mb and --first-bucket-cap-mb must b" --profile profile.json "${net[@]}" --first-bucket-cap-mb -1
+expect_bad "zero bandwidth scale" -m "--bw-scale must be positive" --profile profile.json "${net[@]}" --bw-scale 0
+expect_bad "zero ranks per node" -m "--ranks-per-node must be at least 1" --profile profile.json --comm-intra comm.json --ranks-per-node 0 --world-sizes 2
+expect_bad "base latency without a unit" -m "--base-latency: unknown or missing unit in '5' (" --profile profile.json "${net[@]}" --base-latency 5
+expect_bad "both a report and stated figures for a level" -m "--comm-intra and --intra-bw/--intra-latency both" --profile profile.json "${net[@]}" --intra-bw 1GB/s --intra-latency 1us
+expect_bad "negative DDP overhead" -m "--ddp-overhead-ms must not be negative" --model mlp --forward-ms 1 --backward-ms 1 --optimizer-ms 1 --ddp-overhead-ms -1 "${net[@]}"
+expect_bad "zero batch" -m "--batch-size, --image-size and --seq-len must be" --model mlp --batch-size 0 --forward-ms 1 --backward-ms 1 --optimizer-ms 1 "${net[@]}"
+expect_bad "unknown model" -m "unknown model 'nosuchnet' (valid: resnet18, resn" --model nosuchnet --forward-ms 1 --backward-ms 1 --optimizer-ms 1 "${net[@]}"
+expect_bad "negative cores per node" -m "--cores-per-node must not be negative" --profile profile.json "${net[@]}" --cores-per-node -2
+expect_bad "--threads with a profile report" -m "--threads goes with --model; a --profile report " --profile profile.json "${net[@]}" --threads 2
+expect_bad "negative threads" -m "--threads must not be negative" --model mlp --forward-ms 1 --backward-ms 1 --optimizer-ms 1 --threads -1 "${net[@]}"
+expect_bad "contention without the model's threads" -m "--cores-per-node: command line does not say how " --model mlp --forward-ms 1 --backward-ms 1 --optimizer-ms 1 \
   --cores-per-node 8 "${net[@]}"
-expect_bad "contention over stated links (no cpu_util)" --model mlp --forward-ms 1 --backward-ms 1 --optimizer-ms 1 \
+expect_bad "contention over stated links (no cpu_util)" -m "--cores-per-node: the network between nodes has " --model mlp --forward-ms 1 --backward-ms 1 --optimizer-ms 1 \
   --threads 1 --cores-per-node 8 --ranks-per-node 1 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 
 echo "project_cli: $passes passed, $fails failed"

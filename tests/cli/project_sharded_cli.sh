@@ -186,32 +186,32 @@ check "--tflops and --peak-tflops x --mfu: forward = 2 x multiply-adds x batch /
 
 # Bad inputs: one line, exit 2, no report.
 m=(--model gpt2 --forward-ms 1 --backward-ms 2 --optimizer-ms 1 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2)
-expect_bad "unknown strategy" "${m[@]}" --reducer zero3
-expect_bad "strategy twice" "${m[@]}" --reducer ddp,ddp
-expect_bad "unknown optimizer" "${m[@]}" --optimizer lamb
-expect_bad "param dtype without fsdp" "${m[@]}" --reducer zero2 --param-dtype bf16
-expect_bad "bad param dtype" "${m[@]}" --reducer fsdp --param-dtype fp8
-expect_bad "bad reshard value" "${m[@]}" --reducer fsdp --reshard-after-forward maybe
-expect_bad "bad memory size" "${m[@]}" --memory-per-rank lots
-expect_bad "compression with a sharded strategy" "${m[@]}" --reducer zero2 --compression fp16
-expect_bad "fsdp without units (a report)" --profile profile.json --reducer fsdp --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
-expect_bad "activation memory with a report" --profile profile.json --activation-memory 1GiB --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
-expect_bad "an image size with a report (not ignored)" --profile profile.json --image-size 64 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
-expect_bad "a sequence length with a report of a model without shapes" --profile profile.json --seq-len 512 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
-expect_bad "a batch of 0 with a report" --profile profile.json --batch-size 0 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
-expect_bad "phase times with a report" --profile profile.json --forward-ms 5 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
-expect_bad "bad reduce-scatter" "${m[@]}" --reducer zero2 --reduce-scatter ring
-expect_bad "a rate and phase times" "${m[@]}" --tflops 100
-expect_bad "a rate both ways" --model gpt2 --optimizer-ms 1 --tflops 100 --peak-tflops 200 --mfu 0.5 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
-expect_bad "an MFU without a peak" --model gpt2 --optimizer-ms 1 --mfu 0.5 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
-expect_bad "an MFU above 1" --model gpt2 --optimizer-ms 1 --peak-tflops 200 --mfu 40 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
-expect_bad "a rate without the optimizer's time" --model gpt2 --tflops 100 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
-expect_bad "a zero rate" --model gpt2 --optimizer-ms 1 --tflops 0 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
-expect_bad "a rate with a report" --profile profile.json --tflops 100 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
-expect_bad "negative fusion threshold" "${m[@]}" --reducer horovod --fusion-threshold-mb -2
-expect_bad "zero cycle time" "${m[@]}" --reducer horovod --cycle-time-ms 0
-expect_bad "an allgather sweep of one size" --profile profile.json --reducer zero2 --comm-intra commag1.json --ranks-per-node 2 --world-sizes 2
-expect_bad "contention with a sharded strategy" --profile profile.json --reducer zero1 --cores-per-node 2 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "unknown strategy" -m "--reducer: 'zero3' is not a strategy the project" "${m[@]}" --reducer zero3
+expect_bad "strategy twice" -m "--reducer: 'ddp' is given twice" "${m[@]}" --reducer ddp,ddp
+expect_bad "unknown optimizer" -m "--optimizer: 'lamb' is not an optimizer (use sgd" "${m[@]}" --optimizer lamb
+expect_bad "param dtype without fsdp" -m "--param-dtype and --reshard-after-forward descri" "${m[@]}" --reducer zero2 --param-dtype bf16
+expect_bad "bad param dtype" -m "--param-dtype: 'fp8' is not a parameter dtype (u" "${m[@]}" --reducer fsdp --param-dtype fp8
+expect_bad "bad reshard value" -m "--reshard-after-forward: 'maybe' is not true or " "${m[@]}" --reducer fsdp --reshard-after-forward maybe
+expect_bad "bad memory size" -m "--memory-per-rank: 'lots' is not a number" "${m[@]}" --memory-per-rank lots
+expect_bad "compression with a sharded strategy" -m "--compression: zero2 reduce-scatters float32 gra" "${m[@]}" --reducer zero2 --compression fp16
+expect_bad "fsdp without units (a report)" -m "profile.json: no FSDP units known for this profi" --profile profile.json --reducer fsdp --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "activation memory with a report" -m "--activation-memory goes with --model; a --profi" --profile profile.json --activation-memory 1GiB --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "an image size with a report (not ignored)" -m "--image-size: options of --model; a --profile re" --profile profile.json --image-size 64 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "a sequence length with a report of a model without shapes" -m "--seq-len with --profile scales a decoder's prof" --profile profile.json --seq-len 512 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "a batch of 0 with a report" -m "--batch-size and --seq-len must be at least 1" --profile profile.json --batch-size 0 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "phase times with a report" -m "--forward-ms: options of --model; a --profile re" --profile profile.json --forward-ms 5 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "bad reduce-scatter" -m "--reduce-scatter: 'ring' is not native or allred" "${m[@]}" --reducer zero2 --reduce-scatter ring
+expect_bad "a rate and phase times" -m "--tflops (or --peak-tflops with --mfu) gives for" "${m[@]}" --tflops 100
+expect_bad "a rate both ways" -m "give the achieved rate as --tflops, or as --peak" --model gpt2 --optimizer-ms 1 --tflops 100 --peak-tflops 200 --mfu 0.5 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "an MFU without a peak" -m "--peak-tflops and --mfu go together (the achieve" --model gpt2 --optimizer-ms 1 --mfu 0.5 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "an MFU above 1" -m "--peak-tflops must be positive and --mfu a fract" --model gpt2 --optimizer-ms 1 --peak-tflops 200 --mfu 40 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "a rate without the optimizer's time" -m "--tflops gives forward and backward; the optimiz" --model gpt2 --tflops 100 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "a zero rate" -m "--tflops must be positive" --model gpt2 --optimizer-ms 1 --tflops 0 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "a rate with a report" -m "--tflops: options of --model; a --profile report" --profile profile.json --tflops 100 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "negative fusion threshold" -m "--fusion-threshold-mb must not be negative and -" "${m[@]}" --reducer horovod --fusion-threshold-mb -2
+expect_bad "zero cycle time" -m "--fusion-threshold-mb must not be negative and -" "${m[@]}" --reducer horovod --cycle-time-ms 0
+expect_bad "an allgather sweep of one size" -m "commag1.json (gloo allgather, 2 rank(s)): the al" --profile profile.json --reducer zero2 --comm-intra commag1.json --ranks-per-node 2 --world-sizes 2
+expect_bad "contention with a sharded strategy" -m "--cores-per-node: CPU contention is modelled for" --profile profile.json --reducer zero1 --cores-per-node 2 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 
 echo "project_sharded_cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

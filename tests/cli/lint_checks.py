@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""Finds checks that cannot fail in the test scripts that rely on `set -e`.
+"""Finds checks that cannot fail in the test scripts.
 
-Under `set -e` only the last command of an `&&` list can end the script: in
-`[ "$rc" -eq 2 ] && grep -q msg err` a wrong exit status is ignored and the
-script goes on, so the check passes whatever the program did. This lint reads
-every script under the given directories that turns `set -e` on and names each
-statement that is an `&&` list whose value nobody reads: not an `if`/`while`/
-`until` condition, not followed by `||`, not the last statement of a function
-body (whose status the caller sees). Exit 1 with one line per finding.
+1. Under `set -e` only the last command of an `&&` list can end the script:
+   in `[ "$rc" -eq 2 ] && grep -q msg err` a wrong exit status is ignored and
+   the script goes on, so the check passes whatever the program did. Every
+   script under the given directories that turns `set -e` on is read for
+   statements that are an `&&` list whose value nobody reads: not an
+   `if`/`while`/`until` condition, not followed by `||`, not the last
+   statement of a function body (whose status the caller sees).
+2. In any script, `check "... $(cmd) ..." $?`: the command substitution runs
+   before `$?` is expanded and sets it to its own status (0), so the check
+   sees the message's command, not the condition. Take the status first
+   (`st=$?; check "..." $st`).
+Exit 1 with one line per finding.
 
-Usage: lint_set_e.py DIR...   (ctest lint_set_e runs it on tests/; bench/ scripts
-use `[ cond ] && action` as a plain conditional, and check nothing)
+Usage: lint_checks.py DIR...   (ctest lint_checks runs it on tests/; bench/
+scripts use `[ cond ] && action` as a plain conditional, and check nothing)
 """
 import os
 import re
@@ -120,6 +125,31 @@ def findings(path):
             yield line, part[:100]
 
 
+def status_after_substitution(path):
+    """(line, text) of each simple command that reads $? after a $( or `."""
+    lines = open(path).read().split("\n")
+    i = 0
+    while i < len(lines):
+        start, text = i + 1, lines[i]
+        m = HEREDOC.search(text)
+        if m:
+            end = m.group(2)
+            i += 1
+            while i < len(lines) and lines[i].strip() != end:
+                i += 1
+        while text.rstrip().endswith("\\") and i + 1 < len(lines):
+            i += 1
+            text = text.rstrip()[:-1] + " " + lines[i]
+        i += 1
+        if text.lstrip().startswith("#"):
+            continue
+        for at in [k for k in range(len(text)) if text.startswith("$?", k)]:
+            before = re.split(r";|&&|\|\||\|", text[:at])[-1]
+            if re.search(r"\$\((?!\()", before) or "`" in before:  # $(( )) is arithmetic
+                yield start, text.strip()[:100]
+                break
+
+
 def main(dirs):
     bad = 0
     for d in dirs:
@@ -130,8 +160,12 @@ def main(dirs):
                     for line, st in findings(p):
                         print(f"{p}:{line}: an && list under set -e that cannot fail: {st}")
                         bad += 1
+                    for line, st in status_after_substitution(p):
+                        print(f"{p}:{line}: $? read after a command substitution in the same command: {st}")
+                        bad += 1
     if bad:
-        print(f"{bad} check(s) that cannot fail: end them with `|| fail ...`, or test with `if`")
+        print(f"{bad} check(s) that cannot fail: end && lists with `|| fail ...` or test with `if`; "
+              "take $? before a message with $(...)")
     return 1 if bad else 0
 
 
