@@ -7,6 +7,7 @@
 #include "compat/storage_compat.h"
 #include "core/error.h"
 #include "train/grad_buckets.h"
+#include "train/wire_cast.h"
 
 namespace dtbench::train {
 
@@ -125,7 +126,10 @@ bool FsdpUnit::add_gradient(std::size_t param) {
 }
 
 void FsdpUnit::launch_reduce(int bucket) {
-  observer_.collective_launch(bucket, padded_ * 4, trace::WireDType::kFloat32, params_);
+  // What really goes on the wire (FSDP2's reduce_dtype: the float32 of the
+  // shard, whatever --param-dtype): the test of the bf16 policy reads it.
+  observer_.collective_launch(bucket, grad_flat_.numel() * static_cast<int64_t>(grad_flat_.element_size()),
+                              wire_dtype_of(grad_flat_), params_);
   if (reduce_scatter_) {
     received_ = torch::empty({shard_numel_}, grad_flat_.options());
     reduce_work_ = comm_.reduce_scatter(grad_flat_, received_, comm::ReduceOp::kSum);

@@ -17,6 +17,7 @@
 #include "compat/reducer_compat.h"
 #include "core/error.h"
 #include "train/strategies.h"
+#include "train/wire_cast.h"
 
 namespace dtbench::train {
 namespace {
@@ -43,10 +44,7 @@ class ObservedAllreduceHook : public c10d::CommHookInterface {
     }
     const int index = static_cast<int>(bucket.getIndex());
     observer_.collective_launch(index, buffer.numel() * static_cast<int64_t>(buffer.element_size()),
-                                buffer.scalar_type() == at::kHalf       ? trace::WireDType::kFloat16
-                                : buffer.scalar_type() == at::kBFloat16 ? trace::WireDType::kBFloat16
-                                                                        : trace::WireDType::kFloat32,
-                                params);
+                                wire_dtype_of(buffer), params);
     std::vector<torch::Tensor> tensors{buffer};
     auto future = group_->allreduce(tensors)->getFuture();
     // The Reducer waits for the future returned here: a continuation, so

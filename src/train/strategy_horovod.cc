@@ -54,10 +54,6 @@ int local_world_size() {
   return n > 0 ? n : 1;
 }
 
-trace::WireDType wire_dtype(const torch::Tensor& t) {
-  return t.scalar_type() == torch::kHalf ? trace::WireDType::kFloat16 : trace::WireDType::kFloat32;
-}
-
 class HorovodStrategy : public Strategy {
  public:
   HorovodStrategy(const TrainOptions& given, torch::nn::Module& module, comm::Communicator& comm,
@@ -394,7 +390,7 @@ class HorovodStrategy : public Strategy {
       }
       observer_.stage(group, trace::Stage::kMemcpyIn, t0, trace::clock_us());
     }
-    observer_.collective_launch(group, r.bytes, wire_dtype(first), r.tensors);
+    observer_.collective_launch(group, r.bytes, wire_dtype_of(first), r.tensors);
     finish_work(comm_.allreduce(buffer, buffer, comm::ReduceOp::kSum));
     observer_.collective_done(group);
     buffer.mul_(1.0 / comm_.size());  // postscale: Average

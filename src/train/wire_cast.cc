@@ -208,4 +208,15 @@ void add_compression_error(CompressionStats& stats, const at::Tensor& got, const
   stats.sum_sq_exact += e.pow(2).sum().item<double>();
 }
 
+trace::WireDType wire_dtype_of(const at::Tensor& t) {
+  switch (t.scalar_type()) {
+    case at::kHalf:
+      return trace::WireDType::kFloat16;
+    case at::kBFloat16:
+      return trace::WireDType::kBFloat16;
+    default:
+      return trace::WireDType::kFloat32;
+  }
+}
+
 }  // namespace dtbench::train

@@ -8,6 +8,7 @@
 // ops do it. Both give the same bits (tests/train/wire_cast_test.cc).
 #include <ATen/core/Tensor.h>
 
+#include "trace/observer.h"
 #include "train/compression.h"
 
 namespace dtbench::train {
@@ -41,5 +42,9 @@ void sum_parts(const at::Tensor& gathered, int ranks, const at::Tensor& flat,
 // of `got` (the averaged gradient that went over the wire compressed, any
 // float dtype) with `exact` (the same average reduced in float32).
 void add_compression_error(CompressionStats& stats, const at::Tensor& got, const at::Tensor& exact);
+
+// The wire format of a tensor that goes into a collective, for the
+// observer (--trace): what the tensor really is, float32 unless 16-bit.
+trace::WireDType wire_dtype_of(const at::Tensor& t);
 
 }  // namespace dtbench::train

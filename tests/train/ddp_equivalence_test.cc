@@ -273,6 +273,20 @@ TEST(FsdpMixedPrecision, Bf16GathersHalveTheBytesAndTrainLikeOneProcess) {
   };
   EXPECT_GT(ready(t32), 0);
   EXPECT_EQ(ready(t16), ready(t32)) << "bucket-ready stamps lost under --param-dtype bf16";
+  // The policy's reduce_dtype: gradients are reduce-scattered in float32
+  // under bf16 parameters, the same bytes as with float32 ones (a bf16
+  // reduction would halve them and show as bf16; the loss tolerance below
+  // could not tell).
+  auto reduced = [](const trace::Timeline& t) {
+    std::map<std::pair<int, int>, std::pair<std::int64_t, int>> out;  // (iteration, unit) -> bytes, dtype
+    for (const auto& e : t.events())
+      if (e.kind == trace::EventKind::kCollective) out[{e.iteration, e.bucket}] = {e.bytes, e.dtype};
+    return out;
+  };
+  const auto r32 = reduced(t32), r16 = reduced(t16);
+  ASSERT_FALSE(r16.empty());
+  EXPECT_EQ(r16, r32) << "fsdp under --param-dtype bf16 reduces other bytes or another dtype than float32";
+  for (const auto& [key, v] : r16) EXPECT_EQ(v.second, static_cast<int>(trace::WireDType::kFloat32));
   const auto b32 = gathered(t32), b16 = gathered(t16);
   ASSERT_FALSE(b16.empty());
   ASSERT_EQ(b16.size(), b32.size());
