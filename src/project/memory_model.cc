@@ -37,6 +37,7 @@ MemoryFigures memory_per_rank(Strategy s, double psi, double largest_unit, int w
       m.gradients = 4 * psi / n;
       m.optimizer = 4 * k * psi / n;
       m.buffers = std::min(4 * psi, 2 * o.bucket_cap_bytes);  // a bucket filling, one reducing
+      m.made_in_backward = m.gradients;  // the shards' gradients: dropped by zero_grad, made by the reductions
       break;
     case Strategy::kFsdp: {
       m.parameters = 4 * psi / n;

@@ -35,9 +35,9 @@ struct MemoryFigures {
   // start): the gradients zero_grad sets to none and backward makes again
   // as it frees activations — ddp's and horovod's (their buckets and fusion
   // buffer stay), fsdp's gradient shards, which each unit's reduce-scatter
-  // makes (as FSDP2's under zero_grad(set_to_none=True)); 0 for zero1 and
-  // zero2, whose gradients (zero1's bucket views, zero2's shards) are
-  // zeroed in place.
+  // makes (as FSDP2's under zero_grad(set_to_none=True)), zero2's gradient
+  // shards, made by each bucket's reduction (DeepSpeed's stage 2); 0 for
+  // zero1, whose gradients are its buckets' views, zeroed in place.
   double made_in_backward = 0;
   double model_states() const { return parameters + gradients + optimizer; }
   // The backward's peak without the activations: model states held then,

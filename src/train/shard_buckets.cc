@@ -55,10 +55,11 @@ ShardBuckets::ShardBuckets(std::vector<torch::Tensor> params,
         p.mutable_grad() = slot_view(bucket.grad_flat, bucket.offsets[k], p);
       }
       bucket.grad_shard = bucket.grad_flat.narrow(0, rank * bucket.shard, bucket.shard);
-    } else {
-      bucket.grad_shard = torch::zeros({bucket.shard}, options);
+      shard.mutable_grad() = bucket.grad_shard;
     }
-    shard.mutable_grad() = bucket.grad_shard;
+    // kShardOnly: the shard's gradient is made by each backward's reduction
+    // (finish_bucket) and dropped by zero_grads(), as DeepSpeed's stage 2
+    // and FSDP2 under zero_grad(set_to_none=True) hold none between steps.
     shards_.push_back(shard);
     bucket.pending = bucket.params.size();
     buckets_.push_back(std::move(bucket));
@@ -118,14 +119,19 @@ void ShardBuckets::finish_bucket(Bucket& bucket) {
   bucket.work->wait(comm_.timeout());
   bucket.work.reset();
   torch::NoGradGuard no_grad;
-  if (reduce_scatter_) {
-    bucket.grad_shard.copy_(bucket.received);
-    bucket.received = torch::Tensor();
-  } else if (grads_ == Grads::kShardOnly) {
-    bucket.grad_shard.copy_(bucket.grad_flat.narrow(0, comm_.rank() * bucket.shard, bucket.shard));
+  if (grads_ == Grads::kShardOnly) {
+    // A new gradient each backward: the reduce-scatter's output, or this
+    // rank's chunk of the allreduced bucket (which is then freed).
+    bucket.grad_shard = reduce_scatter_
+                            ? bucket.received
+                            : bucket.grad_flat.narrow(0, comm_.rank() * bucket.shard, bucket.shard).clone();
+    shards_[static_cast<std::size_t>(&bucket - buckets_.data())].mutable_grad() = bucket.grad_shard;
+    bucket.grad_flat = torch::Tensor();  // freed
+  } else if (reduce_scatter_) {
+    bucket.grad_shard.copy_(bucket.received);  // into the bucket, which the .grads view
   }
+  bucket.received = torch::Tensor();
   bucket.grad_shard.div_(static_cast<double>(comm_.size()));
-  if (grads_ == Grads::kShardOnly) bucket.grad_flat = torch::Tensor();  // freed
 }
 
 void ShardBuckets::launch_ready() {
@@ -176,11 +182,13 @@ void ShardBuckets::gather_parameters() {
 
 void ShardBuckets::zero_grads() {
   torch::NoGradGuard no_grad;
-  for (auto& bucket : buckets_) {
-    if (grads_ == Grads::kBucketViews)
-      bucket.grad_flat.zero_();
-    else
-      bucket.grad_shard.zero_();
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    if (grads_ == Grads::kBucketViews) {
+      buckets_[b].grad_flat.zero_();
+    } else {
+      buckets_[b].grad_shard = torch::Tensor();
+      shards_[b].mutable_grad() = torch::Tensor();
+    }
   }
 }
 

@@ -18,9 +18,11 @@
 //  kShardOnly (zero2): a gradient is copied into its bucket the moment
 //    autograd produced it (add_gradient, from a hook) and the parameter's
 //    .grad dropped; a full bucket is reduce-scattered at once into a
-//    persistent shard-sized gradient and freed when that finished (waited
-//    for when the next bucket launches: at most two full buckets live). Only
-//    the shard's gradient outlives the backward.
+//    shard-sized gradient made by that reduction (the shard's .grad until
+//    zero_grads() drops it, as DeepSpeed's stage 2 holds no gradients between
+//    steps), the bucket freed when it finished (waited for when the next
+//    bucket launches: at most two full buckets live). Only the shard's
+//    gradient outlives the backward.
 // Where the backend has no reduce_scatter of its own (Gloo: none in LibTorch
 // 1.13, allreduces of copied chunks in 2.x: Communicator::composite_reason)
 // a bucket is allreduced and the rank's shard taken from it: the same
@@ -68,7 +70,8 @@ class ShardBuckets {
   // All-gathers every bucket's parameters from the ranks' shards (after the
   // optimizer stepped them).
   void gather_parameters();
-  // Zeroes the gradients this rank keeps (in place).
+  // kBucketViews: zeroes the gradient buckets in place; kShardOnly: drops
+  // the shards' gradients (made again by the next backward).
   void zero_grads();
 
  private:
@@ -78,7 +81,8 @@ class ShardBuckets {
     int64_t numel = 0, padded = 0, shard = 0;
     torch::Tensor param_flat;  // padded; the parameters are views of it
     torch::Tensor grad_flat;   // padded; kShardOnly: only while reducing
-    torch::Tensor grad_shard;  // the shard's gradient (kBucketViews: a view of grad_flat)
+    torch::Tensor grad_shard;  // the shard's gradient (kBucketViews: a view of grad_flat;
+                               // kShardOnly: from finish_bucket to zero_grads)
     torch::Tensor received;    // reduce_scatter's output until finish()
     std::size_t pending = 0;
     comm::WorkPtr work;
