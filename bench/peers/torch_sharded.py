@@ -6,7 +6,7 @@ bench/peers/python-wheel (torch 2.11), one process per rank under a launcher
 that sets RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (`dtbench launch`).
 
   --strategy ddp    DistributedDataParallel(bucket_cap_mb) + torch.optim.AdamW
-  --strategy zero1  DDP + ZeroRedundancyOptimizer(AdamW): optimizer state sharded
+  --strategy zero1  DDP + ZeroRedundancyOptimizer(AdamW, parameters_as_bucket_view=True): optimizer state sharded
   --strategy fsdp   fully_shard on each block, then on the root (FSDP2), AdamW
                     over the DTensor shards; --reshard-after-forward true|false
   --strategy none   one process, no wrapper
@@ -165,7 +165,11 @@ def main():
         model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=a.bucket_cap_mb)
         if a.strategy == "zero1":
             from torch.distributed.optim import ZeroRedundancyOptimizer
-            opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.AdamW, **adamw)
+            # parameters_as_bucket_view=True: the updated parameters go out as
+            # one flat broadcast per rank's bucket, as dtbench's zero1
+            # all-gathers buckets (False: one broadcast per parameter).
+            opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.AdamW,
+                                          parameters_as_bucket_view=True, **adamw)
         else:
             opt = torch.optim.AdamW(model.parameters(), **adamw)
     else:
