@@ -36,24 +36,28 @@ COLOUR = re.compile(r"(\x1b|\[NON-XML-CHAR-0x1B\])\[[0-9;]*m")
 
 def gtest_skips(out):
     """(case, message) of each gtest case the output shows skipped. The
-    message is what was printed between the case's last "[ RUN ]" and its
-    "[ SKIPPED ]" (the ranks of one job may interleave their lines: what the
-    others printed meanwhile comes along)."""
+    message is what was printed from the case's first "[ RUN ]" to its last
+    "[ SKIPPED ]": the ranks of one job interleave their lines (a rank's
+    message may come after another rank's RUN line, or after another rank's
+    SKIPPED line), so the window spans every rank's; what else they printed
+    meanwhile comes along."""
     lines = [COLOUR.sub("", l) for l in out.splitlines()]
-    found, last_run = {}, {}
+    first_run, last_skip = {}, {}
     for i, line in enumerate(lines):
         m = RUN.match(line)
         if m:
-            last_run[m.group(1)] = i
+            first_run.setdefault(m.group(1), i)
             continue
         m = SKIPPED.match(line)
-        if m and m.group(1) not in found:
-            case = m.group(1)
-            between = lines[last_run.get(case, i) + 1:i]
-            found[case] = " ".join(x.strip() for x in between
-                                   if x.strip() and not x.strip().endswith(": Skipped")
-                                   and not RUN.match(x) and not SKIPPED.match(x))
-    return sorted(found.items())
+        if m:
+            last_skip[m.group(1)] = i
+    found = []
+    for case, end in sorted(last_skip.items()):
+        between = lines[first_run.get(case, end) + 1:end]
+        found.append((case, " ".join(x.strip() for x in between
+                                     if x.strip() and not x.strip().endswith(": Skipped")
+                                     and not RUN.match(x) and not SKIPPED.match(x))))
+    return found
 
 
 def skips(junit):

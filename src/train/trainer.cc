@@ -164,7 +164,6 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
   auto& module = *model.module();
   module.train();
   place_model(module, device, opts.channels_last);
-  // Before the strategy, so its stamps come before the strategy's hooks.
   auto strategy = make_strategy(opts, module, comm, observer, model.unit_seam());
   // After the strategy (see grad_ready_probe.h): its hooks go first.
   std::unique_ptr<GradReadyProbe> ready_probe;

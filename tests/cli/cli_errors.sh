@@ -11,13 +11,19 @@ DTBENCH=$1
 results=$(mktemp -d); trap 'rm -rf "$results"' EXIT
 ncase=0
 # names_fault ERRFILE [-m TEXT] ARGS...: the error line holds TEXT, or the
-# last argument, or the last flag (without its =value).
+# last argument, or the last flag (without its =value). A last argument that
+# is a number or one or two characters ("0", "-1") could be found anywhere
+# in the line: then the flag must be named.
 names_fault() {
   local err=$1; shift
   if [ "${1:-}" = -m ]; then grep -qF -- "$2" "$err"; return; fi
   [ $# -eq 0 ] && return 1
   local last=${*: -1} flag="" a
-  for a in "$@"; do case $a in -*) flag=${a%%=*} ;; esac; done
+  for a in "$@"; do case $a in -[a-zA-Z-]*) flag=${a%%=*} ;; esac; done
+  if [ -n "$flag" ] && { [ "${#last}" -le 2 ] || [[ $last =~ ^-?[0-9.]+$ ]]; }; then
+    grep -qF -- "$flag" "$err"
+    return
+  fi
   grep -qF -- "$last" "$err" || { [ -n "$flag" ] && grep -qF -- "$flag" "$err"; }
 }
 one_case() {
@@ -55,8 +61,8 @@ expect_usage_error -m "--max-bytes" comm -b 1M -e 1K
 expect_usage_error comm -b 12Q
 expect_usage_error comm -f 1
 expect_usage_error comm -f abc
-expect_usage_error comm -n 0
-expect_usage_error comm -n -3
+expect_usage_error -m "--iters" comm -n 0
+expect_usage_error -m "--iters" comm -n -3
 expect_usage_error comm -w -1
 expect_usage_error comm -c 2
 expect_usage_error comm -d float8
@@ -72,7 +78,7 @@ expect_usage_error comm --timeout 10parsecs
 expect_usage_error comm --placement sideways
 expect_usage_error comm -r 3
 expect_usage_error comm --nproc 2 -r 2
-expect_usage_error comm -e 1M -b 1K -i 1 -n 1
+expect_usage_error -m "more than 10000 sizes" comm -e 1M -b 1K -i 1 -n 1
 expect_usage_error -m "command is required" launch --nproc-per-node 2
 expect_usage_error launch --nproc-per-node 0 -- true
 expect_usage_error launch --nnodes 2 --node-rank 5 -- true
@@ -163,7 +169,7 @@ expect_usage_error kvstore --bigarray-bound 0
 expect_usage_error kvstore --transport carrier-pigeon
 expect_usage_error kvstore --channel ibv
 expect_usage_error kvstore --timeout 0s
-expect_usage_error kvstore -n 0
+expect_usage_error -m "--iters" kvstore -n 0
 expect_usage_error kvstore --ceiling-iters -1
 expect_usage_error hybrid --trainers 0
 expect_usage_error hybrid --servers 0

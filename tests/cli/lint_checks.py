@@ -125,6 +125,29 @@ def findings(path):
             yield line, part[:100]
 
 
+def last_command_start(prefix):
+    """Where the simple command that `prefix` ends in starts: after the last
+    ;, &&, || or | outside $( ) (a pipe inside a substitution does not end
+    the command around it)."""
+    depth, start, k = 0, 0, 0
+    while k < len(prefix):
+        if prefix.startswith("$(", k):
+            depth += 1
+            k += 2
+            continue
+        c = prefix[k]
+        if c == ")" and depth:
+            depth -= 1
+        elif depth == 0 and (prefix.startswith("&&", k) or prefix.startswith("||", k)):
+            start = k + 2
+            k += 2
+            continue
+        elif depth == 0 and c in ";|":
+            start = k + 1
+        k += 1
+    return start
+
+
 def status_after_substitution(path):
     """(line, text) of each simple command that reads $? after a $( or `."""
     lines = open(path).read().split("\n")
@@ -144,7 +167,7 @@ def status_after_substitution(path):
         if text.lstrip().startswith("#"):
             continue
         for at in [k for k in range(len(text)) if text.startswith("$?", k)]:
-            before = re.split(r";|&&|\|\||\|", text[:at])[-1]
+            before = text[last_command_start(text[:at]):at]
             if re.search(r"\$\((?!\()", before) or "`" in before:  # $(( )) is arithmetic
                 yield start, text.strip()[:100]
                 break

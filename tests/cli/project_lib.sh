@@ -19,7 +19,7 @@ expect_bad() {
   local rc=$? lines; lines=$(wc -l <bad.err)
   [ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && [ ! -e bad.json ] && grep -qF -- "$want" bad.err
   # The status first: the command substitution in the message would reset $?
-  # (it did: this check passed whatever the exit, the lines or the report).
+  # (and the check would pass whatever the exit, the lines or the report).
   local st=$?
   check "bad input: $name (exit $rc: $(head -c 160 bad.err))" $st "wanted '$want': $(cat bad.err)"
 }

@@ -22,6 +22,7 @@
 #include "support/train_fixtures.h"
 #include "trace/timeline.h"
 #include "train/replicas.h"
+#include "train/shard_buckets.h"
 #include "train/trainer.h"
 
 namespace dtbench {
@@ -358,6 +359,40 @@ TEST(ReplicaCheck, CatchesOneRanksDifferentBuffers) {
     const std::string what = e.what();
     EXPECT_NE(what.find("buffers"), std::string::npos) << what;
     EXPECT_NE(what.find("rank(s) " + std::to_string(c.size() - 1) + " "), std::string::npos) << what;
+  }
+}
+
+// zero2's gradient shards (kShardOnly) exist from the reduction to
+// zero_grads(), as DeepSpeed's stage 2 keeps none between steps; zero1's
+// (kBucketViews) are views of its kept buckets, zeroed in place.
+TEST(ShardBuckets, GradientShardsLiveFromTheReductionToZeroGrad) {
+  comm::Communicator& c = *g_comm;
+  for (const auto grads : {train::ShardBuckets::Grads::kShardOnly, train::ShardBuckets::Grads::kBucketViews}) {
+    std::vector<torch::Tensor> params{torch::ones({5}, torch::requires_grad()),
+                                      torch::ones({3}, torch::requires_grad())};
+    train::ShardBuckets buckets(params, {{1, 0}}, c, grads);
+    const auto& shard = buckets.shards().at(0);
+    const bool shard_only = grads == train::ShardBuckets::Grads::kShardOnly;
+    EXPECT_EQ(shard.grad().defined(), !shard_only) << "before any backward";
+    buckets.reset();
+    (params[0].sum() * 2 + params[1].sum() * 3).backward();
+    EXPECT_TRUE(buckets.add_gradient(1) == false && buckets.add_gradient(0));
+    buckets.launch(0);
+    buckets.finish();
+    ASSERT_TRUE(shard.grad().defined());
+    // Every rank's gradients were equal: the average is the gradient itself,
+    // bucket order (parameter 1's 3 elements, then parameter 0's 5, padded).
+    const int64_t n = shard.numel(), from = c.rank() * n;
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t at = from + k;
+      const float want = at < 3 ? 3.0f : at < 8 ? 2.0f : 0.0f;
+      EXPECT_EQ(shard.grad()[k].item<float>(), want) << "element " << at;
+    }
+    buckets.zero_grads();
+    if (shard_only)
+      EXPECT_FALSE(shard.grad().defined()) << "zero2 kept its gradient shard after zero_grad";
+    else
+      EXPECT_EQ(shard.grad().abs().sum().item<float>(), 0.0f);
   }
 }
 

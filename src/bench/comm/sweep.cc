@@ -16,7 +16,13 @@ std::vector<std::uint64_t> size_sweep(const SweepOptions& opts) {
   std::uint64_t s = opts.min_bytes;
   while (s <= opts.max_bytes) {
     sizes.push_back(s);
-    if (sizes.size() > 10000) throw UsageError("the size sweep has more than 10000 points");
+    if (sizes.size() > 10000)
+      throw UsageError(fmt::format(
+          "--min-bytes {} to --max-bytes {} by {} is more than 10000 sizes (a larger --step-bytes or "
+          "--step-factor)",
+          opts.min_bytes, opts.max_bytes,
+          opts.increment != 0 ? fmt::format("--step-bytes {}", opts.increment)
+                              : fmt::format("--step-factor {}", opts.factor)));
     std::uint64_t next = 0;
     if (opts.increment != 0) {
       next = s + opts.increment;
