@@ -165,6 +165,35 @@ train::TrainOptions tiny_gpt_options(int64_t layers) {
   return o;
 }
 
+// `o` trained on every rank of the job (each from its own seed:
+// rank_seeded_model) and in one process with the job's global batch; the
+// replicas checked, and training must have moved the parameters.
+struct AgainstOneProcess {
+  train::TrainResult result;         // this rank's
+  std::unique_ptr<models::Model> reference;  // the one process's model
+  std::vector<torch::Tensor> distributed;    // this rank's parameters after training
+  double distance = 0;               // max |distributed - reference|
+};
+
+AgainstOneProcess train_against_one_process(const train::TrainOptions& o) {
+  comm::Communicator& c = *g_comm;
+  AgainstOneProcess out;
+  auto model = rank_seeded_model(o, c.rank());
+  const auto initial = params_of(*model);
+  out.result = train::train(o, *model, &c, c.size(), c.rank());
+  train::verify_replicas(c, *model->module(), out.result.buffers_in_step);
+  out.distributed = params_of(*model);
+  EXPECT_GT(max_abs_diff(initial, out.distributed), 1e-3) << "training did not change the parameters";
+  auto ref_opts = o;
+  ref_opts.reducer = "none";
+  ref_opts.reshard_after_forward = -1;
+  ref_opts.batch_size = o.batch_size * c.size();
+  out.reference = train::make_seeded_model(ref_opts);
+  train::train(ref_opts, *out.reference, nullptr, 1, 0);
+  out.distance = max_abs_diff(params_of(*out.reference), out.distributed);
+  return out;
+}
+
 class GptEquivalence : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GptEquivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
@@ -173,25 +202,14 @@ TEST_P(GptEquivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
   auto o = tiny_gpt_options(3);
   o.reducer = GetParam() == "fsdp-keep" ? "fsdp" : GetParam();
   if (GetParam() == "fsdp-keep") o.reshard_after_forward = 0;
-  auto model = rank_seeded_model(o, c.rank());
-  const auto initial = params_of(*model);
-  const auto r = train::train(o, *model, &c, n, c.rank());
-  train::verify_replicas(c, *model->module(), r.buffers_in_step);
-  const auto distributed = params_of(*model);
-  ASSERT_GT(max_abs_diff(initial, distributed), 1e-3) << "training did not change the parameters";
+  const auto run = train_against_one_process(o);
+  const auto& r = run.result;
   if (o.reducer == "fsdp") ASSERT_EQ(r.buckets.size(), 4u) << "3 blocks and the root";
-  auto ref_opts = o;
-  ref_opts.reducer = "none";
-  ref_opts.reshard_after_forward = -1;
-  ref_opts.batch_size = o.batch_size * n;
-  auto ref_model = train::make_seeded_model(ref_opts);
-  train::train(ref_opts, *ref_model, nullptr, 1, 0);
-  EXPECT_LT(max_abs_diff(params_of(*ref_model), distributed), 2e-5)
-      << GetParam() << " on " << n << " ranks";
+  EXPECT_LT(run.distance, 2e-5) << GetParam() << " on " << n << " ranks";
   if (o.reducer != "fsdp") return;
   // Model state: only shards are held after the step.
   int64_t psi = 0;
-  for (const auto& p : ref_model->module()->parameters()) psi += p.numel();
+  for (const auto& p : run.reference->module()->parameters()) psi += p.numel();
   EXPECT_LE(r.model_state_bytes(), train::expected_model_state_bytes("fsdp", psi, 1, n) +
                                        train::sharded_padding_bound("fsdp", 4, 1, n));
   EXPECT_GE(r.model_state_bytes(), train::expected_model_state_bytes("fsdp", psi, 1, n));
@@ -220,19 +238,8 @@ TEST_P(GptAdamW, NRanksEqualOneProcessWithNTimesTheBatch) {
   o.lr = 0;         // AdamW's default, 1e-3
   o.momentum = -1;  // SGD's, not given
   o.reducer = GetParam();
-  auto model = rank_seeded_model(o, c.rank());
-  const auto initial = params_of(*model);
-  const auto r = train::train(o, *model, &c, n, c.rank());
-  train::verify_replicas(c, *model->module(), r.buffers_in_step);
-  const auto distributed = params_of(*model);
-  const double moved = max_abs_diff(initial, distributed);
-  ASSERT_GT(moved, 1e-3) << "training did not change the parameters";
-  auto ref_opts = o;
-  ref_opts.reducer = "none";
-  ref_opts.batch_size = o.batch_size * n;
-  auto ref_model = train::make_seeded_model(ref_opts);
-  train::train(ref_opts, *ref_model, nullptr, 1, 0);
-  const double d = max_abs_diff(params_of(*ref_model), distributed);
+  const auto run = train_against_one_process(o);
+  const double d = run.distance;
   if (c.rank() == 0) std::printf("GPT-2 AdamW %s on %d ranks: max |p - one process| %.3g\n", GetParam().c_str(), n, d);
   EXPECT_LT(d, 1.5e-3) << GetParam() << " on " << n << " ranks";
   if (n == 1) return;
@@ -241,7 +248,7 @@ TEST_P(GptAdamW, NRanksEqualOneProcessWithNTimesTheBatch) {
   local_opts.reducer = "none";
   auto local = train::make_seeded_model(local_opts);
   train::train(local_opts, *local, nullptr, n, c.rank());
-  const double dl = max_abs_diff(params_of(*ref_model), params_of(*local));
+  const double dl = max_abs_diff(params_of(*run.reference), params_of(*local));
   if (c.rank() == 0) std::printf("  unsynchronised rank 0: %.3g\n", dl);
   EXPECT_GT(dl, 3e-3);
 }
@@ -261,19 +268,9 @@ TEST_P(LlamaEquivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
   o.heads = 4;
   o.kv_heads = 2;
   o.reducer = GetParam();
-  auto model = rank_seeded_model(o, c.rank());
-  const auto initial = params_of(*model);
-  const auto r = train::train(o, *model, &c, n, c.rank());
-  train::verify_replicas(c, *model->module(), r.buffers_in_step);
-  const auto distributed = params_of(*model);
-  ASSERT_GT(max_abs_diff(initial, distributed), 1e-3) << "training did not change the parameters";
-  if (o.reducer == "fsdp") ASSERT_EQ(r.buckets.size(), 3u) << "2 blocks and the root";
-  auto ref_opts = o;
-  ref_opts.reducer = "none";
-  ref_opts.batch_size = o.batch_size * n;
-  auto ref_model = train::make_seeded_model(ref_opts);
-  train::train(ref_opts, *ref_model, nullptr, 1, 0);
-  EXPECT_LT(max_abs_diff(params_of(*ref_model), distributed), 2e-5) << GetParam() << " on " << n << " ranks";
+  const auto run = train_against_one_process(o);
+  if (o.reducer == "fsdp") ASSERT_EQ(run.result.buckets.size(), 3u) << "2 blocks and the root";
+  EXPECT_LT(run.distance, 2e-5) << GetParam() << " on " << n << " ranks";
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, LlamaEquivalence, ::testing::Values("overlap", "fsdp"));
