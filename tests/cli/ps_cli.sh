@@ -162,5 +162,20 @@ start=$(date +%s); kill -9 "$pid1"; wait "$pid0"; rc=$?; took=$(( $(date +%s) - 
 [ $rc -ne 0 ] && [ "$took" -le 20 ] && grep -q "kvstore server 0 (rank 1" "$tmp/r0.err" && [ "$(wc -l <"$tmp/r0.err")" -le 2 ]
 check "kvstore worker names the dead server in one line" $? "exit $rc after ${took}s: $(cat "$tmp/r0.err" | tr '\n' ' ')"
 
+# The same for hybrid: master (rank 0), a trainer (1), a server (2); the
+# trainer must name the server, in one line, within its --timeout.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])')
+for r in 0 1 2; do
+  RANK=$r WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$DTBENCH" hybrid --trainers 1 --servers 1 \
+    -n 1000000 --check 0 --timeout 15s --json "$tmp/marker/h.json" >"$tmp/h$r.out" 2>"$tmp/h$r.err" &
+  eval "hpid$r=$!"
+done
+for _ in $(seq 1 100); do grep -q "^# dtbench hybrid" "$tmp/h0.out" 2>/dev/null && break; sleep 0.2; done
+sleep 2
+start=$(date +%s); kill -9 "$hpid2"; wait "$hpid1"; rc=$?; took=$(( $(date +%s) - start )); wait "$hpid0"
+[ $rc -ne 0 ] && [ "$took" -le 20 ] && grep -q "parameter server 0 (rank 2, .*) closed the connection or died" "$tmp/h1.err" \
+  && [ "$(wc -l <"$tmp/h1.err")" -eq 1 ]
+check "hybrid trainer names the dead server in one line" $? "exit $rc after ${took}s: $(cat "$tmp/h1.err" | tr '\n' ' ')"
+
 echo "ps_cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]
