@@ -25,7 +25,7 @@ trap 'rm -rf "$out"' EXIT
 
 p50_of() {  # dtbench report, row label
   python3 -c "import json,sys; d=json.load(open(sys.argv[1]));
-print([r for r in d['runs'] if r['label']==sys.argv[2]][0]['summary']['p50'])" "$1" "$2"
+print([r for r in d['runs'] if r['label']==sys.argv[2]][0]['slowest_rank_summary']['p50'])" "$1" "$2"
 }
 median() { python3 -c "import statistics,sys; print(f'{statistics.median(float(x) for x in sys.argv[1:]):.5f}')" "$@"; }
 ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.3f}')" "$1" "$2"; }

@@ -20,7 +20,7 @@ read -r -a model <<<"${MODEL:---model resnet50 --image-size 64 --batch-size 16}"
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 common=("${model[@]}" --iters "$ITERS" --warmup "$WARMUP" --world-sizes 2 --no-baseline --backend gloo)
 
-p50_of() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['runs'][0]['summary']['p50'])" "$1"; }
+p50_of() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['runs'][0]['slowest_rank_summary']['p50'])" "$1"; }
 median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
 
 run() {  # variant reducer round

@@ -10,7 +10,7 @@ zero_grad / forward / backward / step): the peer of `--reducer horovod`
       bench/peers/horovod_synthetic.py --model mlp --width 64
 
 Same work per iteration as dtbench: fixed synthetic inputs, cross-entropy,
-SGD(lr 0.01, momentum 0.9), fp16 compression with --compression fp16.
+SGD(lr 0.001, momentum 0.9, weight_decay 1e-4: dtbench ddp's default), fp16 compression with --compression fp16.
 HOROVOD_FUSION_THRESHOLD / HOROVOD_CYCLE_TIME as Horovod reads them. With
 --bind core each rank pins itself to CPU LOCAL_RANK (as `dtbench ddp --bind
 core`). Prints one JSON line on rank 0: per-iteration seconds of the slowest
@@ -101,7 +101,8 @@ def main():
         model = getattr(torchvision.models, a.model)(num_classes=1000)
         x = torch.randn(a.batch_size, 3, a.image_size, a.image_size)
     y = torch.randint(0, 1000, (a.batch_size,))
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    # dtbench ddp's default SGD (PyTorch's DDP benchmark's).
+    opt = torch.optim.SGD(model.parameters(), lr=0.001, momentum=0.9, weight_decay=1e-4)
     compression = hvd.Compression.fp16 if a.compression == "fp16" else hvd.Compression.none
     opt = hvd.DistributedOptimizer(opt, named_parameters=model.named_parameters(),
                                    compression=compression)

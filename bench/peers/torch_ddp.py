@@ -5,10 +5,12 @@ sets RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (e.g. `dtbench launch`); with
 --no-ddp it trains a single process without DistributedDataParallel.
 
 Same work per iteration as dtbench: synthetic inputs (fixed), cross-entropy,
-SGD(lr 0.01, momentum 0.9), zero_grad(set_to_none=True) (PyTorch 2.x's
+SGD(lr 0.001, momentum 0.9, weight_decay 1e-4) (PyTorch's DDP benchmark's, and
+`dtbench ddp`'s defaults), zero_grad(set_to_none=True) (PyTorch 2.x's
 default; 1.13's was to zero in place; dtbench drops the gradients too when
 its reducer does not keep them in buckets); torchvision models; gloo (nccl with
---device cuda); DDP with bucket_cap_mb (default 25) and broadcast_buffers=True.
+--device cuda); DDP with bucket_cap_mb (default 25) and broadcast_buffers=False
+(benchmark.py's; --broadcast-buffers for DDP's default), weights seeded by rank.
 With --device cuda the rank uses GPU LOCAL_RANK and each iteration ends with
 torch.cuda.synchronize(), as dtbench's iteration ends when the GPU is done.
 Prints one JSON line on rank 0: per-iteration seconds of the slowest rank and
@@ -50,6 +52,7 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--bucket-cap-mb", type=float, default=25)
     p.add_argument("--no-ddp", action="store_true")
+    p.add_argument("--broadcast-buffers", action="store_true")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--channels-last", action="store_true")
     p.add_argument("--amp", choices=["none", "bf16", "fp16"], default="none",
@@ -61,7 +64,6 @@ def main():
         torch.cuda.set_device(dev)
 
     torch.set_num_threads(a.threads)
-    torch.manual_seed(1)
     ddp = not a.no_ddp
     if ddp:
         if cuda:  # device_id (2.x) binds the NCCL communicator to the rank's GPU
@@ -70,6 +72,7 @@ def main():
             dist.init_process_group("gloo")
     rank = dist.get_rank() if ddp else 0
     world = dist.get_world_size() if ddp else 1
+    torch.manual_seed(1 + rank)  # dtbench: --seed (1) + rank; DDP broadcasts rank 0's
 
     if a.model == "mlp":
         model = mlp(a.width, 1000)
@@ -83,8 +86,9 @@ def main():
         model, x = model.to(memory_format=torch.channels_last), x.contiguous(memory_format=torch.channels_last)
     if ddp:
         model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=a.bucket_cap_mb,
+                                                    broadcast_buffers=a.broadcast_buffers,
                                                     device_ids=[dev.index] if cuda else None)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    opt = torch.optim.SGD(model.parameters(), lr=0.001, momentum=0.9, weight_decay=1e-4)
     loss_fn = nn.CrossEntropyLoss()
 
     amp = a.amp != "none"

@@ -280,6 +280,9 @@ Action register_ddp(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "ddp", "Data-parallel training benchmark: sec/iter and examples/s per world size and reducer");
   add_run_options(*cmd, f->run, /*with_nproc=*/false);
+  // PyTorch's DDP benchmark (benchmark.py) runs DistributedDataParallel with
+  // broadcast_buffers=False.
+  f->train.broadcast_buffers = false;
   add_train_flags(*cmd, f->train, /*grid=*/false);
   auto* world_sizes =
       cmd->add_option("--world-sizes", f->world_sizes,

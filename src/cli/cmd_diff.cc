@@ -16,7 +16,7 @@ namespace {
 
 struct DiffFlags {
   std::string base, test;
-  std::string percentiles = "50,75,90";
+  std::string percentiles = "75,95";  // diff.py's
 };
 
 int run_diff(const DiffFlags& f) {
@@ -38,7 +38,7 @@ int run_diff(const DiffFlags& f) {
 Action register_diff(CLI::App& app) {
   auto f = std::make_shared<DiffFlags>();
   auto* cmd = app.add_subcommand(
-      "diff", "Compare two `dtbench ddp` JSON reports (delta% > 0: TEST is faster)");
+      "diff", "Compare two `dtbench ddp` JSON reports as PyTorch's diff.py (diff > 0: TEST is faster)");
   cmd->add_option("BASE", f->base, "Baseline report (JSON from dtbench ddp --json)")->required();
   cmd->add_option("TEST", f->test, "Report to compare against the baseline")->required();
   cmd->add_option("--percentiles", f->percentiles, "Percentiles to compare")->capture_default_str();

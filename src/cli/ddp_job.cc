@@ -143,7 +143,7 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
   }
   if (t.inject_delay_rank >= 0)
     a.insert(a.end(), {"--inject-delay", fmt::format("{}:{}", t.inject_delay_rank, t.inject_delay_ms)});
-  if (!t.broadcast_buffers) a.push_back("--no-broadcast-buffers");
+  a.insert(a.end(), {"--broadcast-buffers", t.broadcast_buffers ? "true" : "false"});
   if (t.fusion_threshold_mb != -1)
     a.insert(a.end(), {"--fusion-threshold-mb", fmt::format("{}", t.fusion_threshold_mb)});
   if (t.cycle_time_ms != -1) a.insert(a.end(), {"--cycle-time-ms", fmt::format("{}", t.cycle_time_ms)});
@@ -311,7 +311,7 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
   cmd.add_option("--optimizer", t.optimizer,
                  "sgd (momentum SGD) or adamw (torch.optim.AdamW's update, two states per parameter)")
       ->capture_default_str();
-  cmd.add_option("--lr", t.lr, "Learning rate [default: sgd 0.01, adamw 0.001]")
+  cmd.add_option("--lr", t.lr, "Learning rate [default: 0.001]")
       ->check(CLI::PositiveNumber);
   cmd.add_option("--peak-tflops", t.peak_tflops,
                  "Peak TFLOP/s of one rank (e.g. `dtbench env --probe`'s matmul figure, or a GPU's "
@@ -319,7 +319,9 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
       ->capture_default_str();
   cmd.add_option("--momentum", t.momentum, "SGD's momentum [default: 0.9]");
   cmd.add_option("--weight-decay", t.weight_decay,
-                 "AdamW's decoupled weight decay [default: 0.01]; betas (0.9, 0.999), eps 1e-8");
+                 "Weight decay: sgd's coupled (L2 on the gradient, torch.optim.SGD) [default: 1e-4, "
+                 "PyTorch's DDP benchmark], adamw's decoupled [default: 0.01]; AdamW's betas (0.9, "
+                 "0.999), eps 1e-8");
   cmd.add_option("--trace", t.trace_path,
                  "Write a Chrome trace (Perfetto, chrome://tracing) of every rank's iterations: "
                  "phases, each bucket's collective, clock-aligned; ddp/compare sweeps write one "
@@ -337,9 +339,20 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
          },
          "RANK:MS - rank RANK sleeps MS milliseconds before every backward (a made straggler)")
       ->type_name("RANK:MS");
-  cmd.add_flag_callback(
-      "--no-broadcast-buffers", [&t] { t.broadcast_buffers = false; },
-      "Do not broadcast buffers (batch-norm statistics) before each forward");
+  // The default is the command's (t.broadcast_buffers as it comes in): ddp
+  // false (PyTorch's DDP benchmark, benchmark.py), compare true
+  // (compare_ddp.py keeps DistributedDataParallel's default).
+  const std::string buffers_default = t.broadcast_buffers ? "true" : "false";
+  cmd.add_option_function<std::string>(
+         "--broadcast-buffers",
+         [&t](const std::string& v) {
+           if (v != "true" && v != "false")
+             throw CLI::ValidationError("--broadcast-buffers", "'" + v + "' is not true or false");
+           t.broadcast_buffers = v == "true";
+         },
+         "Broadcast module buffers (batch-norm statistics) from rank 0 before each forward, as "
+         "DistributedDataParallel(broadcast_buffers=True) does [default: " + buffers_default + "]")
+      ->type_name("true|false");
 }
 
 }  // namespace dtbench::cli

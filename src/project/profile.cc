@@ -77,7 +77,7 @@ ComputeProfile profile_from_ddp_report(const Json& doc, const std::string& path,
   p.batch_per_rank = run.batch_per_rank;
   p.tokens_per_example = run.tokens_per_example;
   p.threads = run.threads;
-  const double total_1r = p50(report::iteration_times(run));
+  const double total_1r = p50(report::slowest_rank_times(run));
   double trace_backward = -1;
   if (trace->contains("backward_compute_ms_p50") && trace->at("backward_compute_ms_p50").is_number())
     trace_backward = trace->at("backward_compute_ms_p50").get<double>() / 1000;
@@ -86,7 +86,7 @@ ComputeProfile profile_from_ddp_report(const Json& doc, const std::string& path,
     p.forward_s = phase_p50(none, "forward");
     p.backward_s = phase_p50(none, "backward");
     p.optimizer_s = phase_p50(none, "optimizer");
-    p.baseline_s = p50(report::iteration_times(none));
+    p.baseline_s = p50(report::slowest_rank_times(none));
     p.fixed_s = std::max(0.0, total_1r - p.baseline_s);
     if (none.peak_bytes >= 0 && none.model_state_bytes >= 0) {
       none_peak = static_cast<double>(none.peak_bytes);
@@ -201,7 +201,7 @@ std::vector<MeasuredRow> rows_where(const Json& doc, const std::string& path, bo
   for (const auto& r : runs_of(doc, path)) {
     const auto run = report::ddp_run_from_json(r, path);
     if ((run.world_size == 1) != one_rank || run.reducer == "none") continue;
-    out.push_back({run.reducer, run.world_size, p50(report::iteration_times(run)),
+    out.push_back({run.reducer, run.world_size, p50(report::slowest_rank_times(run)),
                    static_cast<double>(run.peak_bytes), run.batch_per_rank, run.tokens_per_example});
   }
   return out;

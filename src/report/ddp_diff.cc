@@ -114,6 +114,11 @@ void check_ddp_report(const Json& doc, const std::string& name) {
   }
 }
 
+double time_diff_percent(double base_sec, double test_sec) {
+  if (base_sec <= 0) throw std::invalid_argument("time_diff_percent: the base time must be positive");
+  return -100.0 * (test_sec - base_sec) / base_sec;
+}
+
 double speedup_percent(double base_sec, double test_sec) {
   if (base_sec <= 0 || test_sec <= 0)
     throw std::invalid_argument("speedup_percent: times must be positive");
@@ -179,10 +184,16 @@ void write_ddp_diff(std::ostream& out, const Json& base, const Json& test,
   out << "Configuration and environment (base vs test; * = differs):\n";
   for (const auto& line : side_by_side(base, test)) out << "  " << line << "\n";
 
-  out << fmt::format("\nModel: {}   delta% = throughput change of test vs base (positive = test faster)\n\n",
-                     model_a);
-  out << fmt::format("{:>10} {:>5}  {:>10} {:>9}  {:>10} {:>9}  {:>8}\n", "row", "pct", "base s/it",
-                     "base ex/s", "test s/it", "test ex/s", "delta%");
+  out << fmt::format(
+      "\nModel: {}\n"
+      "s/it and ex/s as diff.py: every rank's iterations pooled, examples/s per rank;\n"
+      "diff = -(test - base) / base x 100 of s/it (diff.py's; positive = test faster);\n"
+      "thru = base / test - 1 in percent (the throughput change); slowest = the slowest\n"
+      "rank per iteration (the job's sec/iter)\n\n",
+      model_a);
+  out << fmt::format("{:>10} {:>5}  {:>10} {:>9}  {:>10} {:>9}  {:>8} {:>8}  {:>12} {:>12}\n", "row", "pct",
+                     "base s/it", "base ex/s", "test s/it", "test ex/s", "diff", "thru", "base slowest",
+                     "test slowest");
   int matched = 0;
   for (const auto& ra : runs_a) {
     const DdpRun* rb = nullptr;
@@ -192,20 +203,29 @@ void write_ddp_diff(std::ostream& out, const Json& base, const Json& test,
       out << fmt::format("{:>10}  only in base\n", ra.label);
       continue;
     }
+    if (rb->batch_per_rank != ra.batch_per_rank) {
+      // diff.py skips benchmarks whose batch sizes differ: their times do
+      // not compare.
+      out << fmt::format("{:>10}  skipped: batch size per rank differs (base {}, test {})\n", ra.label,
+                         ra.batch_per_rank, rb->batch_per_rank);
+      continue;
+    }
     ++matched;
-    const auto ta = iteration_times(ra);
-    const auto tb = iteration_times(*rb);
+    const auto ta = pooled_times(ra), tb = pooled_times(*rb);
+    const auto sa = slowest_rank_times(ra), sb = slowest_rank_times(*rb);
     for (double p : percentiles) {
       const double a = stats::percentile(ta, p);
       const double b = stats::percentile(tb, p);
+      const double slow_a = stats::percentile(sa, p), slow_b = stats::percentile(sb, p);
       if (!(a > 0) || !(b > 0)) {  // a report of zero-time iterations: no rate to compare
-        out << fmt::format("{:>10} {:>5}  {:>10.4f} {:>9}  {:>10.4f} {:>9}  {:>8}\n", ra.label,
-                           percentile_name(p), a, "n/a", b, "n/a", "n/a");
+        out << fmt::format("{:>10} {:>5}  {:>10.4f} {:>9}  {:>10.4f} {:>9}  {:>8} {:>8}  {:>12.4f} {:>12.4f}\n",
+                           ra.label, percentile_name(p), a, "n/a", b, "n/a", "n/a", "n/a", slow_a, slow_b);
         continue;
       }
-      out << fmt::format("{:>10} {:>5}  {:>10.4f} {:>9.1f}  {:>10.4f} {:>9.1f}  {:>+7.1f}%\n",
-                         ra.label, percentile_name(p), a, ra.global_batch() / a, b,
-                         rb->global_batch() / b, speedup_percent(a, b));
+      out << fmt::format(
+          "{:>10} {:>5}  {:>10.4f} {:>9.1f}  {:>10.4f} {:>9.1f}  {:>+7.1f}% {:>+7.1f}%  {:>12.4f} {:>12.4f}\n",
+          ra.label, percentile_name(p), a, ra.batch_per_rank / a, b, rb->batch_per_rank / b,
+          time_diff_percent(a, b), speedup_percent(a, b), slow_a, slow_b);
     }
   }
   for (const auto& rb : runs_b) {
@@ -213,7 +233,7 @@ void write_ddp_diff(std::ostream& out, const Json& base, const Json& test,
     for (const auto& ra : runs_a) found = found || (ra.label == rb.label && ra.world_size == rb.world_size);
     if (!found) out << fmt::format("{:>10}  only in test\n", rb.label);
   }
-  if (matched == 0) out << "(no row appears in both reports)\n";
+  if (matched == 0) out << "(no row appears in both reports with the same batch size)\n";
   write_memory_diff(out, runs_a, runs_b);
   write_trace_diff(out, base, test);
   out.flush();

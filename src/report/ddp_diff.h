@@ -1,7 +1,10 @@
 #pragma once
-// `dtbench diff BASE.json TEST.json`: compares two `dtbench ddp` reports.
-// Sign convention: delta% = (base sec/iter / test sec/iter - 1) * 100, i.e.
-// the change in throughput; positive = TEST is faster.
+// `dtbench diff BASE.json TEST.json`: compares two `dtbench ddp` reports as
+// PyTorch's benchmarks/distributed/ddp/diff.py does: rows matched by label
+// and world size, skipped where the batch sizes differ; sec/iter of every
+// rank's iterations pooled, ex/s per rank; diff = -(test - base) / base x 100
+// (positive = TEST is faster). Beside them: the throughput change
+// (base / test - 1) x 100 and the slowest rank's sec/iter.
 #include <ostream>
 #include <string>
 #include <vector>
@@ -14,7 +17,11 @@ namespace dtbench::report {
 // version this build reads; `name` names the file in the message.
 void check_ddp_report(const nlohmann::ordered_json& doc, const std::string& name);
 
-// delta% as defined above. Throws std::invalid_argument for a zero time.
+// diff.py's diff: -(test - base) / base x 100. Throws std::invalid_argument
+// for a zero base time.
+double time_diff_percent(double base_sec, double test_sec);
+// The throughput change: (base / test - 1) x 100. Throws
+// std::invalid_argument for a zero time.
 double speedup_percent(double base_sec, double test_sec);
 
 // "key: a vs b" lines for every configuration and environment key whose

@@ -36,23 +36,34 @@ std::vector<double> phase_times(const DdpRun& run, const std::string& phase_name
 
 std::vector<double> per_rank_throughput(const DdpRun& run) {
   std::vector<double> out;
-  for (double t : iteration_times(run))
+  for (double t : slowest_rank_times(run))
     out.push_back(t > 0 ? static_cast<double>(run.batch_per_rank) / t : 0.0);
   return out;
 }
 
-std::vector<double> iteration_times(const DdpRun& run) { return phase_times(run, "total"); }
+std::vector<double> slowest_rank_times(const DdpRun& run) { return phase_times(run, "total"); }
+
+std::vector<double> pooled_times(const DdpRun& run) {
+  std::vector<double> out;
+  for (const auto& r : run.ranks) out.insert(out.end(), r.total.begin(), r.total.end());
+  return out;
+}
+
+double job_examples_per_sec(const DdpRun& run, double percentile) {
+  const double t = stats::percentile(slowest_rank_times(run), percentile);
+  return t > 0 ? static_cast<double>(run.global_batch()) / t : 0.0;
+}
 
 double achieved_tflops_per_rank(const DdpRun& run) {
   if (run.train_flops_per_example <= 0 || run.ranks.empty()) return 0;
-  const double p50 = stats::percentile(iteration_times(run), 50);
+  const double p50 = stats::percentile(slowest_rank_times(run), 50);
   return p50 > 0 ? static_cast<double>(run.batch_per_rank) * run.train_flops_per_example / p50 / 1e12
                  : 0;
 }
 
 double tokens_per_sec_per_rank(const DdpRun& run) {
   if (run.tokens_per_example <= 0 || run.ranks.empty()) return 0;
-  const double p50 = stats::percentile(iteration_times(run), 50);
+  const double p50 = stats::percentile(slowest_rank_times(run), 50);
   return p50 > 0 ? static_cast<double>(run.batch_per_rank * run.tokens_per_example) / p50 : 0;
 }
 
@@ -121,8 +132,8 @@ nlohmann::ordered_json to_json(const DdpRun& run) {
     for (const char* p : kPhaseNames) jr[p] = phase(r, p);
     ranks.push_back(jr);
   }
-  const auto iter = iteration_times(run);
-  const auto s = stats::summarize(iter);
+  const auto s = stats::summarize(pooled_times(run));
+  const auto slow = stats::summarize(slowest_rank_times(run));
   nlohmann::ordered_json per_node = nlohmann::ordered_json::array();
   for (const auto& f : per_node_figures(run))
     per_node.push_back({{"node", f.node},
@@ -150,16 +161,27 @@ nlohmann::ordered_json to_json(const DdpRun& run) {
             {"peak_rss_bytes", run.peak_rss_bytes},
             {"model_state_bytes", run.model_state_bytes},
             {"model_state_expected_bytes", run.model_state_expected_bytes}}},
+          // benchmark.py's figures: every rank's iterations pooled; ex/s per rank.
           {"summary",
-           {{"iterations", s.count},
+           {{"samples", s.count},
             {"mean", s.mean},
             {"p50", s.p50},
             {"p75", s.p75},
             {"p90", s.p90},
             {"p95", s.p95},
             {"p99", s.p99},
-            {"examples_per_sec_p50", s.p50 > 0 ? run.global_batch() / s.p50 : 0.0},
+            {"examples_per_sec_per_rank_p50", s.p50 > 0 ? run.batch_per_rank / s.p50 : 0.0},
             {"rank_p50_spread_percent", rank_p50_spread_percent(run)}}},
+          // The job's: per iteration the slowest rank; ex/s of all ranks.
+          {"slowest_rank_summary",
+           {{"iterations", slow.count},
+            {"mean", slow.mean},
+            {"p50", slow.p50},
+            {"p75", slow.p75},
+            {"p90", slow.p90},
+            {"p95", slow.p95},
+            {"p99", slow.p99},
+            {"job_examples_per_sec_p50", slow.p50 > 0 ? run.global_batch() / slow.p50 : 0.0}}},
           {"per_node", per_node},
           {"ranks", ranks}};
 }

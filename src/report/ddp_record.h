@@ -58,9 +58,16 @@ struct DdpRun {
 inline const char* const kPhaseNames[] = {"forward", "backward", "comm_wait", "optimizer", "total"};
 const std::vector<double>& phase(const RankSamples& r, const std::string& name);
 
+// Seconds per iteration as PyTorch's DDP benchmark (benchmark.py) reports
+// them: every rank's timed iterations pooled into one sample ("aggregate
+// measurements for better estimation of percentiles"). The table's
+// sec/iter and ex/sec columns.
+std::vector<double> pooled_times(const DdpRun& run);
 // Seconds per iteration of the job: for each timed iteration the slowest
-// rank's total (an iteration ends when every rank has finished it).
-std::vector<double> iteration_times(const DdpRun& run);
+// rank's total (an iteration ends when every rank has finished it). The
+// straggler-honest figure: its own column, and what projections, MFU and the
+// job's throughput use.
+std::vector<double> slowest_rank_times(const DdpRun& run);
 // The same for one phase; "backward+comm_wait" sums the two per rank first
 // (backward including its exposed communication).
 std::vector<double> phase_times(const DdpRun& run, const std::string& phase_name);
@@ -68,6 +75,10 @@ std::vector<double> phase_times(const DdpRun& run, const std::string& phase_name
 // Examples per second per rank, one per timed iteration: batch_per_rank / the
 // iteration's time (slowest rank).
 std::vector<double> per_rank_throughput(const DdpRun& run);
+
+// The job's examples per second at a percentile of slowest_rank_times:
+// global_batch / that time (0 when the time is 0).
+double job_examples_per_sec(const DdpRun& run, double percentile);
 
 // Training TFLOP/s each rank achieved at the p50 iteration time:
 // batch_per_rank x train_flops_per_example / p50 / 1e12 (0 when not measured).

@@ -16,19 +16,23 @@ void DdpConsoleReporter::header(const std::string& model, long long batch_per_ra
   std::string line(22, ' ');
   for (std::size_t i = 0; i < percentiles_.size(); ++i)
     line += fmt::format("{:>3} {:>8}  {:>8}", "", "sec/iter", "ex/sec");
-  out_ << line << "   rank p50 spread  threads/rank\n";
+  out_ << line << "  slowest p50   job ex/s  rank p50 spread  threads/rank\n";
   out_.flush();
 }
 
 void DdpConsoleReporter::row(const DdpRun& run) {
-  const auto times = iteration_times(run);
+  // benchmark.py's columns: every rank's iterations pooled, examples/s per
+  // rank; then the job's: the slowest rank per iteration, all ranks' examples.
+  const auto times = pooled_times(run);
   std::string line = fmt::format("{} ranks -- {:>8}:  ", run.world_size, run.label);
   for (double p : percentiles_) {
     const double t = stats::percentile(times, p);
     line += fmt::format("{}: {:.3f}s {:>6.0f}/s  ", percentile_name(p), t,
-                        t > 0 ? run.global_batch() / t : 0.0);
+                        t > 0 ? run.batch_per_rank / t : 0.0);
   }
-  line += fmt::format("{:5.1f}%", rank_p50_spread_percent(run));
+  line += fmt::format("{:>10.3f}s {:>10.0f}", stats::percentile(slowest_rank_times(run), 50),
+                      job_examples_per_sec(run, 50));
+  line += fmt::format("  {:14.1f}%", rank_p50_spread_percent(run));
   if (run.threads > 0) line += fmt::format("  {:>16}", run.threads);
   out_ << line << "\n";
   if (run.train_flops_per_example > 0) {

@@ -121,7 +121,7 @@ void add_model_figures(std::vector<Figure>& figs, const std::vector<ReportSource
   for (const auto& l : pts) {
     const std::string cat = fmt::format("{} {}R", name(l), l.p->key.world_size);
     pct.categories.push_back(cat);
-    const auto s = stats::summarize(iteration_times(l.p->run));
+    const auto s = stats::summarize(slowest_rank_times(l.p->run));
     pct.series[0].values.push_back(s.p50 * 1e3);
     pct.series[1].values.push_back(s.p90 * 1e3);
     pct.series[2].values.push_back(s.p99 * 1e3);
@@ -152,7 +152,7 @@ void add_model_figures(std::vector<Figure>& figs, const std::vector<ReportSource
       const std::string n = name(l);
       if (!by_series.count(n)) order.push_back(n);
       by_series[n].push_back({static_cast<double>(l.p->run.peak_bytes) / (1 << 20),
-                              stats::percentile(iteration_times(l.p->run), 50) * 1e3});
+                              stats::percentile(slowest_rank_times(l.p->run), 50) * 1e3});
       ranks_of[n].push_back(l.p->key.world_size);
     }
     for (const auto& n : order) {
@@ -189,7 +189,7 @@ void add_model_figures(std::vector<Figure>& figs, const std::vector<ReportSource
       }
       auto& s = sweep.series[index[n]];
       s.x.push_back(l.p->key.bucket_cap_mb);
-      s.y.push_back(stats::percentile(iteration_times(l.p->run), 50) * 1e3);
+      s.y.push_back(stats::percentile(slowest_rank_times(l.p->run), 50) * 1e3);
     }
     figs.push_back({"buckets-" + slug(model),
                     "p50 iteration time against --bucket-cap-mb, per strategy and world size.",

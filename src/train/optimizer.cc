@@ -25,7 +25,7 @@ std::unique_ptr<Optimizer> make_optimizer(const TrainOptions& o, std::vector<tor
     a.weight_decay = effective_weight_decay(o);
     return std::make_unique<AdamW>(std::move(params), a);
   }
-  return std::make_unique<Sgd>(std::move(params), effective_lr(o), effective_momentum(o));
+  return std::make_unique<Sgd>(std::move(params), effective_lr(o), effective_momentum(o), effective_weight_decay(o));
 }
 
 }  // namespace dtbench::train

@@ -5,38 +5,43 @@
 
 namespace dtbench::train {
 
-Sgd::Sgd(std::vector<torch::Tensor> params, double lr, double momentum)
-    : Optimizer(std::move(params)), buffers_(params_.size()), lr_(lr), momentum_(momentum) {}
+Sgd::Sgd(std::vector<torch::Tensor> params, double lr, double momentum, double weight_decay)
+    : Optimizer(std::move(params)), buffers_(params_.size()), lr_(lr), momentum_(momentum),
+      weight_decay_(weight_decay) {}
 
 void Sgd::step() {
   torch::NoGradGuard no_grad;
-  std::vector<at::Tensor> params, grads, bufs, bufs_grads;
+  std::vector<at::Tensor> params, grads;
+  std::vector<std::size_t> index;  // params_[index[j]] is params[j]
   for (std::size_t i = 0; i < params_.size(); ++i) {
     const auto& g = params_[i].grad();
     if (!g.defined()) continue;
     params.push_back(params_[i]);
     grads.push_back(g);
-    if (momentum_ == 0) continue;
-    if (!buffers_[i].defined()) {
-      buffers_[i] = g.detach().clone();
-    } else {
-      bufs.push_back(buffers_[i]);
-      bufs_grads.push_back(g);
-    }
+    index.push_back(i);
   }
   if (params.empty()) return;
+  // Coupled weight decay: new tensors (the gradients stay as reduced).
+  if (weight_decay_ != 0) grads = at::_foreach_add(grads, params, weight_decay_);
   if (momentum_ == 0) {
     at::_foreach_add_(params, grads, -lr_);
     return;
+  }
+  std::vector<at::Tensor> bufs, bufs_grads, steps;
+  for (std::size_t j = 0; j < params.size(); ++j) {
+    auto& b = buffers_[index[j]];
+    if (!b.defined()) {
+      b = grads[j].detach().clone();
+    } else {
+      bufs.push_back(b);
+      bufs_grads.push_back(grads[j]);
+    }
+    steps.push_back(b);
   }
   if (!bufs.empty()) {
     at::_foreach_mul_(bufs, momentum_);
     at::_foreach_add_(bufs, bufs_grads, 1.0);
   }
-  std::vector<at::Tensor> steps;
-  steps.reserve(params.size());
-  for (std::size_t i = 0; i < params_.size(); ++i)
-    if (params_[i].grad().defined()) steps.push_back(buffers_[i]);
   at::_foreach_add_(params, steps, -lr_);
 }
 

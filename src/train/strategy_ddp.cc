@@ -95,7 +95,20 @@ class DdpReducer : public Strategy {
   }
 
   std::string name() const override { return "ddp"; }
-  std::vector<std::vector<size_t>> buckets() const override { return assignment_.indices; }
+  // The split the Reducer reduces with now: after the first iteration it
+  // rebuilds its buckets in the order the gradients became ready (1.13 and
+  // 2.x alike), so the timed iterations use that one, not the initial one.
+  std::vector<std::vector<size_t>> buckets() const override {
+    std::unordered_map<const void*, std::size_t> index;
+    for (std::size_t i = 0; i < params_.size(); ++i) index[params_[i].unsafeGetTensorImpl()] = i;
+    std::vector<std::vector<size_t>> out;
+    for (const auto& b : reducer_->get_grad_buckets(/*return_zero_tensors=*/true)) {
+      std::vector<size_t> idx;
+      for (const auto& p : b.getParameters()) idx.push_back(index.at(p.unsafeGetTensorImpl()));
+      out.push_back(std::move(idx));
+    }
+    return out.empty() ? assignment_.indices : out;
+  }
 
   void before_forward() override {
     reducer_->prepare_for_forward();

@@ -83,14 +83,15 @@ struct TrainOptions {
   double inject_delay_ms = 0;
   // The optimizer: "sgd" (momentum SGD) or "adamw". Default "sgd".
   std::string optimizer = "sgd";
-  // Learning rate; 0 = the optimizer's default (sgd 0.01, adamw 0.001, as
-  // torch.optim.AdamW).
+  // Learning rate; 0 = the default 0.001 (sgd: PyTorch's DDP benchmark,
+  // benchmark.py; adamw: torch.optim.AdamW's).
   double lr = 0;
   // SGD's momentum; -1 = its default 0.9 (refused with adamw when given).
   double momentum = -1;
-  // AdamW's decoupled weight decay; -1 = its default 0.01 (torch.optim.AdamW;
-  // refused with sgd when given). AdamW's betas (0.9, 0.999) and eps (1e-8)
-  // are torch.optim.AdamW's defaults.
+  // Weight decay; -1 = the default: sgd 1e-4, coupled (L2 added to the
+  // gradient, torch.optim.SGD's; benchmark.py's SGD(lr 0.001, momentum 0.9,
+  // weight_decay 1e-4)); adamw 0.01, decoupled (torch.optim.AdamW's). AdamW's
+  // betas (0.9, 0.999) and eps (1e-8) are torch.optim.AdamW's defaults.
   double weight_decay = -1;
 };
 
@@ -100,7 +101,7 @@ inline const char* const kOptimizerNames[] = {"sgd", "adamw"};
 // The hyper-parameters a run uses, defaults filled in (above).
 double effective_lr(const TrainOptions& o);
 double effective_momentum(const TrainOptions& o);       // 0 for adamw
-double effective_weight_decay(const TrainOptions& o);   // 0 for sgd
+double effective_weight_decay(const TrainOptions& o);
 // Float32 optimizer states per parameter, K of the memory formulas: sgd 1
 // (0 with momentum 0), adamw 2.
 int optimizer_states(const TrainOptions& o);

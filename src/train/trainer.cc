@@ -275,8 +275,10 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
   }
   strategy->finish();
   result.buffers_in_step = strategy->sync_buffers();
-  // horovod's fused groups are known once an iteration ran: the last one's.
-  if (result.buckets.empty()) result.buckets = strategy->buckets();
+  // The buckets of the timed iterations: ddp's Reducer rebuilds its split
+  // after the first iteration, horovod's fused groups are known once an
+  // iteration ran (the last one's).
+  result.buckets = strategy->buckets();
   result.compression = strategy->compression_stats();
   if (scaler) {
     result.amp_skipped_steps = scaler->skipped_steps();

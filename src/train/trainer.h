@@ -39,7 +39,7 @@ struct TrainResult {
   // With opts.compression: what the compression did and the error it made,
   // measured on one extra untimed iteration after the timed ones.
   CompressionStats compression;
-  std::vector<std::vector<size_t>> buckets;  // parameter indices per bucket (initial)
+  std::vector<std::vector<size_t>> buckets;  // parameter indices per bucket (of the timed iterations)
   // Minor page faults of this process per timed iteration (mean): a row
   // whose allocator returns memory to the kernel each iteration shows
   // thousands here (core/allocator.h).

@@ -139,11 +139,11 @@ expect_usage_error ddp --first-bucket-cap-mb 0
 expect_usage_error ddp --lr 0
 expect_usage_error ddp --optimizer adam
 expect_usage_error ddp --optimizer adamw --momentum 0.5
-expect_usage_error ddp --weight-decay 0.1
+expect_usage_error ddp --weight-decay 1.5
 expect_usage_error ddp --optimizer adamw --weight-decay 2
 expect_usage_error ddp --iface nosuchif0
 expect_usage_error ddp --no-baseline=maybe
-expect_usage_error ddp --no-broadcast-buffers=sometimes
+expect_usage_error ddp --broadcast-buffers sometimes
 expect_usage_error ddp --model mlp --jsonl /nonexistent-dir/rows.jsonl
 expect_usage_error ddp --model mlp --jsonl /tmp
 expect_usage_error ddp --model mlp --resume /nonexistent-dir/rows.jsonl

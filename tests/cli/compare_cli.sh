@@ -28,6 +28,7 @@ import json
 lines = [json.loads(l) for l in open("points.jsonl")]
 assert lines[0]["kind"] == "header" and lines[0]["schema"] == "dtbench.compare", lines[0]
 assert lines[0]["config"]["iters"] == 4 and "reducer" not in lines[0]["config"]
+assert lines[0]["config"]["broadcast_buffers"] is True, lines[0]["config"]  # compare_ddp.py keeps DDP's default
 pts = lines[1:]
 assert len(pts) == 12, len(pts)
 ids = {(p["key"]["world_size"], p["key"]["reducer"], p["key"]["bucket_cap_mb"], p["key"]["compression"]) for p in pts}

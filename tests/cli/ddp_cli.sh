@@ -40,9 +40,22 @@ for r in runs:
             assert len(k[phase]) == 3 and all(x >= 0 for x in k[phase]), (r["label"], phase)
         assert all(t > 0 for t in k["total"])
     assert r["summary"]["p50"] > 0 and r["extras"]["threads"] == 1 and r["threads"] == 1
+    # sec/iter as benchmark.py: every rank's samples pooled (numpy's linear
+    # percentile); ex/sec per rank. The slowest rank per iteration apart.
+    def pct(xs, p):
+        xs = sorted(xs); k = (len(xs) - 1) * p / 100; f = int(k)
+        return xs[f] + (xs[min(f + 1, len(xs) - 1)] - xs[f]) * (k - f)
+    pooled = [t for k in r["ranks"] for t in k["total"]]
+    slowest = [max(c) for c in zip(*[k["total"] for k in r["ranks"]])]
+    s, sl = r["summary"], r["slowest_rank_summary"]
+    assert s["samples"] == 3 * r["world_size"] and sl["iterations"] == 3, (s, sl)
+    for q in (50, 75, 90, 95):
+        assert abs(s[f"p{q}"] - pct(pooled, q)) < 1e-12 and abs(sl[f"p{q}"] - pct(slowest, q)) < 1e-12, (q, s, sl)
+    assert abs(s["examples_per_sec_per_rank_p50"] - 4 / s["p50"]) < 1e-9, s
+    assert abs(sl["job_examples_per_sec_p50"] - 4 * r["world_size"] / sl["p50"]) < 1e-9, sl
     # Training FLOPs counted from layer shapes: 6 x (1024*32 + 32*32 + 32*10) multiply-adds.
     assert r["train_flops_per_example"] == 6 * (1024 * 32 + 32 * 32 + 32 * 10), r["train_flops_per_example"]
-    want = 4 * r["train_flops_per_example"] / r["summary"]["p50"] / 1e12
+    want = 4 * r["train_flops_per_example"] / r["slowest_rank_summary"]["p50"] / 1e12
     assert abs(r["achieved_tflops_per_rank"] - want) <= 1e-9 + 1e-6 * want, (r["achieved_tflops_per_rank"], want)
     assert r["peak_tflops"] == 0 and r["mfu"] == 0
     # Memory: the model state counted from the tensors held is the formula's
@@ -102,7 +115,7 @@ check_report "$work/ext.json" sync 1N/2R
 # A/B diff: configuration side by side, a delta per row and percentile.
 "$DTBENCH" diff "$work/ddp.json" "$work/overlap.json" --percentiles 50,90 >"$work/diff.out"
 grep -q '^\* config.reducer: ddp vs overlap' <(sed 's/^  //' "$work/diff.out")
-[ "$(grep -cE '^ +1N/2R +p(50|90) .*%$' "$work/diff.out")" -eq 2 ]
+[ "$(grep -cE '^ +1N/2R +p(50|90) .*% +[0-9.]+ +[0-9.]+$' "$work/diff.out")" -eq 2 ]
 grep -q '^Memory per rank, MiB' "$work/diff.out"
 grep -Eq '^ +1N/2R +[0-9.]+ +[0-9.]+ +[-+][0-9.]+% ' "$work/diff.out"
 # A diff against a different model is refused.
@@ -149,11 +162,30 @@ PY
 esac
 "$DTBENCH" ddp "${common[@]}" --world-sizes 1 --reducer none --amp --json "$work/bf16.json" >/dev/null 2>&1
 python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['config']; assert c['amp']=='bf16', c['amp']" "$work/bf16.json"
+# The defaults are PyTorch's DDP benchmark's: SGD(lr 0.001, momentum 0.9,
+# weight_decay 1e-4), broadcast_buffers=False; --weight-decay reaches SGD's
+# workers (another 2-rank result).
+python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['config']
+assert (c['optimizer'], c['lr'], c['momentum'], c['weight_decay']) == ('sgd', 0.001, 0.9, 0.0001), c
+assert c['broadcast_buffers'] is False, c" "$work/ddp.json"
+"$DTBENCH" ddp "${common[@]}" --weight-decay 0 --reducer ddp --world-sizes 2 --no-baseline \
+  --json "$work/sgd-nowd.json" >/dev/null 2>&1
+python3 -c "import json,sys; a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert b['config']['weight_decay'] == 0, b['config']
+ha = [r['param_hash'] for r in a['runs'] if r['label'] == '1N/2R'][0]
+assert ha != b['runs'][0]['param_hash'], '--weight-decay did not reach the workers'" "$work/ddp.json" "$work/sgd-nowd.json"
+# --broadcast-buffers true reaches the workers: a model with batch norm keeps
+# its statistics in step, and the replica check compares them.
+for bb in true false; do
+  "$DTBENCH" ddp --model resnet18 --image-size 32 --batch-size 2 --iters 1 --warmup 0 --threads 1 --timeout 60s \
+    --reducer ddp --world-sizes 2 --no-baseline --broadcast-buffers $bb --json "$work/bb-$bb.json" >/dev/null 2>&1
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); want = sys.argv[2] == 'true'
+assert d['config']['broadcast_buffers'] is want and d['runs'][0]['extras']['buffers_compared'] is want, d['config']" \
+    "$work/bb-$bb.json" $bb
+done
 # --optimizer adamw: torch.optim.AdamW's defaults in the config, the 1-rank
 # row bitwise the baseline; --lr/--weight-decay reach the workers (another
 # 2-rank result).
-python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['config']
-assert (c['optimizer'], c['lr'], c['momentum'], c['weight_decay']) == ('sgd', 0.01, 0.9, 0), c" "$work/ddp.json"
 "$DTBENCH" ddp "${common[@]}" --optimizer adamw --reducer overlap --world-sizes 1,2 \
   --json "$work/adamw.json" >/dev/null 2>&1
 check_report "$work/adamw.json" overlap "no ddp" 1N/1R 1N/2R
@@ -236,7 +268,7 @@ assert c["param_elements"] == v * w + pos * w + l * (12 * w * w + 13 * w) + 2 * 
 assert r["train_flops_per_example"] == t * (6 * (12 * l * w * w + v * w) + 12 * l * w * t), r["train_flops_per_example"]
 m = r["memory"]
 assert m["model_state_bytes"] == m["model_state_expected_bytes"] == 16 * c["param_elements"], m
-assert r["tokens_per_example"] == 32 and abs(r["tokens_per_sec_per_rank"] - 2 * 32 / r["summary"]["p50"]) < 1e-6, r
+assert r["tokens_per_example"] == 32 and abs(r["tokens_per_sec_per_rank"] - 2 * 32 / r["slowest_rank_summary"]["p50"]) < 1e-6, r
 print("ok: gpt2 (2 layers, width 64) with adamw on 2 ranks", r["summary"]["p50"], m)
 PY
 grep -Eq 'GFLOP/example to train: [0-9.]+ TFLOP/s per rank at p50, [0-9]+ tokens/s per rank$' "$work/gpt.out"

@@ -36,9 +36,16 @@ DdpRun two_ranks() {
   return run;
 }
 
-TEST(DdpRecord, IterationTimeIsTheSlowestRank) {
-  EXPECT_EQ(iteration_times(two_ranks()), (std::vector<double>{2.0, 2.0, 5.0, 4.0}));
+TEST(DdpRecord, SlowestRankTimeIsTheSlowestRankPerIteration) {
+  EXPECT_EQ(slowest_rank_times(two_ranks()), (std::vector<double>{2.0, 2.0, 5.0, 4.0}));
   EXPECT_EQ(phase_times(two_ranks(), "backward"), (std::vector<double>{1.0, 1.0, 2.5, 2.0}));
+}
+
+// benchmark.py's sec/iter: every rank's samples in one pool.
+TEST(DdpRecord, PooledTimesChainEveryRanksSamples) {
+  EXPECT_EQ(pooled_times(two_ranks()), (std::vector<double>{1.0, 2.0, 3.0, 4.0, 2.0, 1.0, 5.0, 4.0}));
+  // The job's throughput: all ranks' examples over the slowest-rank p50 (3 s).
+  EXPECT_DOUBLE_EQ(job_examples_per_sec(two_ranks(), 50), 32 / 3.0);
 }
 
 TEST(DdpRecord, RankSpread) {
@@ -52,8 +59,14 @@ TEST(DdpRecord, RankSpread) {
 TEST(DdpRecord, JsonRoundTripAndSummary) {
   const auto j = to_json(two_ranks());
   EXPECT_EQ(j["global_batch"], 32);
-  EXPECT_DOUBLE_EQ(j["summary"]["p50"].get<double>(), 3.0);  // median of {2,2,5,4}
-  EXPECT_DOUBLE_EQ(j["summary"]["examples_per_sec_p50"].get<double>(), 32 / 3.0);
+  // Pooled {1,1,2,2,3,4,4,5}: median 2.5, per rank 16 / 2.5 examples/s.
+  EXPECT_DOUBLE_EQ(j["summary"]["p50"].get<double>(), 2.5);
+  EXPECT_EQ(j["summary"]["samples"], 8);
+  EXPECT_DOUBLE_EQ(j["summary"]["examples_per_sec_per_rank_p50"].get<double>(), 16 / 2.5);
+  // Slowest rank {2,2,5,4}: median 3, the job's 32 / 3.
+  EXPECT_DOUBLE_EQ(j["slowest_rank_summary"]["p50"].get<double>(), 3.0);
+  EXPECT_EQ(j["slowest_rank_summary"]["iterations"], 4);
+  EXPECT_DOUBLE_EQ(j["slowest_rank_summary"]["job_examples_per_sec_p50"].get<double>(), 32 / 3.0);
   const auto back = ddp_run_from_json(j, "test");
   EXPECT_EQ(back.label, "1N/2R");
   EXPECT_EQ(back.ranks.size(), 2u);
@@ -101,7 +114,10 @@ TEST(DdpReporter, RowShowsSecPerIterAndExamplesPerSec) {
   rep.row(two_ranks());
   const auto s = out.str();
   EXPECT_NE(s.find("Benchmark: resnet50 with batch size 16"), std::string::npos) << s;
-  EXPECT_NE(s.find("2 ranks --    1N/2R:  p50: 3.000s     11/s"), std::string::npos) << s;
+  // benchmark.py's: pooled p50 2.5 s, 16 / 2.5 = 6 examples/s per rank;
+  // then the slowest rank's p50 (3 s) and the job's 32 / 3 = 11 examples/s.
+  EXPECT_NE(s.find("2 ranks --    1N/2R:  p50: 2.500s      6/s"), std::string::npos) << s;
+  EXPECT_NE(s.find("3.000s         11"), std::string::npos) << s;
   EXPECT_NE(s.find("20.0%"), std::string::npos) << s;
 }
 
@@ -117,6 +133,25 @@ nlohmann::ordered_json report_of(const std::string& model, double scale, double 
   return doc;
 }
 
+TEST(DdpDiff, TimeDiffIsDiffPys) {
+  // diff.py: -100 * (vb - va) / va.
+  EXPECT_DOUBLE_EQ(time_diff_percent(2.0, 1.0), 50.0);  // test twice as fast
+  EXPECT_DOUBLE_EQ(time_diff_percent(1.0, 2.0), -100.0);
+  EXPECT_THROW(time_diff_percent(0.0, 1.0), std::invalid_argument);
+}
+
+TEST(DdpDiff, SkipsRowsWhoseBatchSizesDiffer) {
+  auto test = report_of("resnet50", 0.5, 25);
+  test["runs"][0]["batch_per_rank"] = 32;
+  test["runs"][0]["global_batch"] = 64;
+  std::ostringstream out;
+  write_ddp_diff(out, report_of("resnet50", 1.0, 25), test, {50});
+  const auto s = out.str();
+  EXPECT_NE(s.find("1N/2R  skipped: batch size per rank differs (base 16, test 32)"), std::string::npos) << s;
+  EXPECT_EQ(s.find("+100.0%"), std::string::npos) << s;
+  EXPECT_NE(s.find("(no row appears in both reports with the same batch size)"), std::string::npos) << s;
+}
+
 TEST(DdpDiff, SpeedupSign) {
   EXPECT_DOUBLE_EQ(speedup_percent(2.0, 1.0), 100.0);  // test twice as fast
   EXPECT_DOUBLE_EQ(speedup_percent(1.0, 2.0), -50.0);
@@ -129,7 +164,10 @@ TEST(DdpDiff, ConfigSideBySideAndDelta) {
   const auto s = out.str();
   EXPECT_NE(s.find("* config.bucket_cap_mb: 25.0 vs 1.0"), std::string::npos) << s;
   EXPECT_NE(s.find("  config.model: resnet50 vs resnet50"), std::string::npos) << s;
-  EXPECT_NE(s.find("+100.0%"), std::string::npos) << s;
+  // Pooled p50 2.5 s against 1.25 s: diff.py's +50.0 %, throughput +100.0 %;
+  // the slowest rank's p50 3 s against 1.5 s; ex/s per rank 16 / 2.5, 16 / 1.25.
+  EXPECT_NE(s.find("1N/2R   p50      2.5000       6.4      1.2500      12.8    +50.0%  +100.0%        3.0000       1.5000"),
+            std::string::npos) << s;
 }
 
 TEST(DdpDiff, RefusesDifferentModelsAndSchemas) {
@@ -173,8 +211,8 @@ TEST(TrainOptions, Validation) {
   bad.momentum = 0.5;  // SGD's, refused with AdamW
   EXPECT_THROW(validate(bad), UsageError);
   bad = o;
-  bad.weight_decay = 0.1;  // AdamW's, refused with SGD
-  EXPECT_THROW(validate(bad), UsageError);
+  bad.weight_decay = 0.1;  // SGD's coupled, AdamW's decoupled: both take it
+  EXPECT_NO_THROW(validate(bad));
   bad.optimizer = "adamw";
   EXPECT_NO_THROW(validate(bad));
   bad.weight_decay = 1.5;
@@ -205,12 +243,14 @@ TEST(TrainOptions, ModelStateFormulas) {
   EXPECT_THROW(validate(o), UsageError);
 }
 
+// SGD: PyTorch's DDP benchmark's optim.SGD(lr 0.001, momentum 0.9,
+// weight_decay 1e-4); AdamW: torch.optim.AdamW's defaults.
 TEST(TrainOptions, OptimizerDefaultsAreTorchOptims) {
   TrainOptions o;
   EXPECT_EQ(o.optimizer, "sgd");
-  EXPECT_DOUBLE_EQ(effective_lr(o), 0.01);
+  EXPECT_DOUBLE_EQ(effective_lr(o), 1e-3);
   EXPECT_DOUBLE_EQ(effective_momentum(o), 0.9);
-  EXPECT_DOUBLE_EQ(effective_weight_decay(o), 0);
+  EXPECT_DOUBLE_EQ(effective_weight_decay(o), 1e-4);
   EXPECT_EQ(optimizer_states(o), 1);
   o.momentum = 0;
   EXPECT_EQ(optimizer_states(o), 0);

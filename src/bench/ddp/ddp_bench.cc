@@ -79,7 +79,12 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   // before anyone trains; the others meet it at the first collective.
   const double train_flops =
       world.rank == 0 ? train::measure_forward_cost(opts).train_flops_per_example() : 0;
-  auto model = train::make_seeded_model(opts);
+  // Each rank starts from its own weights (seed + rank), as PyTorch's DDP
+  // benchmark seeds by rank: the strategy's initial broadcast must make the
+  // replicas equal, and the replica check below sees it when it does not.
+  train::TrainOptions own_weights = opts;
+  own_weights.seed = opts.seed + static_cast<std::uint64_t>(world.rank);
+  auto model = train::make_seeded_model(own_weights);
   for (const auto& p : model->module()->parameters()) {
     ++res.param_tensors;
     res.param_elements += p.numel();
@@ -108,6 +113,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   res.device = result.device;
   res.channels_last = opts.channels_last;
   res.device_times = result.device_times;
+  res.buffers_compared = comm != nullptr && result.buffers_in_step;
 
   // Replicas must be bitwise identical before anything is recorded.
   const uint64_t hash = comm != nullptr ? train::verify_replicas(*comm, *model->module(), result.buffers_in_step)
@@ -184,7 +190,8 @@ nlohmann::ordered_json run_extras_json(const DdpBenchResult& r) {
                            {"param_tensors", r.param_tensors},
                            {"param_elements", r.param_elements},
                            {"malloc", alloc::current().mode},
-                           {"minor_faults_per_iter", r.minor_faults_per_iter}};
+                           {"minor_faults_per_iter", r.minor_faults_per_iter},
+                           {"buffers_compared", r.buffers_compared}};
   j["device"] = r.device;
   // Rank 0's model state by kind, bytes; the GPU's reserved peak.
   j["model_state"] = {{"params", r.param_bytes}, {"grads", r.grad_bytes}, {"optimizer", r.optimizer_bytes}};
