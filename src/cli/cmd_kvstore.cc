@@ -130,7 +130,8 @@ int run_kvstore(KvFlags& f) {
   });
   if (!r.leader) return 0;
   const double bytes = bench::kv::bytes_per_worker(o, r.layout.total_numel);
-  const auto summary = report::summarize(r.workers, bytes, r.ceiling_seconds, r.ceiling_bytes);
+  const auto summary = report::summarize(r.workers, bytes, r.ceiling_seconds, r.ceiling_bytes,
+                                         bench::kv::measure_py_bytes(o, r.layout.total_numel));
   report::print_kv_summary(std::cout, summary, bench::kv::to_string(o.mode), o.workers);
   if (!std::isnan(r.final_error))
     std::cout << fmt::format("# dist_async final values: error {:g} (must be 0)\n", r.final_error);
@@ -180,9 +181,11 @@ int run_kvstore(KvFlags& f) {
     doc["per_node"] = report::to_json(shares, "gbps_p50");
     doc["summary"] = {{"p50_seconds", summary.p50_seconds},
                       {"p50_gbps_per_worker", summary.p50_gbps},
+                      {"p50_gbps_per_gpu", summary.p50_gbps_per_gpu},
                       {"ceiling_gbps", num(summary.ceiling_gbps)},
                       {"fraction_of_ceiling", num(summary.p50_gbps / summary.ceiling_gbps)},
                       {"max_error", num(summary.max_error)},
+                      {"max_rel_l1_error", num(summary.max_rel_l1_error)},
                       {"final_error", num(r.final_error)},
                       {"max_abs_staleness", num(summary.max_abs_staleness)}};
     report::write_json_atomic(f.run.json_path, doc);

@@ -52,7 +52,7 @@ expect_line "--device 'tpu' must be cpu or cuda" kvstore --mode device --device 
 expect_line "--device 'tpu' must be cpu or cuda" hybrid --device tpu
 expect_line "--mode dist_sync pushes host buffers over TensorPipe" kvstore --mode dist_sync --device cuda
 if [ "$built" = 1 ]; then
-  expect_line "--backend nccl reduces GPU tensors: add --device cuda" kvstore --mode device --backend nccl
+  expect_line "--backend nccl reduces GPU tensors: add --device cuda" kvstore --mode device --replicas 2 --backend nccl
 else
   expect_line "backend 'nccl' is not built into this dtbench" kvstore --mode device --backend nccl
 fi
@@ -65,8 +65,8 @@ if [ "$built" = 0 ]; then
   expect_line "$why" env --probe --device cuda
   expect_line "backend 'nccl' is not built into this dtbench: .*no CUDA" comm --backend nccl --device cuda
   expect_line "backend 'nccl' is not built" ddp -m mlp --backend nccl --device cuda
-  expect_line "$why" kvstore --mode device --device cuda
-  expect_line "$why" kvstore --mode local --device cuda
+  expect_line "$why" kvstore --mode device --replicas 2 --device cuda
+  expect_line "$why" kvstore --mode local --replicas 2 --device cuda
   expect_line "$why" hybrid --device cuda
 elif [ "$gpus" = 0 ]; then
   why="no CUDA GPU is visible"
@@ -79,9 +79,9 @@ elif [ "$gpus" = 0 ]; then
   expect_line "$why" ddp -m mlp --backend nccl --device cuda
   expect_line "$why" compare --models mlp --device cuda
   expect_line "$why" env --probe --device cuda
-  expect_line "$why" kvstore --mode device --device cuda
-  expect_line "$why" kvstore --mode device --device cuda --backend nccl
-  expect_line "$why" kvstore --mode local --device cuda
+  expect_line "$why" kvstore --mode device --replicas 2 --device cuda
+  expect_line "$why" kvstore --mode device --replicas 2 --device cuda --backend nccl
+  expect_line "$why" kvstore --mode local --replicas 2 --device cuda
   expect_line "$why" hybrid --device cuda
   # A rank started by a launcher (LOCAL_RANK set) fails the same way, in
   # the rank, before NCCL is touched.

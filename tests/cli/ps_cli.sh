@@ -36,6 +36,9 @@ run_ok "kvstore dist_async sgd 1+2" "final values: error 0" kvstore --mode dist_
 run_ok "kvstore dist_device_sync 2 replicas" "max error 0 (must be 0)" kvstore --mode dist_device_sync --replicas 2 --workers 2 --servers 1 $small
 run_ok "kvstore dist_sync 3 replicas, uv/basic" "max error 0 (must be 0)" kvstore --mode dist_sync --replicas 3 --workers 1 --servers 1 --transport uv --channel basic $small
 run_ok "kvstore local 3 replicas" "max error 0 (must be 0)" kvstore --mode local --replicas 3 $small
+"$DTBENCH" kvstore --mode local --replicas 1 $small >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "replicas 1 leaves nothing to reduce" "$tmp/err"
+check "kvstore local with one replica is refused in one line" $? "exit $rc: $(cat "$tmp/err")"
 run_ok "kvstore device 3 workers" "max error 0 (must be 0)" kvstore --mode device --workers 3 $small
 run_ok "kvstore resnet50 arrays" "num of arrays = 161, total size = 102.228128 MB" kvstore --model resnet50 -n 1 -w 0 --ceiling-iters 1 --servers 2
 
@@ -62,8 +65,18 @@ assert not d["config"]["separate_pull"] and sep["config"]["separate_pull"]
 assert sum(s["pulls"] for s in d["servers"]) == 2 * rounds * d["config"]["keys"], d["servers"]
 assert sum(s["pushes"] for s in sep["servers"]) == 2 * 2 * rounds * sep["config"]["keys"], sep["servers"]
 assert sum(s["pulls"] for s in sep["servers"]) == 2 * rounds * sep["config"]["keys"], sep["servers"]
+# measure.py's figures: GB/sec per gpu = S x 2(n-1)/n / t with n the
+# replicas (0 for one), its relative L1 error (0 here); dtbench's per mode.
+for doc, n in ((d, 1), (sep, 2)):
+    S = doc["config"]["total_bytes"]
+    for w in doc["workers"]:
+        for it in w["iterations"]:
+            assert abs(it["gbps_per_gpu"] - S * 2 * (n - 1) / n / it["seconds"] / 1e9) <= 1e-9 * it["gbps_per_gpu"] + 1e-12, it
+            assert abs(it["gbps"] - (n + 1) * S / it["seconds"] / 1e9) <= 1e-9 * it["gbps"], it
+            assert it["rel_l1_error"] == 0 and it["error"] == 0, it
+    assert doc["summary"]["max_rel_l1_error"] == 0, doc["summary"]
 PY
-check "kvstore push-pull and separate pulls: requests counted" $? "see above"
+check "kvstore push-pull and separate pulls: requests counted, measure.py's figures" $? "see above"
 
 run_ok "hybrid 2 trainers 1 server" "tables equal the single-process reference" hybrid -n 5 --json "$tmp/hy.json"
 run_ok "hybrid 1 trainer 3 servers" "tables equal the single-process reference" hybrid --trainers 1 --servers 3 -n 5 --num-embeddings 100

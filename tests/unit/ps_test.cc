@@ -133,15 +133,16 @@ TEST(KvConfig, ExpectedValuesMatchABruteForceSum) {
   o.replicas = 2;
   o.arrays = uniform_arrays(1, 64);
   const auto t = expected_sync(o, 4);
-  for (std::size_t j = 0; j < 40; ++j) {
+  for (std::size_t j = 0; j < 200; ++j) {
     float sum = 0;
     for (int w = 0; w < 3; ++w)
       for (int r = 0; r < 2; ++r) sum += push_value(w, r, 4, j);
-    EXPECT_EQ(t[j % 16], sum) << j;
+    EXPECT_EQ(t.at(j), sum) << j;
   }
   o.sgd = true;
   const auto w1 = expected_sync(o, 1);
-  for (std::size_t j = 0; j < 16; ++j) {
+  const auto end = expected_final(o, 2);
+  for (std::size_t j = 0; j < 200; ++j) {
     float w = init_weight(j);
     for (int i = 0; i <= 1; ++i) {
       float sum = 0;
@@ -149,10 +150,44 @@ TEST(KvConfig, ExpectedValuesMatchABruteForceSum) {
         for (int r = 0; r < 2; ++r) sum += push_value(k, r, i, j);
       w -= o.lr * sum;
     }
-    EXPECT_EQ(w1[j], w);
+    EXPECT_EQ(w1.at(j), w) << j;
+    // The async end state after 2 rounds equals the sync state after round 1.
+    EXPECT_EQ(end.at(j), w) << j;
   }
-  // The async end state after 2 rounds equals the sync state after round 1.
-  EXPECT_EQ(expected_final(o, 2), w1);
+  for (int m = 0; m < 4; ++m)
+    for (std::int64_t n = 0; n < 11; ++n) {
+      std::int64_t brute = 0;
+      for (std::int64_t i = 0; i < n; ++i) brute += round_mark(m, i);
+      EXPECT_EQ(mark_sum(m, n), brute) << m << " " << n;
+    }
+}
+
+// With 8 workers every residue of the period-8 part is summed: that part is
+// one constant, whatever the round or the element. The mark still tells a
+// stale round, and elements apart (swapped keys, misplaced slices).
+TEST(KvConfig, EightWorkersStillTellRoundsAndPlacesApart) {
+  KvOptions o;
+  o.workers = 8;
+  o.replicas = 1;
+  o.arrays = uniform_arrays(1, 4096);
+  const auto now = expected_sync(o, 5), before = expected_sync(o, 4);
+  int stale_same = 0, shifted_same = 0, base_same = 0;
+  for (std::size_t j = 0; j < 1024; ++j) {
+    stale_same += now.at(j) == before.at(j);
+    shifted_same += now.at(j) == now.at(j + 64);   // a slice 64 elements off
+    base_same += now.table[j & 15] == now.table[0];
+  }
+  EXPECT_EQ(base_same, 1024);  // the old data's blind spot
+  EXPECT_EQ(stale_same, 0);
+  EXPECT_LT(shifted_same, 1024 / 2);
+}
+
+TEST(KvConfig, MeasurePyBandwidthBytes) {
+  KvOptions o;
+  o.replicas = 8;
+  EXPECT_DOUBLE_EQ(measure_py_bytes(o, 1000), 4000.0 * 2 * 7 / 8);  // size x 2(n-1)/n
+  o.replicas = 1;
+  EXPECT_DOUBLE_EQ(measure_py_bytes(o, 1000), 0.0);  // measure.py prints 0 for one GPU
 }
 
 TEST(KvConfig, BytesPerWorkerFollowTheDocumentedDefinition) {
@@ -182,6 +217,17 @@ TEST(KvConfig, RejectsInconsistentOptions) {
   EXPECT_THROW(validate(o), UsageError);
   EXPECT_THROW(parse_mode("dist"), UsageError);
   EXPECT_EQ(parse_mode("dist_device_sync"), KvMode::kDistDeviceSync);
+  // Nothing to reduce: one replica in local mode, one replica and worker in device mode.
+  o.sgd = false;
+  o.replicas = 1;
+  EXPECT_THROW(validate(o), UsageError);
+  o.replicas = 2;
+  EXPECT_NO_THROW(validate(o));
+  o.mode = KvMode::kDevice;
+  o.replicas = 1;
+  EXPECT_THROW(validate(o), UsageError);
+  o.workers = 2;
+  EXPECT_NO_THROW(validate(o));
 }
 
 TEST(KvReport, LinesLikeMxnetsTool) {
@@ -190,22 +236,39 @@ TEST(KvReport, LinesLikeMxnetsTool) {
   it.iter = 0;
   it.seconds = 0.5;
   it.gbps = 1.25;
+  it.gbps_per_gpu = 0.875;
   it.error = 0;
-  EXPECT_EQ(report::kv_iteration_line(it), "iter 1, 0.500000 sec, 1.250000 GB/sec per worker, error 0");
+  it.rel_l1_error = 0;
+  // measure.py's 'iter %d, %f sec, %f GB/sec per gpu, error %f', then dtbench's.
+  EXPECT_EQ(report::kv_iteration_line(it),
+            "iter 1, 0.500000 sec, 0.875000 GB/sec per gpu, error 0.000000 | moved 1.250000 GB/sec per "
+            "worker, max abs error 0");
   it.staleness = -2;
-  EXPECT_EQ(report::kv_iteration_line(it), "iter 1, 0.500000 sec, 1.250000 GB/sec per worker, staleness -2");
+  EXPECT_EQ(report::kv_iteration_line(it),
+            "iter 1, 0.500000 sec, 0.875000 GB/sec per gpu, staleness -2 | moved 1.250000 GB/sec per worker");
   const auto back = report::kv_iteration_from_json(nlohmann::json::parse(report::to_json(it).dump()));
   EXPECT_EQ(back.staleness, -2);
   EXPECT_EQ(back.error, 0);
+  EXPECT_EQ(back.rel_l1_error, 0);
+  EXPECT_EQ(back.gbps_per_gpu, 0.875);
 }
 
 TEST(KvReport, SummaryUsesMediansAndTheCeiling) {
   std::vector<std::vector<report::KvIteration>> w(2);
-  for (double s : {1.0, 2.0, 3.0}) w[0].push_back({0, s, 0, 0, NAN});
-  for (double s : {4.0, 5.0}) w[1].push_back({0, s, 0, 0, NAN});
-  const auto sum = report::summarize(w, 6e9, {2.0, 1.0, 3.0}, 8e9);
+  auto iteration = [](double seconds, double rel_l1) {
+    report::KvIteration it;
+    it.seconds = seconds;
+    it.error = 0;
+    it.rel_l1_error = rel_l1;
+    return it;
+  };
+  for (double s : {1.0, 2.0, 3.0}) w[0].push_back(iteration(s, 0));
+  for (double s : {4.0, 5.0}) w[1].push_back(iteration(s, s == 4.0 ? 0.25 : 0));
+  const auto sum = report::summarize(w, 6e9, {2.0, 1.0, 3.0}, 8e9, 3e9);
   EXPECT_DOUBLE_EQ(sum.p50_seconds, 3.0);
   EXPECT_DOUBLE_EQ(sum.p50_gbps, 2.0);
+  EXPECT_DOUBLE_EQ(sum.p50_gbps_per_gpu, 1.0);
+  EXPECT_DOUBLE_EQ(sum.max_rel_l1_error, 0.25);
   EXPECT_DOUBLE_EQ(sum.ceiling_gbps, 4.0);
   EXPECT_EQ(sum.max_error, 0);
   EXPECT_TRUE(std::isnan(sum.max_abs_staleness));

@@ -3,10 +3,18 @@
 // values every mode is checked against (pure, torch-free).
 //
 // Values are small integers (exact in float32 whatever the order of the
-// sums), periodic in the element index, so expected results are tables:
-//   pushed by worker w, replica r, round i, element j:  1 + (j + 3w + 5r + 7i) mod 8
+// sums). Pushed by worker w, replica r, round i, element j (the index in a
+// worker's flat buffer):
+//   1 + (j + 3w + 5r + 7i) mod 8  +  8 * mark(j, i)
+//   mark(j, i) = (hash(j) + i) mod 4          (the same for every push)
+// The first part sums to a period-16 table of j, which with 8 workers or
+// replicas is one constant (every residue summed): on its own it cannot see
+// a stale round, swapped keys or a misplaced slice. The mark can: it moves
+// with the round and differs between elements, and every push of an element
+// carries the same mark, so a sum of P pushes holds 8 P mark(j, i).
 //   initial server weight (--optimizer sgd):            j mod 16
 // sgd applies  weight -= lr * sum  with lr a power of two (exact).
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -70,19 +78,66 @@ enum KvOp : std::uint32_t {
   kPushPull = 5,    // sync modes: a push (as kPush) whose reply is the round's result (as kPull)
 };
 
-inline float push_value(int worker, int replica, std::int64_t round, std::size_t j) {
+// hash(j) mod 4: an element's own mark (a multiplicative hash, so keys and
+// slices at any offsets differ in it).
+inline int element_mark(std::size_t j) {
+  std::uint32_t h = static_cast<std::uint32_t>(j) * 2654435761u;
+  h ^= h >> 16;
+  return static_cast<int>((h >> 5) & 3u);
+}
+inline int round_mark(int element, std::int64_t round) { return static_cast<int>((element + round) % 4); }
+// The sum of round_mark(element, i) over rounds i = 0 .. rounds-1.
+std::int64_t mark_sum(int element, std::int64_t rounds);
+
+// The period-8 part of a push (see above).
+inline float push_base(int worker, int replica, std::int64_t round, std::size_t j) {
   return static_cast<float>(1 + (j + 3 * worker + 5 * replica + 7 * round) % 8);
+}
+inline float push_value(int worker, int replica, std::int64_t round, std::size_t j) {
+  return push_base(worker, replica, round, j) + 8.0f * static_cast<float>(round_mark(element_mark(j), round));
 }
 inline float init_weight(std::size_t j) { return static_cast<float>(j % 16); }
 
-// Period-16 table of what a sync pull of `round` must return (sum of every
-// push of that round, or the sgd weight after it).
-std::vector<float> expected_sync(const KvOptions& o, std::int64_t round);
-// Period-16 table of the final value after `rounds` rounds of every worker
-// (dist_async's end check).
-std::vector<float> expected_final(const KvOptions& o, std::int64_t rounds);
-// Period-16 table of what local/device modes produce on worker `w`'s
-// replicas (device: summed over all workers).
-std::vector<float> expected_local(const KvOptions& o, int worker, std::int64_t round);
+// What element j must hold: table[j mod 16] + coef x (this round's mark, or
+// the sum of the marks of rounds 0 .. rounds-1 when cumulative).
+struct KvExpected {
+  std::vector<float> table;  // 16 entries
+  double coef = 0;
+  std::int64_t round = 0;
+  bool cumulative = false;
+  std::int64_t rounds = 0;
+  float at(std::size_t j, int element) const {
+    const double m = cumulative ? static_cast<double>(mark_sum(element, rounds))
+                                : static_cast<double>(round_mark(element, round));
+    return static_cast<float>(table[j & 15] + coef * m);
+  }
+  float at(std::size_t j) const { return at(j, element_mark(j)); }
+};
+
+// What a sync pull of `round` must return (sum of every push of that round,
+// or the sgd weight after it).
+KvExpected expected_sync(const KvOptions& o, std::int64_t round);
+// The final value after `rounds` rounds of every worker (dist_async's end
+// check).
+KvExpected expected_final(const KvOptions& o, std::int64_t rounds);
+// What local/device modes produce on worker `w`'s replicas (device: summed
+// over all workers).
+KvExpected expected_local(const KvOptions& o, int worker, std::int64_t round);
+
+// The figures of a checked round, as MXNet's measure.py and dtbench define
+// them: `rel_l1` = sum over every copy of |got - want| / sum of |want| (one
+// copy: measure.py's error(), whose numerator adds every device's copy);
+// `max_abs` = the largest |got - want| of any copy (dtbench's: must be 0).
+struct KvErrors {
+  double abs_sum = 0;   // numerator of rel_l1
+  double want_sum = 0;  // denominator
+  double max_abs = 0;
+  double rel_l1() const { return want_sum > 0 ? abs_sum / want_sum : (abs_sum > 0 ? INFINITY : 0); }
+};
+
+// measure.py's bandwidth: size x 2 (n - 1) / n bytes per iteration and
+// device, n = the devices (replicas) of one process, whatever the mode, the
+// workers and the servers.
+double measure_py_bytes(const KvOptions& o, std::size_t total_numel);
 
 }  // namespace dtbench::bench::kv

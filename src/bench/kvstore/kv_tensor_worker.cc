@@ -13,13 +13,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// `period` tiled to n elements, on `device`.
-at::Tensor tiled(const std::vector<float>& period, std::int64_t n, const c10::Device& device) {
-  const auto p = static_cast<std::int64_t>(period.size());
-  auto t = at::tensor(period, at::TensorOptions().dtype(at::kFloat)).to(device);
-  return t.repeat({(n + p - 1) / p}).narrow(0, 0, n).contiguous();
-}
-
 }  // namespace
 
 KvTensorWorker::KvTensorWorker(const KvOptions& opts, const KvLayout& layout, int worker,
@@ -32,21 +25,29 @@ KvTensorWorker::KvTensorWorker(const KvOptions& opts, const KvLayout& layout, in
 }
 
 void KvTensorWorker::fill(std::int64_t round) {
-  const auto n = static_cast<std::int64_t>(layout_.total_numel);
+  const std::size_t n = layout_.total_numel;
+  std::vector<float> host(n);
   for (int r = 0; r < opts_.replicas; ++r) {
-    std::vector<float> table(8);
-    for (std::size_t j = 0; j < 8; ++j) table[j] = push_value(worker_, r, round, j);
-    replicas_[r].copy_(tiled(table, n, device_));
+    for (std::size_t j = 0; j < n; ++j) host[j] = push_value(worker_, r, round, j);
+    replicas_[r].copy_(at::from_blob(host.data(), {static_cast<std::int64_t>(n)}, at::kFloat));
   }
   device::synchronize(device_);
 }
 
-double KvTensorWorker::check(const std::vector<float>& table) const {
-  const auto n = static_cast<std::int64_t>(layout_.total_numel);
-  double err = (replicas_[0] - tiled(table, n, device_)).abs().max().item<double>();
-  for (int r = 1; r < opts_.replicas; ++r)
-    if (!at::equal(replicas_[r], replicas_[0])) err = std::max(err, 1.0);  // replicas must agree
-  return err;
+// Every replica against the exact values (kv_worker.cc's check).
+KvErrors KvTensorWorker::check(const KvExpected& want) const {
+  const std::size_t n = layout_.total_numel;
+  std::vector<float> host(n);
+  for (std::size_t j = 0; j < n; ++j) host[j] = want.at(j);
+  const auto expected = at::from_blob(host.data(), {static_cast<std::int64_t>(n)}, at::kFloat).to(device_, at::kDouble);
+  KvErrors e;
+  e.want_sum = expected.abs().sum().item<double>();
+  for (const auto& rep : replicas_) {
+    const auto d = (rep.to(at::kDouble) - expected).abs();
+    e.abs_sum += d.sum().item<double>();
+    e.max_abs = std::max(e.max_abs, d.max().item<double>());
+  }
+  return e;
 }
 
 report::KvIteration KvTensorWorker::run(std::int64_t round) {
@@ -75,7 +76,12 @@ report::KvIteration KvTensorWorker::run(std::int64_t round) {
   device::synchronize(device_);
   it.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   it.gbps = bytes_per_worker(opts_, layout_.total_numel) / it.seconds / 1e9;
-  if (opts_.check) it.error = check(expected_local(opts_, worker_, round));
+  it.gbps_per_gpu = measure_py_bytes(opts_, layout_.total_numel) / it.seconds / 1e9;
+  if (opts_.check) {
+    const auto e = check(expected_local(opts_, worker_, round));
+    it.error = e.max_abs;
+    it.rel_l1_error = e.rel_l1();
+  }
   return it;
 }
 

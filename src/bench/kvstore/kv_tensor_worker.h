@@ -35,7 +35,7 @@ class KvTensorWorker {
 
  private:
   void fill(std::int64_t round);
-  double check(const std::vector<float>& table) const;
+  KvErrors check(const KvExpected& want) const;
 
   KvOptions opts_;
   KvLayout layout_;
