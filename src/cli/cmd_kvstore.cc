@@ -9,6 +9,7 @@
 
 #include "bench/env_info.h"
 #include "bench/kvstore/kvstore_bench.h"
+#include "bench/kvstore/mxnet_resnet.h"
 #include "cli/commands.h"
 #include "comm/factory.h"
 #include "cli/run_options.h"
@@ -32,7 +33,9 @@ struct KvFlags {
   RunOptions run;
   bench::kv::KvOptions kv;
   std::string mode = "dist_sync";
-  std::string model = "resnet50";
+  std::string model;              // torchvision-shaped arrays (every parameter)
+  std::string network = "resnet";  // measure.py's --network
+  int num_layers = 152;            // measure.py's --num-layers (its default)
   int arrays = 0;
   std::string size = "4M";
   std::string optimizer = "none";
@@ -62,9 +65,15 @@ void finish(KvFlags& f) {
   if (f.arrays > 0) {
     o.array_source = "uniform";
     o.arrays = bench::kv::uniform_arrays(f.arrays, parse_bytes(f.size, "--size"));
-  } else {
+  } else if (!f.model.empty()) {
     o.array_source = f.model;
     o.arrays = model_arrays(f.model);
+  } else {
+    if (f.network != "resnet")
+      throw UsageError(fmt::format("--network '{}': the one network measure.py's arrays come from here is resnet",
+                                   f.network));
+    o.array_source = fmt::format("mxnet-resnet-{}", f.num_layers);
+    o.arrays = bench::kv::mxnet_resnet_arrays(f.num_layers);
   }
   o.transport.timeout = f.run.comm.timeout;
   bench::kv::validate(o);
@@ -214,10 +223,22 @@ Action register_kvstore(CLI::App& app) {
   cmd->add_option("--replicas", f->kv.replicas, "Gradient replicas per worker (stand-ins for GPUs)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  cmd->add_option("--model", f->model, "Arrays shaped like this model's gradients")
-      ->capture_default_str();
-  cmd->add_option("--arrays", f->arrays, "Instead of --model: this many arrays of --size bytes")
-      ->check(CLI::Range(1, 100000));
+  auto* network = cmd->add_option("--network", f->network,
+                                  "measure.py's arrays: MXNet's ImageNet symbol of this network (resnet), "
+                                  "its convolution and fully connected weights and biases")
+                      ->capture_default_str();
+  auto* layers = cmd->add_option("--num-layers", f->num_layers,
+                                 "Depth of --network resnet: 18, 34, 50, 101, 152 (measure.py's default), 200 or 269")
+                     ->capture_default_str();
+  auto* model = cmd->add_option("--model", f->model,
+                                "Instead of --network: arrays shaped like this dtbench model's parameters "
+                                "(every one, batch norms included: resnet50 161 arrays)");
+  model->excludes(network)->excludes(layers);
+  cmd->add_option("--arrays", f->arrays, "Instead of --network/--model: this many arrays of --size bytes")
+      ->check(CLI::Range(1, 100000))
+      ->excludes(model)
+      ->excludes(network)
+      ->excludes(layers);
   cmd->add_option("--size", f->size, "Bytes per array with --arrays (e.g. 64M)")->capture_default_str();
   cmd->add_option("--bigarray-bound", f->bigarray,
                   "Arrays with at least this many elements are split over all servers")

@@ -163,6 +163,11 @@ expect_usage_error kvstore --arrays 2 --size 6
 expect_usage_error kvstore --arrays 2 --size 1Q
 expect_usage_error kvstore --optimizer adam
 expect_usage_error kvstore --mode local --optimizer sgd
+expect_usage_error kvstore --num-layers 51
+expect_usage_error kvstore --network vgg
+expect_usage_error -m "--network" kvstore --model resnet50 --network resnet
+expect_usage_error -m "replicas 1" kvstore --mode local
+expect_usage_error -m "replicas 1" kvstore --mode device
 expect_usage_error kvstore --mode dist_async --separate-pull
 expect_usage_error kvstore --mode local --separate-pull
 expect_usage_error kvstore --bigarray-bound 0

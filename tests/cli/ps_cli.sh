@@ -41,6 +41,9 @@ run_ok "kvstore local 3 replicas" "max error 0 (must be 0)" kvstore --mode local
 check "kvstore local with one replica is refused in one line" $? "exit $rc: $(cat "$tmp/err")"
 run_ok "kvstore device 3 workers" "max error 0 (must be 0)" kvstore --mode device --workers 3 $small
 run_ok "kvstore resnet50 arrays" "num of arrays = 161, total size = 102.228128 MB" kvstore --model resnet50 -n 1 -w 0 --ceiling-iters 1 --servers 2
+# measure.py's own figure for MXNet's resnet-200 symbol (the README's line).
+run_ok "kvstore MXNet resnet-200 arrays (measure.py's)" "num of arrays = 205, total size = 257.991328 MB" \
+  kvstore --network resnet --num-layers 200 -n 2
 
 python3 - "$tmp/kv.json" <<'PY'
 import json, sys

@@ -9,6 +9,7 @@
 #include "bench/hybrid/hybrid_config.h"
 #include "bench/kvstore/kv_config.h"
 #include "bench/kvstore/layout.h"
+#include "bench/kvstore/mxnet_resnet.h"
 #include "core/error.h"
 #include "report/hybrid_record.h"
 #include "report/kvstore_record.h"
@@ -180,6 +181,25 @@ TEST(KvConfig, EightWorkersStillTellRoundsAndPlacesApart) {
   EXPECT_EQ(base_same, 1024);  // the old data's blind spot
   EXPECT_EQ(stale_same, 0);
   EXPECT_LT(shifted_same, 1024 / 2);
+}
+
+// measure.py prints "num of arrays = N, total size = S MB" for MXNet's
+// resnet symbol; these are its figures (resnet-200 as the tool's users
+// quote it, 152 its default).
+TEST(KvConfig, MxnetResnetArraysAreMeasurePys) {
+  auto figures = [](int layers) {
+    const auto a = mxnet_resnet_arrays(layers);
+    std::size_t n = 0;
+    for (const auto& x : a) n += x.numel;
+    return report::kv_size_line(a.size(), n * 4);
+  };
+  EXPECT_EQ(figures(200), "num of arrays = 205, total size = 257.991328 MB");
+  EXPECT_EQ(figures(152), "num of arrays = 157, total size = 240.165536 MB");
+  EXPECT_EQ(figures(50), "num of arrays = 55, total size = 102.015648 MB");
+  EXPECT_EQ(mxnet_resnet_arrays(18).size(), 23u);  // conv0, 8 units x 2, 4 shortcuts, fc weight and bias
+  EXPECT_EQ(mxnet_resnet_arrays(200).front().name, "conv0_weight");
+  EXPECT_EQ(mxnet_resnet_arrays(200).back().name, "fc1_bias");
+  EXPECT_THROW(mxnet_resnet_arrays(51), UsageError);
 }
 
 TEST(KvConfig, MeasurePyBandwidthBytes) {
