@@ -42,19 +42,26 @@ void CompareConsoleReporter::phase_tables(const std::vector<ComparePoint>& point
     std::vector<const ComparePoint*> rows;
     for (const auto& p : points)
       if (p.key.model == model && p.key.bucket_cap_mb == bucket) rows.push_back(&p);
+    // On a GPU the host clock's phases are launch times: the tables take
+    // the GPU's own (CUDA events), as compare_ddp.py times its phases.
+    bool device = !rows.empty();
+    for (const auto* p : rows) device = device && has_device_phases(p->run);
     for (const auto& ph : kComparePhases) {
-      out_ << fmt::format("\n== {}, bucket {:g} MB: {} (ms per iteration, slowest rank; "
+      out_ << fmt::format("\n== {}, bucket {:g} MB: {} (ms per iteration, slowest rank{}; "
                           "delta vs {} at the same ranks, negative = faster) ==\n",
-                          model, bucket, ph.title, baseline_);
+                          model, bucket, ph.title, device ? ", GPU time by CUDA events" : "", baseline_);
       out_ << fmt::format("{:<30} {:>5}", "strategy", "ranks");
       for (const char* s : kStatNames) out_ << fmt::format(" {:>17}", s);
       out_ << "\n";
       for (const auto* p : rows) {
-        const auto v = stat_values(phase_times(p->run, ph.key));
+        auto times = [device](const DdpRun& run, const char* key) {
+          return device ? device_phase_times(run, key) : phase_times(run, key);
+        };
+        const auto v = stat_values(times(p->run, ph.key));
         const auto* base = find_baseline(points, p->key, baseline_);
         const bool is_base = base == p;
         std::array<double, kStats> b{};
-        if (base != nullptr) b = stat_values(phase_times(base->run, ph.key));
+        if (base != nullptr) b = stat_values(times(base->run, ph.key));
         out_ << fmt::format("{:<30} {:>5}", p->key.strategy(), p->key.world_size);
         for (int i = 0; i < kStats; ++i)
           out_ << fmt::format(" {:>17}", time_with_delta(v[i], base ? &b[i] : nullptr, is_base));

@@ -22,16 +22,47 @@ const std::vector<double>& phase(const RankSamples& r, const std::string& name) 
   throw UsageError(fmt::format("unknown phase '{}'", name));
 }
 
-std::vector<double> phase_times(const DdpRun& run, const std::string& phase_name) {
+const std::vector<double>& device_phase(const RankSamples& r, const std::string& name) {
+  if (name == "forward") return r.device.forward;
+  if (name == "backward") return r.device.backward;
+  if (name == "comm_wait") return r.device.comm_wait;
+  if (name == "optimizer") return r.device.optimizer;
+  if (name == "total") return r.device.total;
+  throw UsageError(fmt::format("unknown phase '{}'", name));
+}
+
+namespace {
+
+using PhaseOf = const std::vector<double>& (*)(const RankSamples&, const std::string&);
+
+std::vector<double> slowest_of(const DdpRun& run, const std::string& phase_name, PhaseOf get) {
   const bool exposed = phase_name == "backward+comm_wait";
   std::vector<double> out;
   for (const auto& r : run.ranks) {
-    const auto& xs = phase(r, exposed ? "backward" : phase_name);
+    const auto& xs = get(r, exposed ? "backward" : phase_name);
+    const auto& wait = get(r, "comm_wait");
     if (out.size() < xs.size()) out.resize(xs.size(), 0.0);
     for (std::size_t i = 0; i < xs.size(); ++i)
-      out[i] = std::max(out[i], xs[i] + (exposed && i < r.comm_wait.size() ? r.comm_wait[i] : 0.0));
+      out[i] = std::max(out[i], xs[i] + (exposed && i < wait.size() ? wait[i] : 0.0));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<double> phase_times(const DdpRun& run, const std::string& phase_name) {
+  return slowest_of(run, phase_name, &phase);
+}
+
+bool has_device_phases(const DdpRun& run) {
+  if (run.ranks.empty()) return false;
+  for (const auto& r : run.ranks)
+    if (r.device.total.empty()) return false;
+  return true;
+}
+
+std::vector<double> device_phase_times(const DdpRun& run, const std::string& phase_name) {
+  return has_device_phases(run) ? slowest_of(run, phase_name, &device_phase) : std::vector<double>{};
 }
 
 std::vector<double> per_rank_throughput(const DdpRun& run) {
@@ -130,6 +161,11 @@ nlohmann::ordered_json to_json(const DdpRun& run) {
     nlohmann::ordered_json jr{{"rank", r.rank}, {"node", r.node}};
     if (!r.cpus.empty()) jr["cpus"] = r.cpus;
     for (const char* p : kPhaseNames) jr[p] = phase(r, p);
+    if (!r.device.total.empty()) {
+      nlohmann::ordered_json d;
+      for (const char* p : kPhaseNames) d[p] = device_phase(r, p);
+      jr["device"] = d;
+    }
     ranks.push_back(jr);
   }
   const auto s = stats::summarize(pooled_times(run));
@@ -249,6 +285,19 @@ DdpRun ddp_run_from_json(const nlohmann::ordered_json& j, const std::string& whe
     r.optimizer = get_samples(ranks[i], "optimizer", w);
     r.total = get_samples(ranks[i], "total", w);
     if (r.total.empty()) throw UsageError(fmt::format("{}: no samples", w));
+    if (ranks[i].contains("device")) {  // optional: CUDA-event phases
+      const auto& d = ranks[i].at("device");
+      const std::string wd = w + " device";
+      if (!d.is_object()) throw UsageError(fmt::format("{}: must be an object", wd));
+      r.device.forward = get_samples(d, "forward", wd);
+      r.device.backward = get_samples(d, "backward", wd);
+      r.device.comm_wait = get_samples(d, "comm_wait", wd);
+      r.device.optimizer = get_samples(d, "optimizer", wd);
+      r.device.total = get_samples(d, "total", wd);
+      for (const auto* v : {&r.device.forward, &r.device.backward, &r.device.comm_wait, &r.device.optimizer})
+        if (v->size() != r.device.total.size())
+          throw UsageError(fmt::format("{}: phases of different lengths", wd));
+    }
     for (double t : r.total)
       if (t <= 0) throw UsageError(fmt::format("{}: 'total' holds a zero time", w));
     run.ranks.push_back(std::move(r));

@@ -20,6 +20,11 @@ struct RankSamples {
   std::vector<double> comm_wait;  // exposed communication after backward
   std::vector<double> optimizer;  // optimizer step + zero_grad
   std::vector<double> total;      // the whole iteration
+  // --device cuda: the same phases as the GPU spent them, by CUDA events on
+  // the rank's compute stream (compare_ddp.py's way); empty on the CPU.
+  struct Device {
+    std::vector<double> forward, backward, comm_wait, optimizer, total;
+  } device;
 };
 
 struct DdpRun {
@@ -57,6 +62,7 @@ struct DdpRun {
 // The phases in report order, and their JSON keys.
 inline const char* const kPhaseNames[] = {"forward", "backward", "comm_wait", "optimizer", "total"};
 const std::vector<double>& phase(const RankSamples& r, const std::string& name);
+const std::vector<double>& device_phase(const RankSamples& r, const std::string& name);
 
 // Seconds per iteration as PyTorch's DDP benchmark (benchmark.py) reports
 // them: every rank's timed iterations pooled into one sample ("aggregate
@@ -71,6 +77,10 @@ std::vector<double> slowest_rank_times(const DdpRun& run);
 // The same for one phase; "backward+comm_wait" sums the two per rank first
 // (backward including its exposed communication).
 std::vector<double> phase_times(const DdpRun& run, const std::string& phase_name);
+// True when every rank recorded its phases by CUDA events (--device cuda).
+bool has_device_phases(const DdpRun& run);
+// phase_times from the CUDA-event phases (empty when not recorded).
+std::vector<double> device_phase_times(const DdpRun& run, const std::string& phase_name);
 
 // Examples per second per rank, one per timed iteration: batch_per_rank / the
 // iteration's time (slowest rank).

@@ -65,13 +65,17 @@ void DdpConsoleReporter::row(const DdpRun& run) {
 }
 
 void DdpConsoleReporter::phases(const std::vector<DdpRun>& runs) {
-  out_ << "\nPhases, p50 seconds (per iteration, slowest rank):\n";
+  bool device = !runs.empty();
+  for (const auto& run : runs) device = device && has_device_phases(run);
+  out_ << fmt::format("\nPhases, p50 seconds (per iteration, slowest rank{}):\n",
+                      device ? "; GPU time by CUDA events" : "");
   out_ << fmt::format("{:>10}  {:>8}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}\n", "", "reducer", "forward",
                       "backward", "comm_wait", "optimizer", "total");
   for (const auto& run : runs) {
     std::string line = fmt::format("{:>10}  {:>8}", run.label, run.reducer);
     for (const char* p : kPhaseNames)
-      line += fmt::format("  {:>9.4f}", stats::percentile(phase_times(run, p), 50));
+      line += fmt::format("  {:>9.4f}",
+                          stats::percentile(device ? device_phase_times(run, p) : phase_times(run, p), 50));
     out_ << line << "\n";
   }
   out_.flush();

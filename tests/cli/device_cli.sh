@@ -178,6 +178,13 @@ import json,sys
 a=json.load(open(sys.argv[1]))['runs'][0]['extras']['last_loss']; b=json.load(open(sys.argv[2]))['runs'][0]['extras']['last_loss']
 assert abs(a-b)/abs(a) < 1e-3, (a,b); print('cpu', a, 'gpu', b)" "$tmp/cpu.json" "$tmp/gpu.json" \
     && ok "CPU and GPU losses agree" || fail "CPU and GPU losses differ"
+  # Every rank's CUDA-event phases are in the report (the phase tables use them).
+  python3 -c "
+import json,sys
+k=json.load(open(sys.argv[1]))['runs'][0]['ranks'][0]; d=k['device']
+assert len(d['total']) == len(k['total']) == 3 and all(t > 0 for t in d['total']), d
+assert all(abs(d['total'][i] - sum(d[p][i] for p in ('forward','backward','comm_wait','optimizer'))) < 1e-6 for i in range(3)), d" \
+    "$tmp/gpu.json" && ok "CUDA-event phases per rank in the report" || fail "no CUDA-event phases per rank"
 fi
 
 finish

@@ -163,6 +163,39 @@ TEST(Records, PhaseTimesAddExposedCommunicationPerRank) {
   EXPECT_DOUBLE_EQ(t[0], 0.02 + 0.01);  // rank 1 has the larger comm_wait
 }
 
+// On a GPU the phase tables take the CUDA-event phases (compare_ddp.py's
+// timing), not the host clock's launch times; and JSON keeps them.
+TEST(Records, PhaseTablesUseTheGpusOwnPhasesWhereRecorded) {
+  auto gpu = [](report::DdpRun r) {
+    for (auto& k : r.ranks) {
+      const auto n = k.total.size();
+      k.device.forward.assign(n, 0.040);  // the host saw 0.01: a launch
+      k.device.backward.assign(n, 0.050);
+      k.device.comm_wait.assign(n, 0.0);
+      k.device.optimizer.assign(n, 0.002);
+      k.device.total.assign(n, 0.092);
+    }
+    return r;
+  };
+  std::vector<ComparePoint> pts{point("ddp", 2, 25, gpu(run_with(2, 10, {{0.1}, {0.1}}))),
+                                point("overlap", 2, 25, gpu(run_with(2, 10, {{0.1}, {0.1}})))};
+  EXPECT_TRUE(report::has_device_phases(pts[0].run));
+  EXPECT_EQ(report::device_phase_times(pts[0].run, "forward"), (std::vector<double>{0.040}));
+  std::ostringstream out;
+  report::CompareConsoleReporter(out, "ddp").phase_tables(pts);
+  const auto text = out.str();
+  EXPECT_NE(text.find("forward (ms per iteration, slowest rank, GPU time by CUDA events;"), std::string::npos) << text;
+  EXPECT_NE(text.find("40.00 (base)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("10.00"), std::string::npos) << "host-clock forward in a GPU table: " << text;
+  const auto back = report::ddp_run_from_json(report::to_json(pts[0].run), "test");
+  EXPECT_EQ(back.ranks[1].device.total, (std::vector<double>{0.092}));
+  // One point without them (a CPU run): the host clock for the whole table.
+  pts[1].run.ranks[0].device = {};
+  std::ostringstream mixed;
+  report::CompareConsoleReporter(mixed, "ddp").phase_tables(pts);
+  EXPECT_EQ(mixed.str().find("CUDA events"), std::string::npos) << mixed.str();
+}
+
 TEST(Records, ThroughputRowsAndEfficiency) {
   // 1 rank: 10 examples in 0.1 s = 100/s. 2 ranks: 10 per rank in 0.125 s
   // (slowest rank) = 80/s per rank, 160 total, efficiency 0.8.

@@ -29,10 +29,11 @@ constexpr int kPhases = 5;
 // (exact), so every rank's block has the same size.
 constexpr int kCpuWords = 1024 / 32;
 
-// Packs node + CPU mask + the five phase vectors into one float64 tensor per rank.
-torch::Tensor pack(const train::PhaseTimes& t, int node) {
+// Packs node + CPU mask + the five phase vectors + a flag and the five
+// CUDA-event phase vectors (zeros on the CPU) into one float64 tensor per rank.
+torch::Tensor pack(const train::PhaseTimes& t, const train::PhaseTimes& device, int node) {
   const int64_t n = static_cast<int64_t>(t.total.size());
-  auto out = torch::zeros({1 + kCpuWords + kPhases * n}, torch::kDouble);
+  auto out = torch::zeros({1 + kCpuWords + kPhases * n + 1 + kPhases * n}, torch::kDouble);
   auto* p = out.data_ptr<double>();
   *p++ = node;
   std::uint32_t words[kCpuWords] = {};
@@ -41,6 +42,11 @@ torch::Tensor pack(const train::PhaseTimes& t, int node) {
   for (auto w : words) *p++ = static_cast<double>(w);
   for (const auto* v : {&t.forward, &t.backward, &t.comm_wait, &t.optimizer, &t.total})
     for (double x : *v) *p++ = x;
+  const bool has_device = static_cast<int64_t>(device.total.size()) == n && n > 0;
+  *p++ = has_device ? 1.0 : 0.0;
+  if (has_device)
+    for (const auto* v : {&device.forward, &device.backward, &device.comm_wait, &device.optimizer, &device.total})
+      for (int64_t i = 0; i < n; ++i) *p++ = i < static_cast<int64_t>(v->size()) ? (*v)[i] : 0.0;
   return out;
 }
 
@@ -58,6 +64,13 @@ report::RankSamples unpack(const double* p, int64_t n, int rank) {
   for (auto* v : {&r.forward, &r.backward, &r.comm_wait, &r.optimizer, &r.total}) {
     v->assign(p, p + n);
     p += n;
+  }
+  if (*p++ != 0.0) {
+    auto& d = r.device;
+    for (auto* v : {&d.forward, &d.backward, &d.comm_wait, &d.optimizer, &d.total}) {
+      v->assign(p, p + n);
+      p += n;
+    }
   }
   return r;
 }
@@ -158,7 +171,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   res.grad_bytes = result.grad_bytes;
   res.optimizer_bytes = result.optimizer_bytes;
   const int64_t n = static_cast<int64_t>(result.times.total.size());
-  auto mine = pack(result.times, world.node_rank);
+  auto mine = pack(result.times, result.device_times, world.node_rank);
   if (comm != nullptr && world.world_size > 1) {
     auto all = torch::empty({world.world_size * mine.numel()}, torch::kDouble);
     comm->allgather(mine, all)->wait(comm->timeout());
