@@ -1,5 +1,7 @@
 #include "launch/world.h"
 
+#include <cstdio>
+
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -52,6 +54,15 @@ void validate(const World& w, const std::string& rank_var, const std::string& si
                                  w.local_world_size, w.world_size));
 }
 
+// PMI's rank and size are Slurm's own (srun --mpi=pmi2), not an mpiexec's
+// inside an allocation.
+bool same_as_slurm(const EnvLookup& env) {
+  const auto procid = env("SLURM_PROCID"), pmi = env("PMI_RANK");
+  if (!procid || !pmi || *procid != *pmi) return false;
+  const auto ntasks = env("SLURM_NTASKS"), size = env("PMI_SIZE");
+  return !size || (ntasks && *ntasks == *size);
+}
+
 }  // namespace
 
 std::string World::label() const { return fmt::format("{}N/{}R", num_nodes, world_size); }
@@ -86,6 +97,32 @@ std::string first_slurm_host(const std::string& nodelist) {
   return first.substr(0, open) + range + first.substr(close + 1);
 }
 
+int slurm_tasks_on_node(const std::string& tasks_per_node, int node) {
+  int at = 0;
+  std::size_t pos = 0;
+  const auto bad = [&] {
+    return UsageError(fmt::format("environment: malformed SLURM_STEP_TASKS_PER_NODE '{}'", tasks_per_node));
+  };
+  while (pos < tasks_per_node.size()) {
+    std::size_t end = tasks_per_node.find(',', pos);
+    if (end == std::string::npos) end = tasks_per_node.size();
+    const std::string item = tasks_per_node.substr(pos, end - pos);
+    int tasks = 0, repeat = 1;
+    char tail = 0;
+    if (std::sscanf(item.c_str(), "%d(x%d)%c", &tasks, &repeat, &tail) == 2) {
+    } else if (std::sscanf(item.c_str(), "%d%c", &tasks, &tail) == 1) {
+      repeat = 1;
+    } else {
+      throw bad();
+    }
+    if (tasks < 1 || repeat < 1) throw bad();
+    if (node < at + repeat) return tasks;
+    at += repeat;
+    pos = end + 1;
+  }
+  return 0;
+}
+
 int slurm_store_port(long long job_id, long long step_id) {
   return static_cast<int>(20000 + (job_id % 1000) * 10 + step_id % 10);
 }
@@ -96,6 +133,7 @@ bool is_loopback(const std::string& addr) {
 
 World world_from_env(const EnvLookup& env) {
   World w;
+  int slurm_nodes = 0;  // the step's nodes, where Slurm says
   std::string rank_var = "RANK", size_var = "WORLD_SIZE";
   if (env("RANK") || env("WORLD_SIZE")) {
     // dtbench's Ray driver gives Ray Train's variables (NODE_RANK, not GROUP_RANK).
@@ -119,26 +157,11 @@ World world_from_env(const EnvLookup& env) {
     w.local_rank = parse_int(env, "OMPI_COMM_WORLD_LOCAL_RANK", 0, 0);
     w.local_world_size = parse_int(env, "OMPI_COMM_WORLD_LOCAL_SIZE", w.world_size, 1);
     w.node_rank = w.rank / w.local_world_size;
-  } else if (env("SLURM_PROCID")) {
-    w.source = "slurm";
-    rank_var = "SLURM_PROCID";
-    size_var = "SLURM_NTASKS";
-    w.rank = require_int(env, rank_var, 0);
-    w.world_size = require_int(env, size_var, 1);
-    w.local_rank = parse_int(env, "SLURM_LOCALID", 0, 0);
-    const int nodes = parse_int(env, "SLURM_NNODES", 1, 1);
-    w.local_world_size = (w.world_size + nodes - 1) / nodes;
-    w.node_rank = parse_int(env, "SLURM_NODEID", w.rank / w.local_world_size, 0);
-    if (const auto list = env("SLURM_JOB_NODELIST") ? env("SLURM_JOB_NODELIST")
-                                                     : env("SLURM_NODELIST")) {
-      w.master_addr = first_slurm_host(*list);
-      w.master_given = true;
-    }
-    // Steps of several jobs (or of one job) can share the first node: each
-    // step gets a store port of its own unless MASTER_PORT says otherwise.
-    if (const auto job = slurm_number(env, "SLURM_JOB_ID"))
-      w.master_port = slurm_store_port(*job, slurm_number(env, "SLURM_STEP_ID").value_or(0));
-  } else if (env("PMI_RANK")) {
+  } else if (env("PMI_RANK") && !same_as_slurm(env)) {
+    // MPICH's or Intel MPI's mpiexec (inside an allocation each rank also
+    // inherits the batch step's SLURM_PROCID=0): the per-process variable
+    // wins. Under srun --mpi=pmi2 both agree and Slurm's own path below
+    // reads the node list as well.
     w.source = "pmi";
     rank_var = "PMI_RANK";
     size_var = "PMI_SIZE";
@@ -147,9 +170,37 @@ World world_from_env(const EnvLookup& env) {
     w.local_rank = parse_int(env, "MPI_LOCALRANKID", 0, 0);
     w.local_world_size = parse_int(env, "MPI_LOCALNRANKS", w.world_size, 1);
     w.node_rank = w.rank / w.local_world_size;
+  } else if (env("SLURM_PROCID")) {
+    w.source = "slurm";
+    rank_var = "SLURM_PROCID";
+    size_var = "SLURM_NTASKS";
+    w.rank = require_int(env, rank_var, 0);
+    w.world_size = require_int(env, size_var, 1);
+    w.local_rank = parse_int(env, "SLURM_LOCALID", 0, 0);
+    const int nodes = parse_int(env, env("SLURM_STEP_NUM_NODES") ? "SLURM_STEP_NUM_NODES" : "SLURM_NNODES", 1, 1);
+    w.local_world_size = (w.world_size + nodes - 1) / nodes;
+    w.node_rank = parse_int(env, "SLURM_NODEID", w.rank / w.local_world_size, 0);
+    // The step's own tasks on this node ("-n5 -N2": 3 and 2, not 3 and 3).
+    if (const auto per_node = env("SLURM_STEP_TASKS_PER_NODE"))
+      if (const int here = slurm_tasks_on_node(*per_node, w.node_rank); here > 0) w.local_world_size = here;
+    slurm_nodes = nodes;
+    // The step's nodes first: a step on a subset of the allocation (srun -N1
+    // on the second node, several per-node steps at once) meets on its own
+    // first node, not the job's.
+    const char* lists[] = {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"};
+    for (const char* name : lists)
+      if (const auto list = env(name)) {
+        w.master_addr = first_slurm_host(*list);
+        w.master_given = true;
+        break;
+      }
+    // Steps of several jobs (or of one job) can share the first node: each
+    // step gets a store port of its own unless MASTER_PORT says otherwise.
+    if (const auto job = slurm_number(env, "SLURM_JOB_ID"))
+      w.master_port = slurm_store_port(*job, slurm_number(env, "SLURM_STEP_ID").value_or(0));
   }
   validate(w, rank_var, size_var);
-  w.num_nodes = (w.world_size + w.local_world_size - 1) / w.local_world_size;
+  w.num_nodes = slurm_nodes > 0 ? slurm_nodes : (w.world_size + w.local_world_size - 1) / w.local_world_size;
   if (const auto addr = env("MASTER_ADDR")) {
     if (addr->empty()) throw UsageError("environment: MASTER_ADDR is empty");
     w.master_addr = *addr;

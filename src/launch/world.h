@@ -51,6 +51,10 @@ World world_from_env(const EnvLookup& env);
 // First host of a Slurm node list: "node[01-04,07],gpu3" -> "node01".
 // Throws UsageError on an empty or malformed list.
 std::string first_slurm_host(const std::string& nodelist);
+// Tasks on step-relative node `node` from SLURM_STEP_TASKS_PER_NODE
+// ("2(x3),1": 2 on nodes 0-2, 1 on node 3); 0 when `node` is beyond the
+// list (the caller keeps its own figure). Throws UsageError when malformed.
+int slurm_tasks_on_node(const std::string& tasks_per_node, int node);
 
 // True when MASTER_ADDR names this host's loopback ("127.x", "localhost", "::1").
 bool is_loopback(const std::string& addr);

@@ -113,6 +113,45 @@ TEST(World, SlurmStepsGetAStorePortOfTheirOwn) {
   EXPECT_TRUE(given.master_port_given);
 }
 
+// A step on a subset of the allocation (srun -N1 on the second node) meets
+// on its own first node; -n5 -N2 puts 3 and 2 tasks on the nodes.
+TEST(World, SlurmStepNodesAndTasksPerNode) {
+  std::map<std::string, std::string> e{{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "5"},
+                                       {"SLURM_LOCALID", "0"}, {"SLURM_NNODES", "2"},
+                                       {"SLURM_STEP_NUM_NODES", "2"}, {"SLURM_NODEID", "1"},
+                                       {"SLURM_STEP_TASKS_PER_NODE", "3,2"},
+                                       {"SLURM_JOB_NODELIST", "n[01-04]"},
+                                       {"SLURM_STEP_NODELIST", "n[03-04]"}};
+  const auto w = world_from_env(env_of(e));
+  EXPECT_EQ(w.master_addr, "n03");
+  EXPECT_EQ(w.local_world_size, 2);
+  EXPECT_EQ(w.node_rank, 1);
+  EXPECT_EQ(w.num_nodes, 2);
+  e["SLURM_NODEID"] = "0";
+  e["SLURM_PROCID"] = "0";
+  EXPECT_EQ(world_from_env(env_of(e)).local_world_size, 3);
+  EXPECT_EQ(slurm_tasks_on_node("2(x3),1", 2), 2);
+  EXPECT_EQ(slurm_tasks_on_node("2(x3),1", 3), 1);
+  EXPECT_EQ(slurm_tasks_on_node("2(x3),1", 4), 0);
+  EXPECT_THROW(slurm_tasks_on_node("2(x", 0), UsageError);
+  EXPECT_THROW(slurm_tasks_on_node("0", 0), UsageError);
+}
+
+// mpiexec (MPICH, Intel MPI) inside an sbatch script: every rank inherits
+// the batch step's SLURM_PROCID=0; the per-process PMI_RANK must win.
+TEST(World, PmiWinsOverAnInheritedSlurmRank) {
+  const auto w = world_from_env(env_of({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"SLURM_PROCID", "0"},
+                                        {"SLURM_NTASKS", "4"}, {"SLURM_JOB_NODELIST", "n1"}}));
+  EXPECT_EQ(w.source, "pmi");
+  EXPECT_EQ(w.rank, 1);
+  EXPECT_EQ(w.world_size, 2);
+  // srun --mpi=pmi2: both agree, and Slurm's path also reads the node list.
+  const auto s = world_from_env(env_of({{"PMI_RANK", "1"}, {"PMI_SIZE", "4"}, {"SLURM_PROCID", "1"},
+                                        {"SLURM_NTASKS", "4"}, {"SLURM_JOB_NODELIST", "n1"}}));
+  EXPECT_EQ(s.source, "slurm");
+  EXPECT_EQ(s.master_addr, "n1");
+}
+
 TEST(World, Pmi) {
   const auto w = world_from_env(env_of({{"PMI_RANK", "1"}, {"PMI_SIZE", "3"}}));
   EXPECT_EQ(w.source, "pmi");
