@@ -23,8 +23,8 @@ for r in $(seq 1 "$ROUNDS"); do
     # shellcheck disable=SC2086
     line=$(timeout 300 "$DTBENCH" $args 2>&1 | grep -E "^# dist_sync with|^# lookup p50" || true)
     if [[ $line == "# dist_sync"* ]]; then
-      # "... X GB/sec per worker; raw TensorPipe ceiling Y GB/sec (R of it)"
-      val=$(sed -E 's/.* ([0-9.]+) GB\/sec per worker; raw TensorPipe ceiling ([0-9.]+) GB\/sec \(([0-9.]+) of it\).*/\1 \2 \3/' <<<"$line")
+      # "... X GB/sec moved per worker; raw TensorPipe ceiling Y GB/sec (R of it)"
+      val=$(sed -E 's/.* ([0-9.]+) GB\/sec moved per worker; raw TensorPipe ceiling ([0-9.]+) GB\/sec \(([0-9.]+) of it\).*/\1 \2 \3/' <<<"$line")
     elif [[ $line == "# lookup"* ]]; then
       # "# lookup p50 L us vs raw ... p50 A us alone (x), C us with every trainer at once (y); ..."
       read -r l a c < <(sed -E 's/# lookup p50 ([0-9.]+) us vs raw TensorPipe round trip p50 ([0-9.]+) us alone \([0-9.]+x\), ([0-9.]+) us with every trainer at once.*/\1 \2 \3/' <<<"$line")

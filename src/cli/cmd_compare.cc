@@ -97,7 +97,7 @@ Json final_report(const CompareFlags& f, const Json& env, const bench::GridSpec&
                   bool complete) {
   Json doc;
   doc["schema"] = "dtbench.compare";
-  doc["schema_version"] = 1;
+  doc["schema_version"] = 2;  // as dtbench.ddp's (cmd_ddp.cc)
   doc["kind"] = "report";
   doc["created"] = report::utc_timestamp();
   doc["complete"] = complete;

@@ -66,7 +66,9 @@ Json config_json(const DdpFlags& f) {
 Json new_report(const DdpFlags& f, const Json& env) {
   Json doc;
   doc["schema"] = "dtbench.ddp";
-  doc["schema_version"] = 1;
+  // 2: runs[].summary became benchmark.py's figures (pooled, per rank);
+  // slowest_rank_summary holds what summary held in 1. Readers take both.
+  doc["schema_version"] = 2;
   doc["created"] = report::utc_timestamp();
   doc["complete"] = false;
   doc["command"] = original_args();

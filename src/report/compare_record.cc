@@ -11,7 +11,9 @@ namespace dtbench::report {
 namespace {
 
 constexpr const char* kSchema = "dtbench.compare";
-constexpr int kSchemaVersion = 1;
+// 2: runs[].summary is benchmark.py's (every rank's iterations pooled, ex/s
+// per rank); slowest_rank_summary holds what summary held in 1. Both read.
+constexpr int kSchemaVersion = 2;
 
 }  // namespace
 
@@ -101,8 +103,8 @@ CompareLog read_compare_log(const std::string& path) {
           json_value_or<std::string>(j, "schema", "", where) != kSchema)
         throw UsageError(fmt::format("{}: not a dtbench compare log (no {} header)", where, kSchema));
       const auto version = json_value_or<int>(j, "schema_version", 0, where);
-      if (version != kSchemaVersion)
-        throw UsageError(fmt::format("{}: schema_version {} (this dtbench reads {})", where, version,
+      if (version < 1 || version > kSchemaVersion)
+        throw UsageError(fmt::format("{}: schema_version {} (this dtbench reads 1 to {})", where, version,
                                      kSchemaVersion));
       for (const char* k : {"env", "config"})
         if (j.contains(k) && !j.at(k).is_object())

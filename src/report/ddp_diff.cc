@@ -58,8 +58,8 @@ void check_shape(const Json& doc, const std::string& name) {
     throw UsageError(
         fmt::format("{}: schema '{}' is not a dtbench ddp report (dtbench.ddp)", name, schema));
   if (!doc.contains("schema_version") || !doc.at("schema_version").is_number_integer() ||
-      doc.at("schema_version").get<long long>() != 1)
-    throw UsageError(fmt::format("{}: unsupported schema_version {} (this build reads 1)", name,
+      doc.at("schema_version").get<long long>() < 1 || doc.at("schema_version").get<long long>() > 2)
+    throw UsageError(fmt::format("{}: unsupported schema_version {} (this build reads 1 and 2)", name,
                                  doc.contains("schema_version") ? doc.at("schema_version").dump()
                                                                 : "(missing)"));
   if (!doc.contains("config") || !doc.at("config").is_object() ||
@@ -222,9 +222,11 @@ void write_ddp_diff(std::ostream& out, const Json& base, const Json& test,
                            ra.label, percentile_name(p), a, "n/a", b, "n/a", "n/a", "n/a", slow_a, slow_b);
         continue;
       }
+      // ex/s as diff.py's int(batch_size / vb).
       out << fmt::format(
-          "{:>10} {:>5}  {:>10.4f} {:>9.1f}  {:>10.4f} {:>9.1f}  {:>+7.1f}% {:>+7.1f}%  {:>12.4f} {:>12.4f}\n",
-          ra.label, percentile_name(p), a, ra.batch_per_rank / a, b, rb->batch_per_rank / b,
+          "{:>10} {:>5}  {:>10.4f} {:>9}  {:>10.4f} {:>9}  {:>+7.1f}% {:>+7.1f}%  {:>12.4f} {:>12.4f}\n",
+          ra.label, percentile_name(p), a, static_cast<long long>(ra.batch_per_rank / a), b,
+          static_cast<long long>(rb->batch_per_rank / b),
           time_diff_percent(a, b), speedup_percent(a, b), slow_a, slow_b);
     }
   }

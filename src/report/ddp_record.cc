@@ -294,8 +294,9 @@ DdpRun ddp_run_from_json(const nlohmann::ordered_json& j, const std::string& whe
       r.device.comm_wait = get_samples(d, "comm_wait", wd);
       r.device.optimizer = get_samples(d, "optimizer", wd);
       r.device.total = get_samples(d, "total", wd);
-      for (const auto* v : {&r.device.forward, &r.device.backward, &r.device.comm_wait, &r.device.optimizer})
-        if (v->size() != r.device.total.size())
+      for (const auto* v : {&r.device.forward, &r.device.backward, &r.device.comm_wait, &r.device.optimizer,
+                            &r.device.total})
+        if (v->size() != r.total.size())
           throw UsageError(fmt::format("{}: phases of different lengths", wd));
     }
     for (double t : r.total)

@@ -102,7 +102,7 @@ class DdpReducer : public Strategy {
     std::unordered_map<const void*, std::size_t> index;
     for (std::size_t i = 0; i < params_.size(); ++i) index[params_[i].unsafeGetTensorImpl()] = i;
     std::vector<std::vector<size_t>> out;
-    for (const auto& b : reducer_->get_grad_buckets(/*return_zero_tensors=*/true)) {
+    for (const auto& b : reducer_->get_grad_buckets(/*return_zero_tensors=*/false)) {
       std::vector<size_t> idx;
       for (const auto& p : b.getParameters()) idx.push_back(index.at(p.unsafeGetTensorImpl()));
       out.push_back(std::move(idx));

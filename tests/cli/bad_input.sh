@@ -74,7 +74,7 @@ mkdir adir
 ln -s nowhere.json dangling.json
 
 # ---- reports with the wrong schema, version or field types ----
-mutate ok.json v2.json "d['schema_version'] = 2"
+mutate ok.json v2.json "d['schema_version'] = 3"
 mutate ok.json vstr.json "d['schema_version'] = '1'"
 mutate ok.json noschema.json "del d['schema']"
 mutate ok.json foreign.json "d['schema'] = 'someone.else'"

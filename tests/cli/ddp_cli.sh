@@ -24,7 +24,7 @@ check_report() {  # file reducer expected-labels...
 import json, sys
 path, reducer, labels = sys.argv[1], sys.argv[2], sys.argv[3:]
 doc = json.load(open(path))
-assert doc["schema"] == "dtbench.ddp" and doc["schema_version"] == 1, doc["schema"]
+assert doc["schema"] == "dtbench.ddp" and doc["schema_version"] == 2, doc["schema"]
 assert doc["complete"] is True
 cfg = doc["config"]
 assert cfg["model"] == "mlp" and cfg["reducer"] == reducer and cfg["batch_size"] == 4, cfg

@@ -217,7 +217,7 @@ TEST_P(BatchNormReplicas, ResNetReplicasStayIdentical) {
     if (e.kind == trace::EventKind::kPhase && e.sub == static_cast<int>(trace::Phase::kBroadcast))
       broadcast_in.insert(e.iteration);
   EXPECT_EQ(static_cast<int>(broadcast_in.size()), o.warmup + o.iters) << reducer;
-  // --no-broadcast-buffers: nothing broadcast, buffers not compared.
+  // --broadcast-buffers false: nothing broadcast, buffers not compared.
   o.broadcast_buffers = false;
   auto own = train::make_seeded_model(o);
   EXPECT_FALSE(train::train(o, *own, g_comm.get(), g_comm->size(), g_comm->rank()).buffers_in_step);
@@ -347,7 +347,7 @@ TEST(ReplicaCheck, CatchesOneCorruptedRank) {
 
 }  // namespace
 // A batch norm's running mean changed on the last rank: seen with buffers
-// compared, not without (--no-broadcast-buffers leaves them each rank's own).
+// compared, not without (--broadcast-buffers false leaves them each rank's own).
 TEST(ReplicaCheck, CatchesOneRanksDifferentBuffers) {
   comm::Communicator& c = *g_comm;
   if (c.size() < 2) GTEST_SKIP() << "needs two ranks";

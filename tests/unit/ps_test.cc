@@ -220,7 +220,9 @@ TEST(KvConfig, BytesPerWorkerFollowTheDocumentedDefinition) {
   o.mode = KvMode::kDistDeviceSync;
   EXPECT_DOUBLE_EQ(bytes_per_worker(o, n), 2 * 4000.0);
   o.mode = KvMode::kDevice;
-  EXPECT_DOUBLE_EQ(bytes_per_worker(o, n), 2 * 4000.0 * 3 / 4);
+  EXPECT_DOUBLE_EQ(bytes_per_worker(o, n), 2 * 2 * 4000.0 + 2 * 4000.0 * 3 / 4);
+  o.workers = 1;  // measure.py's default: one process, its devices reduced
+  EXPECT_DOUBLE_EQ(bytes_per_worker(o, n), 2 * 2 * 4000.0);
   o.mode = KvMode::kLocal;
   EXPECT_DOUBLE_EQ(bytes_per_worker(o, n), 2 * 2 * 4000.0);
 }

@@ -23,7 +23,7 @@ struct DdpBenchResult {
   int threads = 1;     // intra-op threads this rank used
   int blas_threads = 0;  // the BLAS library's own pool, set to `threads` (0: the BLAS has none)
   bool buffers_compared = false;  // the replica check compared buffers too (kept in step)
-  int buckets = 0;     // gradient buckets (initial assignment; 0 for none)
+  int buckets = 0;     // gradient buckets (timed iterations' buckets; 0 for none)
   double last_loss = 0;
   long long param_tensors = 0, param_elements = 0;
   train::CompressionStats compression;  // dtype "none" without --compression

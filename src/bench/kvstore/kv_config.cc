@@ -74,8 +74,9 @@ double bytes_per_worker(const KvOptions& o, std::size_t total_numel) {
   const double s = 4.0 * static_cast<double>(total_numel);
   switch (o.mode) {
     case KvMode::kLocal: return 2.0 * o.replicas * s;
-    case KvMode::kDevice:
-      return o.workers > 1 ? 2.0 * s * (o.workers - 1) / o.workers : 0.0;
+    case KvMode::kDevice:  // the replicas' sum (as local), then the allreduce's bus bytes
+      return (o.replicas > 1 ? 2.0 * o.replicas * s : 0.0) +
+             (o.workers > 1 ? 2.0 * s * (o.workers - 1) / o.workers : 0.0);
     case KvMode::kDistSync:
     case KvMode::kDistAsync: return (pushes_per_worker(o) + 1) * s;
     case KvMode::kDistDeviceSync: return 2.0 * s;
