@@ -21,8 +21,11 @@ void Sgd::step() {
     index.push_back(i);
   }
   if (params.empty()) return;
-  // Coupled weight decay: new tensors (the gradients stay as reduced).
-  if (weight_decay_ != 0) grads = at::_foreach_add(grads, params, weight_decay_);
+  // Coupled weight decay, into the gradients in place: the same rounding as
+  // torch.optim.SGD's out-of-place _foreach_add, without a second copy of
+  // every gradient at the step (that copy moved small models' peak from the
+  // backward to the step). Nothing reads the gradients before zero_grad.
+  if (weight_decay_ != 0) at::_foreach_add_(grads, params, weight_decay_);
   if (momentum_ == 0) {
     at::_foreach_add_(params, grads, -lr_);
     return;

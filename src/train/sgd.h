@@ -3,7 +3,7 @@
 // (_foreach_) ops: the update torch.optim.SGD makes with foreach=True, its
 // default on CUDA. The arithmetic is LibTorch's torch::optim::SGD (no
 // dampening or Nesterov; weight decay coupled, L2, as torch.optim.SGD's):
-//   d = grad + weight_decay * p   (weight_decay 0: d = grad, no copy)
+//   d = grad + weight_decay * p   (in place: .grad holds d after the step)
 //   first step  buf = d;   later  buf = momentum * buf + d;   p -= lr * buf
 // (momentum 0: p -= lr * d). PyTorch's DDP benchmark
 // (benchmarks/distributed/ddp/benchmark.py) steps SGD(lr 0.001, momentum 0.9,

@@ -97,7 +97,7 @@ mutate cmp.json cmp_points_str.json "d['points'] = 'none'"
 mutate cmp.json cmp_key_num.json "d['points'][0]['key'] = 5"
 # compare / ddp logs
 sed '1s/dtbench.compare/dtbench.other/' cmp.jsonl >log_foreign.jsonl
-sed '1s/"schema_version":1/"schema_version":7/' cmp.jsonl >log_v7.jsonl
+sed -E '1s/"schema_version":[0-9]+/"schema_version":7/' cmp.jsonl >log_v7.jsonl
 { head -n 1 cmp.jsonl; echo '{"key": {"model": "mlp"'; tail -n 1 cmp.jsonl; } >log_midcut.jsonl
 { head -n 1 cmp.jsonl; echo '[]'; } >log_arrayline.jsonl
 head -c 40 cmp.jsonl >log_cuthead.jsonl

@@ -62,13 +62,17 @@ TEST(Sgd, MatchesLibTorchWithWeightDecay) {
   expect_same_as_libtorch(0.9, 0.3);
   expect_same_as_libtorch(0.0, 0.3);
 }
-TEST(Sgd, WeightDecayLeavesTheGradientsAsReduced) {
+// The decay goes into the gradients in place (no second copy of them at the
+// step): .grad then holds grad + weight_decay * p, bit for bit.
+TEST(Sgd, WeightDecayIsAddedToTheGradientsInPlace) {
   auto ps = make_params(4);
   set_grads(ps, 1);
-  const auto before = ps[0].grad().clone();
+  const auto want = ps[0].grad().add(ps[0].detach(), 0.3);  // torch.optim.SGD's d_p.add(p, alpha=wd)
+  const void* storage = ps[0].grad().data_ptr();
   Sgd sgd(ps, 0.1, 0.9, 0.3);
   sgd.step();
-  EXPECT_TRUE(torch::equal(ps[0].grad(), before));
+  EXPECT_EQ(ps[0].grad().data_ptr(), storage);
+  EXPECT_TRUE(torch::equal(ps[0].grad(), want));
 }
 
 TEST(Sgd, ZeroGradKeepsStorage) {
