@@ -54,6 +54,18 @@ void validate(const World& w, const std::string& rank_var, const std::string& si
                                  w.local_world_size, w.world_size));
 }
 
+// An MPI launcher's world: rank and size required, the local ones optional,
+// nodes filled rank-major.
+void read_mpi_world(const EnvLookup& env, World& w, const char* source, const std::string& rank_var,
+                    const std::string& size_var, const char* local_rank_var, const char* local_size_var) {
+  w.source = source;
+  w.rank = require_int(env, rank_var, 0);
+  w.world_size = require_int(env, size_var, 1);
+  w.local_rank = parse_int(env, local_rank_var, 0, 0);
+  w.local_world_size = parse_int(env, local_size_var, w.world_size, 1);
+  w.node_rank = w.rank / w.local_world_size;
+}
+
 // PMI's rank and size are Slurm's own (srun --mpi=pmi2), not an mpiexec's
 // inside an allocation.
 bool same_as_slurm(const EnvLookup& env) {
@@ -149,27 +161,17 @@ World world_from_env(const EnvLookup& env) {
     w.agent_store = agent && (*agent == "True" || *agent == "true" || *agent == "1");
     w.restart_count = parse_int(env, "TORCHELASTIC_RESTART_COUNT", 0, 0);
   } else if (env("OMPI_COMM_WORLD_RANK")) {
-    w.source = "openmpi";
     rank_var = "OMPI_COMM_WORLD_RANK";
     size_var = "OMPI_COMM_WORLD_SIZE";
-    w.rank = require_int(env, rank_var, 0);
-    w.world_size = require_int(env, size_var, 1);
-    w.local_rank = parse_int(env, "OMPI_COMM_WORLD_LOCAL_RANK", 0, 0);
-    w.local_world_size = parse_int(env, "OMPI_COMM_WORLD_LOCAL_SIZE", w.world_size, 1);
-    w.node_rank = w.rank / w.local_world_size;
+    read_mpi_world(env, w, "openmpi", rank_var, size_var, "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE");
   } else if (env("PMI_RANK") && !same_as_slurm(env)) {
     // MPICH's or Intel MPI's mpiexec (inside an allocation each rank also
     // inherits the batch step's SLURM_PROCID=0): the per-process variable
     // wins. Under srun --mpi=pmi2 both agree and Slurm's own path below
     // reads the node list as well.
-    w.source = "pmi";
     rank_var = "PMI_RANK";
     size_var = "PMI_SIZE";
-    w.rank = require_int(env, rank_var, 0);
-    w.world_size = require_int(env, size_var, 1);
-    w.local_rank = parse_int(env, "MPI_LOCALRANKID", 0, 0);
-    w.local_world_size = parse_int(env, "MPI_LOCALNRANKS", w.world_size, 1);
-    w.node_rank = w.rank / w.local_world_size;
+    read_mpi_world(env, w, "pmi", rank_var, size_var, "MPI_LOCALRANKID", "MPI_LOCALNRANKS");
   } else if (env("SLURM_PROCID")) {
     w.source = "slurm";
     rank_var = "SLURM_PROCID";
