@@ -29,6 +29,9 @@ _pre.add_argument("--threads", type=int, default=1)
 os.environ.setdefault("OPENBLAS_NUM_THREADS", str(_pre.parse_known_args()[0].threads))
 
 import torch  # noqa: E402
+
+# dtbench ddp flushes subnormal floats to zero (src/bench/ddp/ddp_bench.cc): the same here.
+torch.set_flush_denormal(True)
 import torch.nn as nn  # noqa: E402
 import horovod.torch as hvd  # noqa: E402
 

@@ -22,6 +22,7 @@ struct DdpBenchResult {
   report::DdpRun run;  // complete on rank 0; this rank's samples only elsewhere
   int threads = 1;     // intra-op threads this rank used
   int blas_threads = 0;  // the BLAS library's own pool, set to `threads` (0: the BLAS has none)
+  bool flush_denormal = false;    // subnormal floats flushed to zero on this CPU
   bool buffers_compared = false;  // the replica check compared buffers too (kept in step)
   int buckets = 0;     // gradient buckets (timed iterations' buckets; 0 for none)
   double last_loss = 0;
