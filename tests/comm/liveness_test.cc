@@ -115,9 +115,15 @@ TEST(Liveness, TheHostedStoreOutlivesTheBeatsConnection) {
   at.addr = "127.0.0.1";
   at.port = hosted->store->getPort();
   std::weak_ptr<Hosted> watch = hosted;
+  c10d::TCPStore* server = hosted->store.get();  // alive while the heartbeat holds it
   start_heartbeat(at, 0, 1, std::move(hosted));
-  // Let the beat connect and beat at least once.
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  // Until the beat has connected and beaten once (LibTorch 2.11's client can
+  // take over a second to connect on a loaded machine): only a connected beat
+  // marks itself gone.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (server->add("dtbench/alive/0", 0) == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_GT(server->add("dtbench/alive/0", 0), 0) << "the heartbeat never beat";
   EXPECT_FALSE(watch.expired());
   EXPECT_EQ(released_with_mark.load(), -1);
   EXPECT_TRUE(stop_heartbeat());
