@@ -4,10 +4,7 @@
 # fails. Before the heartbeat was stopped ahead of the store it connects to,
 # about 1 run in 25 here aborted at exit ("terminate called after throwing an
 # instance of 'std::system_error': Connection reset by peer", c10d's client
-# thread); 45 runs catch that with ~84 % probability. The order that fixed
-# it (the hosted store released only after the beat's connection closed) is
-# shown every time by Liveness.TheHostedStoreOutlivesTheBeatsConnection; this
-# test keeps the whole exit path (every thread, every destructor) honest.
+# thread); 45 runs catch that with ~84 % probability.
 # Usage: exit_clean.sh path/to/dtbench
 set -u
 DTBENCH=$(readlink -f "$1")
