@@ -34,10 +34,10 @@ struct HybridFlags {
 nlohmann::ordered_json config_json(const HybridFlags& f, const std::string& transport) {
   const auto& o = f.h;
   return {{"trainers", o.trainers},       {"servers", o.servers},
-          {"tables", o.tables},           {"num_embeddings", o.num_embeddings},
-          {"embedding_dim", o.embedding_dim}, {"batch_size", o.batch_size},
-          {"hidden", o.hidden},           {"iters", o.iters},
-          {"warmup", o.warmup},           {"lr", o.lr},
+          {"num_embeddings", o.num_embeddings}, {"embedding_dim", o.embedding_dim},
+          {"epochs", o.epochs},           {"warmup", o.warmup},
+          {"batches", o.batches},         {"lookup", o.lookup},
+          {"lr", std::stod(fmt::format("{}", o.lr))},  // the float as typed, not widened
           {"seed", o.seed},               {"check", o.check},
           {"reducer", "ddp"},             {"backend", f.run.comm.backend},
           {"bind", f.run.bind},           {"device", o.device},
@@ -67,15 +67,15 @@ int run_hybrid(HybridFlags& f) {
   if (world.rank == 0) {
     report::print_env(std::cout, env);
     std::cout << fmt::format(
-        "# dtbench hybrid: 1 master, {} trainer(s), {} parameter server(s); {} table(s) of {} x {}, "
-        "batch {}, FC width {}, {} iters + {} warm-up\n",
-        o.trainers, o.servers, o.tables, o.num_embeddings, o.embedding_dim, o.batch_size, o.hidden,
-        o.iters, o.warmup)
+        "# dtbench hybrid: 1 master, {} trainer(s), {} parameter server(s), each an EmbeddingBag of {} x {} "
+        "(sum); {} epochs of {} batches + {} warm-up; lookups {}\n",
+        o.trainers, o.servers, o.num_embeddings, o.embedding_dim, o.epochs, o.batches, o.warmup,
+        o.lookup == "sequential" ? "one server after another" : "every server at once")
               << std::flush;
   }
   auto r = bench::hybrid::run_hybrid(world, o, f.run.comm);
   if (!r.leader) return 0;
-  report::print_hybrid_table(std::cout, r.trainers, o.batch_size);
+  report::print_hybrid_table(std::cout, r.trainers);
   double ceiling_p50 = std::nan(""), alone_p50 = std::nan("");
   if (!r.ceiling_seconds.empty()) {
     ceiling_p50 = stats::percentile(r.ceiling_seconds, 50);
@@ -84,17 +84,18 @@ int run_hybrid(HybridFlags& f) {
     for (const auto& t : r.trainers) lookups.insert(lookups.end(), t.lookup_seconds.begin(), t.lookup_seconds.end());
     const double lookup_p50 = stats::percentile(lookups, 50);
     std::cout << fmt::format(
-        "# lookup p50 {:.1f} us vs raw TensorPipe round trip p50 {:.1f} us alone ({:.2f}x), {:.1f} us with "
-        "every trainer at once ({:.2f}x); a round echoes {} x {} B with each of {} server(s)\n",
+        "# lookup p50 {:.1f} us vs raw TensorPipe round p50 {:.1f} us alone ({:.2f}x), {:.1f} us with "
+        "every trainer at once ({:.2f}x); a round echoes {} B with each of {} server(s), {}\n",
         lookup_p50 * 1e6, alone_p50 * 1e6, lookup_p50 / alone_p50, ceiling_p50 * 1e6,
-        lookup_p50 / ceiling_p50, o.tables, r.ceiling_bytes, o.servers);
+        lookup_p50 / ceiling_p50, r.ceiling_bytes, o.servers,
+        o.lookup == "sequential" ? "one after another" : "all at once");
   }
   if (r.checked)
     std::cout << fmt::format(
-        "# check: tables equal the single-process reference ({} updates, max |diff| {:.3g}, "
-        "allowed {:.3g}); FC replicas identical\n",
-        r.updates_logged, r.max_table_diff, r.tolerance);
-  // Per node: its roles and its trainers' examples/s, summed.
+        "# check: every lookup ({}) equals PyTorch's EmbeddingBag on the replayed tables, and the final "
+        "tables the replay of {} steps (max |diff| {:.3g}, allowed {:.3g}); FC replicas identical\n",
+        r.lookups_checked, r.steps_checked, r.max_table_diff, r.tolerance);
+  // Per node: its roles and its trainers' bags/s, summed.
   std::vector<std::string> roles;
   std::vector<double> figures;
   for (int rank = 0; rank < r.topology.ranks(); ++rank) {
@@ -103,48 +104,47 @@ int run_hybrid(HybridFlags& f) {
     double fig = std::nan("");
     for (const auto& t : r.trainers)
       if (trainer && t.trainer == rank - 1)
-        fig = report::hybrid_row("", t.iteration_seconds, o.batch_size).examples_per_s;
+        fig = report::hybrid_row("", t.epoch_seconds, t.last_epoch_bags).bags_per_s[0];
     figures.push_back(fig);
   }
   const auto shares = report::node_shares(r.topology.node_of_rank,
                                           launch::describe_nodes(r.topology), roles, figures);
-  report::print_node_shares(std::cout, shares, "examples/s (its trainers' p50, summed)");
+  report::print_node_shares(std::cout, shares, "bags/s (its trainers' p50, summed)");
   env["world"] = bench::world_json(world, r.topology);
   if (!f.run.json_path.empty()) {
     nlohmann::ordered_json doc;
     doc["schema"] = "dtbench.hybrid";
-    doc["schema_version"] = 1;
+    doc["schema_version"] = 2;
     doc["created"] = report::utc_timestamp();
     doc["command"] = original_args();
     doc["env"] = env;
     doc["config"] = config_json(f, r.transport);
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-    std::vector<double> all;
+    auto row_json = [](const report::HybridRow& row) {
+      return nlohmann::ordered_json{
+          {"p50", row.p50}, {"p75", row.p75}, {"p90", row.p90}, {"p95", row.p95},
+          {"bags_per_s", {row.bags_per_s[0], row.bags_per_s[1], row.bags_per_s[2], row.bags_per_s[3]}}};
+    };
     for (const auto& t : r.trainers) {
-      auto row = report::hybrid_row(fmt::format("Trainer{}", t.trainer), t.iteration_seconds, o.batch_size);
       auto j = report::to_json(t);
-      j["p50"] = row.p50;
-      j["p75"] = row.p75;
-      j["p90"] = row.p90;
-      j["p95"] = row.p95;
-      j["examples_per_s"] = row.examples_per_s;
+      j.update(row_json(report::hybrid_row(fmt::format("Trainer{}", t.trainer), t.epoch_seconds, t.last_epoch_bags)));
       rows.push_back(j);
-      all.insert(all.end(), t.iteration_seconds.begin(), t.iteration_seconds.end());
     }
     doc["trainers"] = rows;
-    doc["per_node"] = report::to_json(shares, "examples_per_s");
-    const auto a = report::hybrid_row("All", all, o.batch_size);
+    doc["per_node"] = report::to_json(shares, "bags_per_s");
     auto num = [](double v) { return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v); };
-    doc["all"] = {{"p50", a.p50}, {"p75", a.p75}, {"p90", a.p90}, {"p95", a.p95},
-                  {"examples_per_s", a.examples_per_s * static_cast<double>(r.trainers.size())}};
-    doc["ceiling"] = {{"what", "raw TensorPipe echo, every trainer <-> every server at once, one message per table"},
+    doc["all"] = row_json(report::hybrid_all_row(r.trainers));
+    doc["ceiling"] = {{"what", o.lookup == "sequential"
+                                   ? "raw TensorPipe echo of one lookup reply's size with each server, one after another"
+                                   : "raw TensorPipe echo of one lookup reply's size with every server at once"},
                       {"bytes_per_message", r.ceiling_bytes},
                       {"seconds", r.ceiling_seconds},
                       {"p50_seconds", num(ceiling_p50)},
                       {"alone_seconds", r.ceiling_alone_seconds},
                       {"alone_p50_seconds", num(alone_p50)}};
     doc["check"] = {{"checked", r.checked},
-                    {"updates", r.updates_logged},
+                    {"lookups", r.lookups_checked},
+                    {"steps", r.steps_checked},
                     {"max_abs_diff", num(r.max_table_diff)},
                     {"tolerance", r.tolerance},
                     {"fc_replicas_identical", r.fc_replicas_identical}};
@@ -165,21 +165,26 @@ Action register_hybrid(CLI::App& app) {
                   "Trainers' FC stack on: cpu, or cuda (trainer t on GPU t mod the GPUs visible)")
       ->capture_default_str();
   cmd->add_option("--trainers", o.trainers, "Trainer ranks (ranks 1..T)")->check(CLI::Range(1, 1024))->capture_default_str();
-  cmd->add_option("--servers", o.servers, "Parameter-server ranks (ranks T+1..T+P)")->check(CLI::Range(1, 1024))->capture_default_str();
-  cmd->add_option("--tables", o.tables, "Embedding tables")->check(CLI::Range(1, 1024))->capture_default_str();
-  cmd->add_option("--num-embeddings", o.num_embeddings, "Rows per table")
+  cmd->add_option("--servers", o.servers, "Parameter-server ranks (ranks T+1..T+P), each holding one table")
+      ->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--num-embeddings", o.num_embeddings, "Rows of each server's EmbeddingBag")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 34))->capture_default_str();
-  cmd->add_option("--embedding-dim", o.embedding_dim, "Columns per row")->check(CLI::Range(1, 65536))->capture_default_str();
-  cmd->add_option("--batch-size", o.batch_size, "Lookups per table per trainer per iteration")
-      ->check(CLI::Range(1, 1 << 20))->capture_default_str();
-  cmd->add_option("--hidden", o.hidden, "Width of the FC stack")->check(CLI::Range(1, 65536))->capture_default_str();
-  cmd->add_option("-n,--iters", o.iters, "Timed iterations")->check(CLI::Range(1, 1000000))->capture_default_str();
-  cmd->add_option("-w,--warmup", o.warmup, "Untimed iterations first")->check(CLI::Range(0, 1000000))->capture_default_str();
-  cmd->add_option("--lr", o.lr, "SGD learning rate (rows and FC)")->check(CLI::Range(1e-9, 1e3))->capture_default_str();
+  cmd->add_option("--embedding-dim", o.embedding_dim, "Columns per row (the FC stack takes servers x dim)")
+      ->check(CLI::Range(1, 65536))->capture_default_str();
+  cmd->add_option("-n,--epochs", o.epochs, "Timed epochs")->check(CLI::Range(1, 1000000))->capture_default_str();
+  cmd->add_option("-w,--warmup", o.warmup, "Untimed epochs first")->check(CLI::Range(0, 1000000))->capture_default_str();
+  cmd->add_option("--batches", o.batches, "Batches per epoch (20-50 indices in bags of 1-10 each)")
+      ->check(CLI::Range(1, 1000000))->capture_default_str();
+  cmd->add_option("--lookup", o.lookup,
+                  "sequential: one server after another, each lookup waited (the original); batched: every "
+                  "server's lookup in flight at once")
+      ->capture_default_str();
+  cmd->add_option("--lr", o.lr, "SGD learning rate (tables and FC)")->check(CLI::Range(1e-9, 1e3))->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed of tables and batches")->capture_default_str();
-  cmd->add_option("-c,--check", f->check, "Check the final tables against a single-process reference (0/1)")
+  cmd->add_option("-c,--check", f->check,
+                  "Replay every server's events on PyTorch's EmbeddingBag: each lookup and the final tables (0/1)")
       ->check(CLI::Range(0, 1))->capture_default_str();
-  cmd->add_option("--ceiling-iters", o.ceiling_iters, "Raw TensorPipe round trips measured before the run, trainer 0 alone and every trainer at once (0 = skip)")
+  cmd->add_option("--ceiling-iters", o.ceiling_iters, "Raw TensorPipe rounds (one lookup reply's size with every server) before the run, trainer 0 alone and every trainer at once (0 = skip)")
       ->check(CLI::Range(0, 1000000))->capture_default_str();
   cmd->add_option("--transport", o.transport.transport, "TensorPipe transport: auto, shm or uv")->capture_default_str();
   cmd->add_option("--channel", o.transport.channel, "TensorPipe channel: auto, cma or basic")->capture_default_str();

@@ -144,7 +144,7 @@ void read_echo(std::shared_ptr<EchoRound> r, std::size_t i, std::size_t n) {
 }  // namespace
 
 std::vector<double> raw_echo_rounds(Node& node, const std::vector<EchoTarget>& targets, int iters,
-                                    int warmup) {
+                                    int warmup, bool one_at_a_time) {
   // One pipe per target. Sources and destinations live until the node is
   // closed (callbacks of an abandoned round may still touch them).
   struct Peer {
@@ -168,6 +168,15 @@ std::vector<double> raw_echo_rounds(Node& node, const std::vector<EchoTarget>& t
   for (int it = 0; it < warmup + iters; ++it) {
     std::vector<std::shared_ptr<EchoRound>> rounds;
     const auto t0 = Clock::now();
+    bool finished = true;
+    std::string why;
+    auto wait = [&](EchoRound& r) {
+      std::unique_lock<std::mutex> lock(r.mu);
+      if (!r.cv.wait_until(lock, t0 + node.options().timeout, [&] { return r.left == 0; }))
+        finished = false;
+      else if (!r.error.empty() && why.empty())
+        why = r.error;
+    };
     for (auto& p : peers) {
       const std::size_t n = p.src->size();
       auto r = std::make_shared<EchoRound>();
@@ -178,17 +187,14 @@ std::vector<double> raw_echo_rounds(Node& node, const std::vector<EchoTarget>& t
         p.pipe->write(echo_message(std::to_string(i), (*p.src)[i].data(), (*p.src)[i].size()),
                       [r, src = p.src, dst = p.dst](const tensorpipe::Error& e) { r->done_one(e); });
       read_echo(r, 0, n);
-      rounds.push_back(std::move(r));
+      rounds.push_back(r);
+      if (one_at_a_time) {
+        wait(*r);
+        if (!finished || !why.empty()) break;
+      }
     }
-    bool finished = true;
-    std::string why;
-    for (auto& r : rounds) {
-      std::unique_lock<std::mutex> lock(r->mu);
-      if (!r->cv.wait_until(lock, t0 + node.options().timeout, [&] { return r->left == 0; }))
-        finished = false;
-      else if (!r->error.empty() && why.empty())
-        why = r->error;
-    }
+    if (!one_at_a_time)
+      for (auto& r : rounds) wait(*r);
     if (!finished || !why.empty()) {
       for (auto& r : rounds) {
         std::lock_guard<std::mutex> lock(r->mu);

@@ -36,10 +36,12 @@ struct EchoTarget {
 };
 
 // Sends `iters` rounds (after `warmup` untimed ones); in each, every target
-// gets its messages at once, and the round ends when every echo is back.
+// gets its messages at once (or, one_at_a_time, each target's after the
+// previous target's echoes are back), and the round ends when every echo is
+// back.
 // Returns the seconds each timed round took. Throws TimeoutError/CommError (a
 // round bounded by the node's timeout), VerificationError (altered echo).
 std::vector<double> raw_echo_rounds(Node& node, const std::vector<EchoTarget>& targets, int iters,
-                                    int warmup);
+                                    int warmup, bool one_at_a_time = false);
 
 }  // namespace dtbench::rpc

@@ -179,9 +179,10 @@ expect_usage_error kvstore --ceiling-iters -1
 expect_usage_error hybrid --trainers 0
 expect_usage_error hybrid --servers 0
 expect_usage_error hybrid --num-embeddings 0
-expect_usage_error hybrid --servers 3 --num-embeddings 2
 expect_usage_error hybrid --embedding-dim 0
-expect_usage_error hybrid --batch-size 0
+expect_usage_error hybrid --batches 0
+expect_usage_error hybrid --epochs 0
+expect_usage_error hybrid --lookup sideways
 expect_usage_error hybrid --lr 0
 expect_usage_error hybrid --backend mpi
 expect_usage_error hybrid --transport tcp

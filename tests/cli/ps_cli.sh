@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Parameter servers end to end with real processes: `dtbench kvstore` in
 # every mode (results checked exactly by the benchmark itself, JSON report
-# read back), `dtbench hybrid` for several trainer/server counts (tables
-# checked against the single-process reference), roles under mpirun, and
+# read back), `dtbench hybrid` at the original's shape and several
+# trainer/server counts (every lookup and the final tables checked against
+# a replay on PyTorch's EmbeddingBag), roles under mpirun, and
 # faults: a server or a worker SIGKILLed mid-run ends the job within the
 # timeout, non-zero, naming what died, with no process left behind.
 # Usage: ps_cli.sh path/to/dtbench
@@ -81,28 +82,43 @@ for doc, n in ((d, 1), (sep, 2)):
 PY
 check "kvstore push-pull and separate pulls: requests counted, measure.py's figures" $? "see above"
 
-run_ok "hybrid 2 trainers 1 server" "tables equal the single-process reference" hybrid -n 5 --json "$tmp/hy.json"
-run_ok "hybrid 1 trainer 3 servers" "tables equal the single-process reference" hybrid --trainers 1 --servers 3 -n 5 --num-embeddings 100
-run_ok "hybrid 3 trainers 2 servers, uv" "tables equal the single-process reference" hybrid --trainers 3 --servers 2 -n 4 --transport uv
-python3 - "$tmp/hy.json" <<'PY'
+same="equals PyTorch's EmbeddingBag on the replayed tables"
+run_ok "hybrid at the original's shape (8 trainers, 8 servers, master)" "$same" hybrid -n 2 -w 1 --json "$tmp/hy8.json"
+run_ok "hybrid 2 trainers 1 server" "$same" hybrid --trainers 2 --servers 1 -n 5 --json "$tmp/hy.json"
+run_ok "hybrid 1 trainer 3 servers" "$same" hybrid --trainers 1 --servers 3 -n 5 --num-embeddings 100
+run_ok "hybrid 3 trainers 2 servers, batched lookups, uv" "$same" hybrid --trainers 3 --servers 2 -n 4 --lookup batched --transport uv
+python3 - "$tmp/hy.json" "$tmp/hy8.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["schema"] == "dtbench.hybrid"
+assert d["schema"] == "dtbench.hybrid" and d["schema_version"] == 2
 assert [t["trainer"] for t in d["trainers"]] == [0, 1]
-assert all(len(t["iteration_seconds"]) == 5 and t["p50"] <= t["p95"] for t in d["trainers"])
-assert d["check"]["checked"] and d["check"]["fc_replicas_identical"] and d["check"]["updates"] > 0
+c = d["config"]
+assert (c["num_embeddings"], c["embedding_dim"], c["batches"], c["warmup"], c["lookup"], c["lr"]) == (300, 64, 10, 5, "sequential", 0.05), c
+for t in d["trainers"]:
+    assert len(t["epoch_seconds"]) == 5 and t["p50"] <= t["p95"], t
+    assert len(t["lookup_seconds"]) == 5 * 10, len(t["lookup_seconds"])
+    # The original's N/s: bags of the last epoch (10 batches of 1-50 bags) / each percentile.
+    assert 10 <= t["last_epoch_bags"] <= 500 and abs(t["bags_per_s"][0] * t["p50"] - t["last_epoch_bags"]) < 1e-6, t
+assert abs(d["all"]["bags_per_s"][0] * d["all"]["p50"] - sum(t["last_epoch_bags"] for t in d["trainers"])) < 1e-6
+ck = d["check"]
+assert ck["checked"] and ck["fc_replicas_identical"] and ck["lookups"] == ck["steps"] == 2 * (5 + 5) * 10, ck
 assert d["ceiling"]["p50_seconds"] > 0
 # Memory per trainer: the FC stack's parameters and gradients (plain SGD: no
 # state) counted from the tensors, the allocator's peak at least that.
-c = d["config"]
-h = c["hidden"]
-psi = c["tables"] * c["embedding_dim"] * h + h + h * h + h + h + 1
+widths = [c["servers"] * c["embedding_dim"], 256, 128, 64, 32, 8]
+psi = sum(a * b + b for a, b in zip(widths, widths[1:]))
 for t in d["trainers"]:
     m = t["memory"]
     assert m["model_state_bytes"] == 8 * psi, (m, psi)
     assert m["peak_bytes"] >= m["model_state_bytes"] and m["peak_rss_bytes"] > 0, m
-assert len(d["ceiling"]["seconds"]) == 2 * 50 and "every trainer" in d["ceiling"]["what"], d["ceiling"]  # 50 rounds each
+assert len(d["ceiling"]["seconds"]) == 2 * 50 and "one after another" in d["ceiling"]["what"], d["ceiling"]  # 50 rounds each
 assert len(d["ceiling"]["alone_seconds"]) == 50 and d["ceiling"]["alone_p50_seconds"] > 0
+# The original's defaults: 8 trainers, 8 servers, the FC stack 512 wide.
+d8 = json.load(open(sys.argv[2]))
+c8 = d8["config"]
+assert (c8["trainers"], c8["servers"], c8["epochs"]) == (8, 8, 2) and len(d8["trainers"]) == 8, c8
+assert d8["check"]["lookups"] == 8 * 8 * 3 * 10, d8["check"]
+assert d8["trainers"][0]["memory"]["model_state_bytes"] == 8 * sum(a * b + b for a, b in zip([512, 256, 128, 64, 32], [256, 128, 64, 32, 8]))
 PY
 check "hybrid JSON report complete" $? "see above"
 
@@ -115,7 +131,7 @@ if command -v mpirun >/dev/null; then
     if [ $rc -eq 0 ] && grep -q -- "$pattern" "$tmp/out"; then check "$name" 0 "";
     else check "$name" 1 "exit $rc; $(tail -3 "$tmp/err" | tr '\n' ' ')"; fi; }
   run_ok_mpi 3 "kvstore under mpirun -np 3 (2 workers + 1 server)" "max error 0" kvstore --workers 2 --servers 1 $small
-  run_ok_mpi 4 "hybrid under mpirun -np 4 (master, 2 trainers, 1 server)" "single-process reference" hybrid -n 3
+  run_ok_mpi 4 "hybrid under mpirun -np 4 (master, 2 trainers, 1 server)" "PyTorch's EmbeddingBag" hybrid --trainers 2 --servers 1 -n 3
   timeout 60 mpirun $root --oversubscribe -np 2 "$DTBENCH" kvstore --workers 2 --servers 1 $small >"$tmp/out" 2>"$tmp/err"
   rc=$?; [ $rc -ne 0 ] && grep -q "need 3 ranks, but the job has 2" "$tmp/err"
   check "kvstore under mpirun with the wrong rank count" $? "exit $rc; $(tail -2 "$tmp/err" | tr '\n' ' ')"
@@ -162,7 +178,7 @@ kill_mid_run "kvstore: server killed -> the launcher names it and ends the job" 
   kvstore --workers 2 --servers 2 $long
 kill_mid_run "kvstore: worker killed -> job ends, servers exit" 1 "${dead/\[0-9\]/1}" kvstore --workers 2 --servers 2 $long
 kill_mid_run "hybrid: parameter server killed -> the launcher names it and ends the job" 3 "${dead/\[0-9\]/3}" \
-  hybrid -n 100000 --check 0 --timeout 15s
+  hybrid --trainers 2 --servers 1 -n 100000 --check 0 --timeout 15s
 
 # A server that dies must be named by the workers themselves, not only by
 # the launcher: run the ranks without dtbench's launcher (torchrun-style

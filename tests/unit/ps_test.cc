@@ -1,11 +1,15 @@
 // Parameter-server pieces that need no processes: the RPC header, server
 // addresses, the kvstore layout, exact expected values, bandwidth, reports.
+#include <random>
+#include <stdexcept>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numeric>
 #include <sstream>
 
+#include "bench/hybrid/embedding_table.h"
 #include "bench/hybrid/hybrid_config.h"
 #include "bench/kvstore/kv_config.h"
 #include "bench/kvstore/layout.h"
@@ -296,36 +300,85 @@ TEST(KvReport, SummaryUsesMediansAndTheCeiling) {
   EXPECT_TRUE(std::isnan(sum.max_abs_staleness));
 }
 
-TEST(Hybrid, ShardingCoversEveryRowOnce) {
-  bench::hybrid::HybridOptions o;
-  o.servers = 3;
-  o.num_embeddings = 10;
-  std::int64_t total = 0;
-  for (int s = 0; s < 3; ++s) total += bench::hybrid::rows_on(o, s);
-  EXPECT_EQ(total, 10);
-  EXPECT_EQ(bench::hybrid::rows_on(o, 0), 4);
-  EXPECT_EQ(bench::hybrid::server_of_row(o, 7), 1);
-  EXPECT_EQ(bench::hybrid::local_row(o, 7), 2);
-  EXPECT_NE(bench::hybrid::initial_value(1, 0, 5, 2), bench::hybrid::initial_value(1, 1, 5, 2));
-  EXPECT_EQ(bench::hybrid::initial_value(1, 0, 5, 2), bench::hybrid::initial_value(1, 0, 5, 2));
-  o.num_embeddings = 2;
-  EXPECT_THROW(bench::hybrid::validate(o), UsageError);
+TEST(Hybrid, BatchesHaveTheOriginalsShape) {
+  // benchmark_ddp_rpc.py: randint(20, 50) indices, bags advancing by
+  // randint(1, 10), a target of 0..7 per bag.
+  std::mt19937_64 rng(3);
+  double bags = 0;
+  std::int64_t shortest = 100, longest = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const auto b = bench::hybrid::make_batch(rng, 300);
+    const auto n = static_cast<std::int64_t>(b.indices.size());
+    shortest = std::min(shortest, n);
+    longest = std::max(longest, n);
+    EXPECT_NO_THROW(bench::hybrid::validate_bags(b.indices.data(), b.indices.size(), b.offsets.data(),
+                                                 b.bags(), 300));
+    for (std::size_t k = 1; k < b.bags(); ++k) EXPECT_LE(b.offsets[k] - b.offsets[k - 1], 10);
+    for (auto t : b.targets) EXPECT_TRUE(t >= 0 && t < 8);
+    EXPECT_EQ(b.targets.size(), b.bags());
+    bags += static_cast<double>(b.bags());
+  }
+  EXPECT_EQ(shortest, 20);
+  EXPECT_EQ(longest, 50);
+  EXPECT_NEAR(bags / 2000, 6.8, 0.4);  // 35 indices over steps of mean 5.5, plus the cut last bag
 }
 
-TEST(Hybrid, TableRowsArePercentilesOfIterations) {
-  const auto r = report::hybrid_row("T", {4, 1, 3, 2, 5}, 10);
+TEST(Hybrid, BadBagsAreNamed) {
+  const std::int64_t idx[] = {1, 2, 3}, good[] = {0, 2}, late[] = {0, 3}, back[] = {0, 2, 1}, start[] = {1};
+  EXPECT_NO_THROW(bench::hybrid::validate_bags(idx, 3, good, 2, 4));
+  EXPECT_THROW(bench::hybrid::validate_bags(idx, 3, late, 2, 4), std::invalid_argument);
+  EXPECT_THROW(bench::hybrid::validate_bags(idx, 3, back, 3, 4), std::invalid_argument);
+  EXPECT_THROW(bench::hybrid::validate_bags(idx, 3, start, 1, 4), std::invalid_argument);
+  EXPECT_THROW(bench::hybrid::validate_bags(idx, 3, good, 2, 3), std::invalid_argument);  // index 3 of 3 rows
+}
+
+TEST(Hybrid, TablePoolsBagsAndStepsEachTrainersGradient) {
+  bench::hybrid::EmbeddingTable t(4, 2, 2, 0.5f, true);
+  t.init(1, 0);
+  const auto w0 = t.weight();
+  const std::int64_t idx[] = {1, 3, 1}, off[] = {0, 2};
+  float out[4];
+  t.lookup(0, 0, idx, 3, off, 2, out);
+  EXPECT_FLOAT_EQ(out[0], w0[2] + w0[6]);  // bag 0: rows 1 and 3
+  EXPECT_FLOAT_EQ(out[3], w0[3]);          // bag 1: row 1
+  const float g[] = {1, 2, 3, 4};
+  t.backward(0, 0, idx, 3, off, 2, g);
+  t.backward(1, 0, idx, 3, off, 2, g);  // trainer 1's gradient waits for its own step
+  t.step(0, 0);
+  EXPECT_FLOAT_EQ(t.weight()[2], w0[2] - 0.5f * (1 + 3));  // row 1 in both bags
+  EXPECT_FLOAT_EQ(t.weight()[7], w0[7] - 0.5f * 2);
+  EXPECT_FLOAT_EQ(t.weight()[0], w0[0]);  // row 0 untouched
+  t.step(1, 0);
+  EXPECT_FLOAT_EQ(t.weight()[2], w0[2] - 0.5f * (1 + 3) - 0.5f * (1 + 3));
+  const auto log = bench::hybrid::read_table_log(t.log(), 2);
+  ASSERT_EQ(log.size(), 5u);
+  EXPECT_EQ(log[2].event, bench::hybrid::TableEvent::kBackward);
+  EXPECT_EQ(log[2].trainer, 1);
+  EXPECT_EQ(log[2].grad, std::vector<float>(g, g + 4));
+  EXPECT_THROW(bench::hybrid::read_table_log(t.log().substr(0, t.log().size() - 1), 2), std::invalid_argument);
+  EXPECT_THROW(t.lookup(2, 0, idx, 3, off, 2, out), std::invalid_argument);  // no trainer 2
+}
+
+TEST(Hybrid, TableRowsArePercentilesOfEpochs) {
+  const auto r = report::hybrid_row("T", {4, 1, 3, 2, 5}, 60);
   EXPECT_DOUBLE_EQ(r.p50, 3);
   EXPECT_DOUBLE_EQ(r.p75, 4);
-  EXPECT_DOUBLE_EQ(r.examples_per_s, 10.0 / 3);
+  EXPECT_DOUBLE_EQ(r.bags_per_s[0], 20);
+  EXPECT_DOUBLE_EQ(r.bags_per_s[1], 15);
+  // "All": epochs pooled, bags summed over trainers (the original's
+  // batch_size_all_trainers).
+  const auto all_row = report::hybrid_all_row({{0, {1, 2, 3}, {0.1}, 60}, {1, {3, 4, 5}, {0.2}, 40}});
+  EXPECT_DOUBLE_EQ(all_row.p50, 3);
+  EXPECT_DOUBLE_EQ(all_row.bags_per_s[0], 100.0 / 3);
   std::ostringstream os;
-  report::print_hybrid_table(os, {{0, {1, 2, 3}, {0.1}}, {1, {3, 4, 5}, {0.2}}}, 6);
+  report::print_hybrid_table(os, {{0, {1, 2, 3}, {0.1}, 60}, {1, {3, 4, 5}, {0.2}, 40}});
   EXPECT_NE(os.str().find("Trainer1"), std::string::npos);
   EXPECT_NE(os.str().find("All"), std::string::npos);
   EXPECT_NE(os.str().find("RSS peak MiB"), std::string::npos);
 
   // Memory: each trainer's, the largest in "All", "-" where not recorded;
   // the JSON round-trips and older reports without it still read.
-  report::HybridTrainerRun a{0, {1, 2, 3}, {0.1}}, b{1, {3, 4, 5}, {0.2}};
+  report::HybridTrainerRun a{0, {1, 2, 3}, {0.1}, 6}, b{1, {3, 4, 5}, {0.2}, 6};
   a.peak_bytes = 3 << 20;
   a.peak_rss_bytes = 100 << 20;
   a.model_state_bytes = 1 << 20;
@@ -333,7 +386,7 @@ TEST(Hybrid, TableRowsArePercentilesOfIterations) {
   b.peak_rss_bytes = 90 << 20;
   b.model_state_bytes = 1 << 20;
   std::ostringstream mem;
-  report::print_hybrid_table(mem, {a, b}, 6);
+  report::print_hybrid_table(mem, {a, b});
   const auto text = mem.str();
   const auto all = text.substr(text.find("All"));
   EXPECT_NE(all.find(" 5.0 "), std::string::npos) << text;
@@ -343,7 +396,7 @@ TEST(Hybrid, TableRowsArePercentilesOfIterations) {
   EXPECT_EQ(back.peak_bytes, 5 << 20);
   EXPECT_EQ(back.peak_rss_bytes, 90 << 20);
   EXPECT_EQ(back.model_state_bytes, 1 << 20);
-  EXPECT_EQ(report::hybrid_trainer_from_json(nlohmann::json::parse(report::to_json(report::HybridTrainerRun{0, {1}, {1}}).dump()))
+  EXPECT_EQ(report::hybrid_trainer_from_json(nlohmann::json::parse(report::to_json(report::HybridTrainerRun{0, {1}, {1}, 6}).dump()))
                 .peak_bytes,
             -1);
 }

@@ -1,5 +1,7 @@
 #include "bench/hybrid/embedding_server.h"
 
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -7,112 +9,114 @@
 namespace dtbench::bench::hybrid {
 
 EmbeddingServer::EmbeddingServer(const HybridOptions& opts, int index, rpc::Server& server)
-    : opts_(opts), index_(index), server_(server), local_rows_(rows_on(opts, index)) {
-  tables_.assign(opts_.tables, std::vector<float>(static_cast<std::size_t>(local_rows_) * opts_.embedding_dim));
-}
+    : opts_(opts), index_(index), server_(server),
+      table_(opts.num_embeddings, opts.embedding_dim, opts.trainers, opts.lr, opts.check) {}
 
 bool EmbeddingServer::handle_inline(const rpc::Header& h) const {
-  return h.op == kLookup || h.op == kUpdate;
+  return h.op == kLookup || h.op == kBackward || h.op == kStep;
 }
 
-// Callers hold tables_mu_.
-std::vector<float>& EmbeddingServer::table(std::uint64_t t) {
-  if (t >= tables_.size())
-    throw CommError(fmt::format("hybrid server {}: no table {}", index_, t));
-  if (!initialized_) throw CommError(fmt::format("hybrid server {}: tables not created yet", index_));
-  return tables_[t];
+int EmbeddingServer::trainer_of(const rpc::Header& h) const {
+  const int t = static_cast<int>(h.from) - 1;
+  if (t < 0 || t >= opts_.trainers)
+    throw CommError(fmt::format("hybrid server {}: rank {} is not a trainer", index_, h.from));
+  return t;
 }
 
-EmbeddingServer::Scratch& EmbeddingServer::inbox(const rpc::Header& h) {
+EmbeddingServer::Scratch& EmbeddingServer::inbox(std::uint32_t from, std::uint32_t op) {
   std::lock_guard<std::mutex> lock(scratch_mu_);
-  return in_[{h.from, h.op * 65536 + h.key}];
+  return in_[{from, op}];
 }
 
 std::vector<rpc::Buffer> EmbeddingServer::receive_into(const rpc::Header& h,
                                                        const std::vector<std::size_t>& lengths) {
-  if (h.op != kLookup && h.op != kUpdate) return {};
-  const std::size_t want_parts = h.op == kLookup ? 1 : 2;
-  if (lengths.size() != want_parts || lengths[0] % sizeof(std::int64_t) != 0)
+  if (h.op != kLookup && h.op != kBackward) return {};
+  const std::size_t want_parts = h.op == kLookup ? 2 : 3;
+  if (lengths.size() != want_parts || lengths[0] % sizeof(std::int64_t) != 0 ||
+      lengths[1] % sizeof(std::int64_t) != 0)
     throw CommError(fmt::format("hybrid server {}: malformed request", index_));
-  const std::size_t n = lengths[0] / sizeof(std::int64_t);
-  if (h.op == kUpdate && lengths[1] != n * opts_.embedding_dim * sizeof(float))
-    throw CommError(fmt::format("hybrid server {}: update gradients have the wrong size", index_));
-  auto& s = inbox(h);
-  s.rows.resize(n);
-  std::vector<rpc::Buffer> out{{s.rows.data(), lengths[0]}};
-  if (h.op == kUpdate) {
-    s.values.resize(n * opts_.embedding_dim);
-    out.push_back({s.values.data(), lengths[1]});
+  const std::size_t bags = lengths[1] / sizeof(std::int64_t);
+  if (h.op == kBackward && lengths[2] != bags * opts_.embedding_dim * sizeof(float))
+    throw CommError(fmt::format("hybrid server {}: the gradients are not one row per bag", index_));
+  auto& s = inbox(h.from, h.op);
+  s.indices.resize(lengths[0] / sizeof(std::int64_t));
+  s.offsets.resize(bags);
+  std::vector<rpc::Buffer> out{{s.indices.data(), lengths[0]}, {s.offsets.data(), lengths[1]}};
+  if (h.op == kBackward) {
+    s.values.resize(bags * opts_.embedding_dim);
+    out.push_back({s.values.data(), lengths[2]});
   }
   return out;
 }
 
-void EmbeddingServer::check_rows(const std::vector<std::int64_t>& rows, std::size_t n) const {
-  for (std::size_t i = 0; i < n; ++i)
-    if (rows[i] < 0 || rows[i] >= opts_.num_embeddings || server_of_row(opts_, rows[i]) != index_)
-      throw CommError(fmt::format("hybrid server {}: row {} is not held here", index_, rows[i]));
-}
-
 void EmbeddingServer::handle(rpc::Request req) {
   const auto& h = req.header;
-  const std::size_t dim = static_cast<std::size_t>(opts_.embedding_dim);
-  switch (h.op) {
-    case kInit: {
-      std::lock_guard<std::mutex> lock(tables_mu_);
-      for (int t = 0; t < opts_.tables; ++t)
-        for (std::int64_t lr = 0; lr < local_rows_; ++lr)
-          for (std::size_t c = 0; c < dim; ++c)
-            tables_[t][lr * dim + c] =
-                initial_value(opts_.seed, t, lr * opts_.servers + index_, static_cast<int>(c));
-      initialized_ = true;
-      return server_.reply(req.peer, h, {});
-    }
-    case kLookup: {
-      const Scratch* in = &inbox(h);
-      const std::size_t n = req.parts[0].bytes / sizeof(std::int64_t);
-      check_rows(in->rows, n);
-      std::vector<float>* outp;
-      {
-        std::lock_guard<std::mutex> lock(scratch_mu_);
-        outp = &out_[{h.from, h.key}].values;  // this sender's next lookup waits for the reply
+  try {
+    switch (h.op) {
+      case kInit: {
+        std::lock_guard<std::mutex> lock(table_mu_);
+        table_.init(opts_.seed, index_);
+        initialized_ = true;
+        return server_.reply(req.peer, h, {});
       }
-      auto& out = *outp;
-      out.resize(n * dim);
-      {
-        std::lock_guard<std::mutex> lock(tables_mu_);
-        auto& tab = table(h.key);
-        for (std::size_t i = 0; i < n; ++i)
-          std::copy_n(&tab[local_row(opts_, in->rows[i]) * dim], dim, &out[i * dim]);
-      }
-      ++lookups_;
-      return server_.reply(req.peer, h, {{out.data(), out.size() * sizeof(float)}});
-    }
-    case kUpdate: {
-      const Scratch* in = &inbox(h);
-      const std::size_t n = req.parts[0].bytes / sizeof(std::int64_t);
-      check_rows(in->rows, n);
-      {
-        std::lock_guard<std::mutex> lock(tables_mu_);
-        auto& tab = table(h.key);
-        for (std::size_t i = 0; i < n; ++i) {
-          float* row = &tab[local_row(opts_, in->rows[i]) * dim];
-          const float* g = &in->values[i * dim];
-          for (std::size_t c = 0; c < dim; ++c) row[c] -= opts_.lr * g[c];
+      case kLookup: {
+        const int t = trainer_of(h);
+        auto& in = inbox(h.from, h.op);
+        std::vector<float>* outp;
+        {
+          std::lock_guard<std::mutex> lock(scratch_mu_);
+          outp = &out_[h.from];  // this sender's next lookup waits for this reply
         }
+        outp->resize(in.offsets.size() * opts_.embedding_dim);
+        {
+          std::lock_guard<std::mutex> lock(table_mu_);
+          if (!initialized_) throw CommError(fmt::format("hybrid server {}: table not created yet", index_));
+          table_.lookup(t, h.arg0, in.indices.data(), in.indices.size(), in.offsets.data(), in.offsets.size(),
+                        outp->data());
+        }
+        return server_.reply(req.peer, h, {{outp->data(), outp->size() * sizeof(float)}});
       }
-      ++updates_;
-      return server_.reply(req.peer, h, {});
+      case kBackward: {
+        const int t = trainer_of(h);
+        auto& in = inbox(h.from, h.op);
+        {
+          std::lock_guard<std::mutex> lock(table_mu_);
+          table_.backward(t, h.arg0, in.indices.data(), in.indices.size(), in.offsets.data(),
+                          in.offsets.size(), in.values.data());
+        }
+        return server_.reply(req.peer, h, {});
+      }
+      case kStep: {
+        const int t = trainer_of(h);
+        {
+          std::lock_guard<std::mutex> lock(table_mu_);
+          table_.step(t, h.arg0);
+        }
+        return server_.reply(req.peer, h, {});
+      }
+      case kDump: {  // the trainers have finished: nothing waits on the lock
+        std::lock_guard<std::mutex> lock(table_mu_);
+        const auto& w = table_.weight();
+        return server_.reply(req.peer, h, {{const_cast<float*>(w.data()), w.size() * sizeof(float)}});
+      }
+      case kLogSize: {
+        std::lock_guard<std::mutex> lock(table_mu_);
+        log_size_ = table_.log().size();
+        return server_.reply(req.peer, h, {{&log_size_, sizeof log_size_}});
+      }
+      case kLog: {
+        std::lock_guard<std::mutex> lock(table_mu_);
+        const auto& l = table_.log();
+        return server_.reply(req.peer, h, {{const_cast<char*>(l.data()), l.size()}});
+      }
+      case kBye:  // the server ends once every peer said bye and closed its pipe
+        said_bye_[req.peer] = true;
+        return server_.reply(req.peer, h, {});
+      default:
+        server_.reply_error(req.peer, h, fmt::format("hybrid server {}: unknown operation {}", index_, h.op));
     }
-    case kDump: {
-      std::lock_guard<std::mutex> lock(tables_mu_);  // the trainers have finished: nothing waits
-      auto& tab = table(h.key);
-      return server_.reply(req.peer, h, {{tab.data(), tab.size() * sizeof(float)}});
-    }
-    case kBye:  // the server ends once every peer said bye and closed its pipe
-      said_bye_[req.peer] = true;
-      return server_.reply(req.peer, h, {});
-    default:
-      server_.reply_error(req.peer, h, fmt::format("hybrid server {}: unknown operation {}", index_, h.op));
+  } catch (const std::invalid_argument& e) {  // bad bags or trainer: the requester hears why
+    server_.reply_error(req.peer, h, fmt::format("hybrid server {}: {}", index_, e.what()));
   }
 }
 

@@ -1,0 +1,108 @@
+// `dtbench hybrid --check`: an EmbeddingTable driven like a server by two
+// trainers, its log replayed on PyTorch's EmbeddingBag. The true run passes;
+// a wrong row returned, a lost step and a garbled final table each fail.
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "bench/hybrid/embedding_table.h"
+#include "bench/hybrid/hybrid_check.h"
+#include "core/error.h"
+
+namespace dtbench::bench::hybrid {
+namespace {
+
+struct TableRun {
+  HybridOptions o;
+  EmbeddingTable table;
+  std::vector<std::vector<LookupSum>> sums;
+  std::int64_t batches = 6;
+  TableRun() : o(options()), table(o.num_embeddings, o.embedding_dim, o.trainers, o.lr, true) {
+    table.init(o.seed, 0);
+    sums.assign(o.trainers, std::vector<LookupSum>(static_cast<std::size_t>(batches)));
+  }
+  static HybridOptions options() {
+    HybridOptions o;
+    o.trainers = 2;
+    o.servers = 1;
+    o.num_embeddings = 30;
+    o.embedding_dim = 8;
+    return o;
+  }
+  // Trainers take turns. `wrong_row`: trainer 1's batch 3 receives the bags
+  // pooled with row+1 for its first index (a server that logged the request
+  // but read the wrong row); `skip_step`: trainer 0's step of batch 2 is
+  // applied nowhere.
+  void go(bool wrong_row = false, bool skip_step = false) {
+    std::mt19937_64 rng(5);
+    for (std::int64_t b = 0; b < batches; ++b)
+      for (int t = 0; t < o.trainers; ++t) {
+        auto batch = make_batch(rng, o.num_embeddings);
+        std::vector<float> out(batch.bags() * o.embedding_dim);
+        table.lookup(t, b, batch.indices.data(), batch.indices.size(), batch.offsets.data(), batch.bags(),
+                     out.data());
+        if (wrong_row && t == 1 && b == 3) {
+          EmbeddingTable copy = table;
+          auto wrong = batch.indices;
+          wrong[0] = (wrong[0] + 1) % o.num_embeddings;
+          copy.lookup(t, b, wrong.data(), wrong.size(), batch.offsets.data(), batch.bags(), out.data());
+        }
+        sums[t][static_cast<std::size_t>(b)] = lookup_sum(out.data(), out.size());
+        std::vector<float> grad(out.size());
+        for (std::size_t i = 0; i < grad.size(); ++i) grad[i] = 0.01f * static_cast<float>((i * 7 + b + t) % 11) - 0.05f;
+        table.backward(t, b, batch.indices.data(), batch.indices.size(), batch.offsets.data(), batch.bags(),
+                       grad.data());
+        if (!(skip_step && t == 0 && b == 2)) table.step(t, b);
+      }
+  }
+};
+
+TEST(HybridCheck, TheTrueRunMatchesPyTorchsEmbeddingBag) {
+  TableRun r;
+  r.go();
+  const auto rep = replay_server(r.o, 0, r.table.log(), r.sums, r.batches, r.table.weight());
+  EXPECT_EQ(rep.lookups, 12);
+  EXPECT_EQ(rep.steps, 12);
+  EXPECT_LE(rep.max_table_diff, rep.tolerance);
+}
+
+TEST(HybridCheck, AReplyOfAWrongRowFails) {
+  TableRun r;
+  r.go(/*wrong_row=*/true);
+  try {
+    replay_server(r.o, 0, r.table.log(), r.sums, r.batches, r.table.weight());
+    ADD_FAILURE() << "a wrong lookup passed";
+  } catch (const VerificationError& e) {
+    EXPECT_NE(std::string(e.what()).find("trainer 1's lookup of batch 3"), std::string::npos) << e.what();
+  }
+}
+
+TEST(HybridCheck, ALostStepFails) {
+  TableRun r;
+  r.go(false, /*skip_step=*/true);
+  try {
+    replay_server(r.o, 0, r.table.log(), r.sums, r.batches, r.table.weight());
+    ADD_FAILURE() << "a lost step passed";
+  } catch (const VerificationError& e) {
+    EXPECT_NE(std::string(e.what()).find("is missing trainer 0's batch 2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(HybridCheck, AGarbledFinalTableFails) {
+  TableRun r;
+  r.go();
+  auto table = r.table.weight();
+  table[17] += 1e-3f;
+  try {
+    replay_server(r.o, 0, r.table.log(), r.sums, r.batches, table);
+    ADD_FAILURE() << "a garbled table passed";
+  } catch (const VerificationError& e) {
+    EXPECT_NE(std::string(e.what()).find("row 2 column 1"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace dtbench::bench::hybrid
