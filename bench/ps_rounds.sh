@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Parameter servers beside their raw TensorPipe ceiling (docs/PERFORMANCE.md,
-# issue 19 part 3): the four kvstore dist_sync layouts and hybrid's lookups,
+# "Parameter servers beside raw TensorPipe"): the four kvstore dist_sync
+# layouts and hybrid's lookups (2 trainers + 1 server, and the original's 8 + 8),
 # each run once per round, the order reversed every other round; prints each
 # run's ratio to the ceiling measured in that same run, then the median per
 # case. Usage: bench/ps_rounds.sh [path/to/dtbench] (ROUNDS=5 by default).
@@ -12,7 +13,8 @@ cases=(
   "kv 1+1 64MiB|kvstore --workers 1 --servers 1 --arrays 1 --size 64M -n 8 -w 1 --ceiling-iters 5"
   "kv 2+2 resnet50|kvstore --workers 2 --servers 2 --model resnet50 -n 8 -w 1 --ceiling-iters 5"
   "kv 2+2 64MiB|kvstore --workers 2 --servers 2 --arrays 1 --size 64M -n 8 -w 1 --ceiling-iters 5"
-  "hybrid 2T+1S|hybrid -n 3000 --ceiling-iters 1000"
+  "hybrid 2T+1S|hybrid --trainers 2 --servers 1 -n 300 --ceiling-iters 1000"
+  "hybrid 8T+8S|hybrid -n 30 --ceiling-iters 200"
 )
 out=$(mktemp); trap 'rm -f "$out"' EXIT
 for r in $(seq 1 "$ROUNDS"); do
@@ -26,8 +28,8 @@ for r in $(seq 1 "$ROUNDS"); do
       # "... X GB/sec moved per worker; raw TensorPipe ceiling Y GB/sec (R of it)"
       val=$(sed -E 's/.* ([0-9.]+) GB\/sec moved per worker; raw TensorPipe ceiling ([0-9.]+) GB\/sec \(([0-9.]+) of it\).*/\1 \2 \3/' <<<"$line")
     elif [[ $line == "# lookup"* ]]; then
-      # "# lookup p50 L us vs raw ... p50 A us alone (x), C us with every trainer at once (y); ..."
-      read -r l a c < <(sed -E 's/# lookup p50 ([0-9.]+) us vs raw TensorPipe round trip p50 ([0-9.]+) us alone \([0-9.]+x\), ([0-9.]+) us with every trainer at once.*/\1 \2 \3/' <<<"$line")
+      # "# lookup p50 L us vs raw TensorPipe round p50 A us alone (x), C us with every trainer at once (y); ..."
+      read -r l a c < <(sed -E 's/# lookup p50 ([0-9.]+) us vs raw TensorPipe round p50 ([0-9.]+) us alone \([0-9.]+x\), ([0-9.]+) us with every trainer at once.*/\1 \2 \3/' <<<"$line")
       echo "round $r | $name, ceiling alone | $l $a $(python3 -c "print(round($l / $a, 3))")" | tee -a "$out"
       echo "round $r | $name, ceiling at once | $l $c $(python3 -c "print(round($l / $c, 3))")" | tee -a "$out"
       continue

@@ -83,8 +83,9 @@ PY
 check "kvstore push-pull and separate pulls: requests counted, measure.py's figures" $? "see above"
 
 same="equals PyTorch's EmbeddingBag on the replayed tables"
-run_ok "hybrid at the original's shape (8 trainers, 8 servers, master)" "$same" hybrid -n 2 -w 1 --json "$tmp/hy8.json"
-run_ok "hybrid 2 trainers 1 server" "$same" hybrid --trainers 2 --servers 1 -n 5 --json "$tmp/hy.json"
+# The README's two commands.
+run_ok "hybrid at the original's defaults (8 trainers, 8 servers, master)" "$same" hybrid --json "$tmp/hy8.json"
+run_ok "hybrid 2 trainers 1 server" "$same" hybrid --trainers 2 --servers 1 -n 20 --json "$tmp/hy.json"
 run_ok "hybrid 1 trainer 3 servers" "$same" hybrid --trainers 1 --servers 3 -n 5 --num-embeddings 100
 run_ok "hybrid 3 trainers 2 servers, batched lookups, uv" "$same" hybrid --trainers 3 --servers 2 -n 4 --lookup batched --transport uv
 python3 - "$tmp/hy.json" "$tmp/hy8.json" <<'PY'
@@ -95,13 +96,13 @@ assert [t["trainer"] for t in d["trainers"]] == [0, 1]
 c = d["config"]
 assert (c["num_embeddings"], c["embedding_dim"], c["batches"], c["warmup"], c["lookup"], c["lr"]) == (300, 64, 10, 5, "sequential", 0.05), c
 for t in d["trainers"]:
-    assert len(t["epoch_seconds"]) == 5 and t["p50"] <= t["p95"], t
-    assert len(t["lookup_seconds"]) == 5 * 10, len(t["lookup_seconds"])
+    assert len(t["epoch_seconds"]) == 20 and t["p50"] <= t["p95"], t
+    assert len(t["lookup_seconds"]) == 20 * 10, len(t["lookup_seconds"])
     # The original's N/s: bags of the last epoch (10 batches of 1-50 bags) / each percentile.
     assert 10 <= t["last_epoch_bags"] <= 500 and abs(t["bags_per_s"][0] * t["p50"] - t["last_epoch_bags"]) < 1e-6, t
 assert abs(d["all"]["bags_per_s"][0] * d["all"]["p50"] - sum(t["last_epoch_bags"] for t in d["trainers"])) < 1e-6
 ck = d["check"]
-assert ck["checked"] and ck["fc_replicas_identical"] and ck["lookups"] == ck["steps"] == 2 * (5 + 5) * 10, ck
+assert ck["checked"] and ck["fc_replicas_identical"] and ck["lookups"] == ck["steps"] == 2 * (20 + 5) * 10, ck
 assert d["ceiling"]["p50_seconds"] > 0
 # Memory per trainer: the FC stack's parameters and gradients (plain SGD: no
 # state) counted from the tensors, the allocator's peak at least that.
@@ -116,8 +117,8 @@ assert len(d["ceiling"]["alone_seconds"]) == 50 and d["ceiling"]["alone_p50_seco
 # The original's defaults: 8 trainers, 8 servers, the FC stack 512 wide.
 d8 = json.load(open(sys.argv[2]))
 c8 = d8["config"]
-assert (c8["trainers"], c8["servers"], c8["epochs"]) == (8, 8, 2) and len(d8["trainers"]) == 8, c8
-assert d8["check"]["lookups"] == 8 * 8 * 3 * 10, d8["check"]
+assert (c8["trainers"], c8["servers"], c8["epochs"], c8["warmup"]) == (8, 8, 100, 5) and len(d8["trainers"]) == 8, c8
+assert d8["check"]["lookups"] == 8 * 8 * 105 * 10, d8["check"]
 assert d8["trainers"][0]["memory"]["model_state_bytes"] == 8 * sum(a * b + b for a, b in zip([512, 256, 128, 64, 32], [256, 128, 64, 32, 8]))
 PY
 check "hybrid JSON report complete" $? "see above"
