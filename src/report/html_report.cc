@@ -115,7 +115,12 @@ void add_model_figures(std::vector<Figure>& figs, const std::vector<ReportSource
 
   // Iteration-time percentiles and phase breakdown, one bar group per point.
   BarChart pct{fmt::format("{}: iteration time percentiles", model), "ms per iteration", {}, {}, false};
-  BarChart phases{fmt::format("{}: phase breakdown (mean)", model), "ms per iteration", {}, {}, true};
+  // On a GPU the host clock sees launches, not work: the phases come from the
+  // CUDA events when every point recorded them (as compare's tables).
+  bool device = !pts.empty();
+  for (const auto& l : pts) device = device && has_device_phases(l.p->run);
+  BarChart phases{fmt::format("{}: phase breakdown (mean{})", model, device ? ", GPU time by CUDA events" : ""),
+                  "ms per iteration", {}, {}, true};
   pct.series = {{"p50", {}}, {"p90", {}}, {"p99", {}}};
   phases.series = {{"forward", {}}, {"backward", {}}, {"exposed comm", {}}, {"optimizer", {}}};
   for (const auto& l : pts) {
@@ -128,14 +133,17 @@ void add_model_figures(std::vector<Figure>& figs, const std::vector<ReportSource
     phases.categories.push_back(cat);
     const char* keys[] = {"forward", "backward", "comm_wait", "optimizer"};
     for (int k = 0; k < 4; ++k)
-      phases.series[k].values.push_back(stats::mean(phase_times(l.p->run, keys[k])) * 1e3);
+      phases.series[k].values.push_back(
+          stats::mean(device ? device_phase_times(l.p->run, keys[k]) : phase_times(l.p->run, keys[k])) * 1e3);
   }
   figs.push_back({"percentiles-" + slug(model),
                   "p50 / p90 / p99 of the iteration time (slowest rank per iteration).",
                   render_svg(pct)});
   figs.push_back({"phases-" + slug(model),
-                  "Mean time per phase (slowest rank per iteration): forward, backward, "
-                  "communication still exposed after backward, optimizer.",
+                  device ? "Mean GPU time per phase by CUDA events (slowest rank per iteration): forward, "
+                           "backward, communication still exposed after backward, optimizer."
+                         : "Mean time per phase (slowest rank per iteration): forward, backward, "
+                           "communication still exposed after backward, optimizer.",
                   render_svg(phases)});
 
   // Time against memory: the trade between replicated and sharded strategies.
@@ -374,6 +382,13 @@ void write_csv(std::ostream& out, const std::vector<ReportSource>& sources) {
                                       {"p50", sm.p50}, {"p90", sm.p90}, {"p95", sm.p95},
                                       {"p99", sm.p99}})
           row(s, &k, nullptr, metric, stat, v);
+        if (has_device_phases(p.run)) {  // the same phases by CUDA events (GPU runs)
+          const auto dm = stats::summarize(device_phase_times(p.run, ph));
+          for (const auto& [stat, v] : {std::pair<const char*, double>{"mean", dm.mean},
+                                        {"p50", dm.p50}, {"p90", dm.p90}, {"p95", dm.p95},
+                                        {"p99", dm.p99}})
+            row(s, &k, nullptr, std::string(ph) + "_device_s", stat, v);
+        }
       }
       row(s, &k, nullptr, "examples_per_s_per_rank", "mean", thr[i].per_rank.mean);
       row(s, &k, nullptr, "examples_per_s_per_rank", "ci196_half_width", thr[i].per_rank.half_width);

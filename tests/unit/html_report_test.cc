@@ -184,6 +184,31 @@ TEST(Csv, TidyRowsWithHeader) {
   EXPECT_EQ(report::csv_field("plain"), "plain");
 }
 
+TEST(Html, GpuRunsChartTheirCudaEventPhases) {
+  // Host phases 10 ms each; CUDA-event phases 40 ms forward: on a GPU the
+  // chart and the CSV must show the GPU's time, not the launches'.
+  auto s = literal_sources();
+  for (auto& p : s.points)
+    for (auto& r : p.run.ranks) {
+      r.device.forward = {0.04, 0.04};
+      r.device.backward = r.device.comm_wait = r.device.optimizer = {0.01, 0.01};
+      r.device.total = {0.07, 0.07};
+    }
+  std::ostringstream html;
+  report::write_html(html, {s}, "gpu");
+  EXPECT_NE(html.str().find("GPU time by CUDA events"), std::string::npos);
+  std::ostringstream csv;
+  report::write_csv(csv, {s});
+  EXPECT_NE(csv.str().find("a.json,compare,mlp,ddp,ddp,none,1,1,,,,,forward_device_s,mean,0.04"), std::string::npos)
+      << csv.str();
+  // A CPU run (no CUDA events) keeps the host phases and no device rows.
+  std::ostringstream cpu, cpu_html;
+  report::write_csv(cpu, {literal_sources()});
+  EXPECT_EQ(cpu.str().find("_device_s"), std::string::npos);
+  report::write_html(cpu_html, {literal_sources()}, "cpu");
+  EXPECT_EQ(cpu_html.str().find("CUDA events"), std::string::npos);
+}
+
 TEST(ReportData, RejectsForeignFiles) {
   const std::string path = ::testing::TempDir() + "/dtbench_foreign.json";
   report::write_json_atomic(path, {{"schema", "other"}, {"schema_version", 1}});
