@@ -45,7 +45,7 @@ struct DdpFlags {
   train::TrainOptions train;
   std::string world_sizes = "1,2";
   bool no_baseline = false;
-  std::string percentiles = "50,75,90";
+  std::string percentiles = "50,75,90,95";  // benchmark.py's
   std::string jsonl;     // append each finished row here ("" = no log)
   std::string resume;    // continue this log
   std::string run_json;  // internal: a row worker writes its record here

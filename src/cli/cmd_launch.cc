@@ -108,6 +108,7 @@ Action register_launch(CLI::App& app) {
       };
     }
     opts->on_stopped = publish_stopped(opts->node_rank);
+    opts->torchrun_threads = true;  // OMP_NUM_THREADS=1 with several workers, unless set (torchrun's)
     return launch::launch(*opts, *command).exit_code;
   };
 }

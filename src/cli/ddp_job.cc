@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <cmath>
 #include <cstdio>
@@ -26,12 +29,14 @@
 namespace dtbench::cli {
 namespace {
 
-std::string temp_json_path() {
+// The job's report goes to a file in a private directory (mkdtemp: mode
+// 0700, a random name), so no other user can plant a symlink where rank 0
+// writes it (its name is visible in /proc/PID/cmdline).
+std::string temp_json_dir() {
   const auto dir = std::filesystem::temp_directory_path();
   std::string templ = (dir / "dtbench-job-XXXXXX").string();
-  const int fd = mkstemp(templ.data());
-  if (fd < 0) throw IoError(fmt::format("cannot create a temporary file in {}", dir.string()));
-  close(fd);
+  if (mkdtemp(templ.data()) == nullptr)
+    throw IoError(fmt::format("cannot create a private directory in {}: {}", dir.string(), std::strerror(errno)));
   return templ;
 }
 
@@ -159,16 +164,18 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
 
 DdpJobOutcome run_ddp_job(const train::TrainOptions& t, const RunOptions& run, int world,
                           const std::string& label) {
-  const std::string tmp = temp_json_path();
+  const std::string dir = temp_json_dir();
+  const std::string tmp = dir + "/job.json";
   DdpJobOutcome out;
+  std::error_code ignored;
   try {
     out.status = launch_workers(world, run.comm.backend, run.bind, ddp_worker_args(t, run, world, label, tmp));
     if (out.status == 0) out.record = report::read_json_file(tmp);
   } catch (...) {
-    std::remove(tmp.c_str());
+    std::filesystem::remove_all(dir, ignored);
     throw;
   }
-  std::remove(tmp.c_str());
+  std::filesystem::remove_all(dir, ignored);
   return out;
 }
 

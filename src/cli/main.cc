@@ -1,6 +1,7 @@
 // dtbench: distributed deep-learning training benchmarks.
 // main() parses the command line, runs one subcommand and maps errors to exit
 // codes: 0 success, 1 runtime failure, 2 usage error, 3 wrong results.
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "comm/liveness.h"
 #include "core/allocator.h"
 #include "core/error.h"
+#include "launch/launcher.h"
 #include "core/log.h"
 
 namespace dtbench::cli {
@@ -40,6 +42,16 @@ int fail(int code, const std::string& msg) {
 // static destructors must not run while it is inside a store request. If it
 // does not finish in time, the process ends without them (output flushed).
 int finish(int code) {
+  // Ended by a signal the launcher forwarded to its workers: die by it, so
+  // the caller (a shell loop, a scheduler) sees the signal, not a status.
+  if (const int sig = dtbench::launch::interrupted_by(); sig != 0) {
+    dtbench::comm::stop_heartbeat();
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
   if (!dtbench::comm::stop_heartbeat()) {
     std::cout.flush();
     std::cerr.flush();

@@ -23,8 +23,22 @@ namespace dtbench::launch {
 namespace {
 
 std::atomic<int> g_forward_signal{0};
+std::atomic<int> g_interrupted_by{0};  // the last signal a launch() was ended by
+
+// The signals torchrun's agent traps and forwards: each ends the job with
+// the grace period instead of killing the launcher outright (its workers
+// would then die by PDEATHSIG's SIGKILL, their own children left behind).
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 void on_signal(int sig) { g_forward_signal = sig; }
+
+// Rank and world variables of other launchers (Open MPI, PMI/PMIx, Slurm,
+// MVAPICH): a worker that inherited them could read another job's world.
+constexpr const char* kForeignWorld[] = {
+    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
+    "OMPI_COMM_WORLD_NODE_RANK", "PMI_RANK", "PMI_SIZE", "PMI_LOCAL_RANK", "PMI_LOCAL_SIZE", "PMIX_RANK",
+    "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_NTASKS", "SLURM_NPROCS", "SLURM_STEP_NUM_TASKS",
+    "SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE", "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"};
 
 struct Worker {
   WorkerExit exit;
@@ -50,8 +64,7 @@ std::string describe(const WorkerExit& e) {
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);  // the launcher died before prctl
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
+  for (int sig : kForwarded) signal(sig, SIG_DFL);
   const int world = opts.nproc_per_node * opts.nnodes;
   const int rank = opts.node_rank * opts.nproc_per_node + local_rank;
   if (opts.rank_env) {
@@ -60,8 +73,19 @@ std::string describe(const WorkerExit& e) {
     setenv("LOCAL_RANK", std::to_string(local_rank).c_str(), 1);
     setenv("LOCAL_WORLD_SIZE", std::to_string(opts.nproc_per_node).c_str(), 1);
     setenv("GROUP_RANK", std::to_string(opts.node_rank).c_str(), 1);
+    // The rest of what torchrun's agent gives a worker (one role, no
+    // restarts, the store not the agent's).
+    setenv("ROLE_RANK", std::to_string(rank).c_str(), 1);
+    setenv("ROLE_NAME", "default", 1);
+    setenv("ROLE_WORLD_SIZE", std::to_string(world).c_str(), 1);
+    setenv("GROUP_WORLD_SIZE", std::to_string(opts.nnodes).c_str(), 1);
+    setenv("TORCHELASTIC_RUN_ID", opts.run_id.c_str(), 1);
+    setenv("TORCHELASTIC_RESTART_COUNT", "0", 1);
+    setenv("TORCHELASTIC_MAX_RESTARTS", "0", 1);
+    setenv("TORCHELASTIC_USE_AGENT_STORE", "False", 1);
+    if (opts.torchrun_threads && opts.nproc_per_node > 1) setenv("OMP_NUM_THREADS", "1", 0);
     // Other launchers' variables would describe a different job.
-    for (const char* v : {"OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"}) unsetenv(v);
+    for (const char* v : kForeignWorld) unsetenv(v);
   }
   setenv("MASTER_ADDR", opts.master_addr.c_str(), 1);
   setenv("MASTER_PORT", std::to_string(opts.master_port).c_str(), 1);
@@ -106,6 +130,8 @@ void validate(const LaunchOptions& opts, const std::vector<std::string>& argv) {
 
 }  // namespace
 
+int interrupted_by() { return g_interrupted_by.load(); }
+
 int pick_free_port() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) throw IoError(fmt::format("cannot create a socket: {}", std::strerror(errno)));
@@ -138,9 +164,8 @@ LaunchResult launch(const LaunchOptions& options, const std::vector<std::string>
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  struct sigaction old_int {}, old_term {};
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  struct sigaction old[std::size(kForwarded)] = {};
+  for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &sa, &old[i]);
   g_forward_signal = 0;
 
   std::vector<Worker> workers(static_cast<std::size_t>(opts.nproc_per_node));
@@ -174,8 +199,20 @@ LaunchResult launch(const LaunchOptions& options, const std::vector<std::string>
         kill_deadline = std::chrono::steady_clock::now() + opts.grace;
       }
     }
+    // Peek first (WNOWAIT): an exited worker stays a zombie, so its pid and
+    // process group id cannot be reused, while its group is killed (any
+    // children it left); only then is it reaped. Killing -pid after the
+    // reap could hit a stranger's group that took the number.
+    siginfo_t info{};
     int status = 0;
-    const pid_t pid = waitpid(-1, &status, WNOHANG | WUNTRACED);
+    pid_t pid = 0;
+    if (waitid(P_ALL, 0, &info, WEXITED | WSTOPPED | WNOHANG | WNOWAIT) < 0) {
+      if (errno == ECHILD) break;
+      pid = -1;
+    } else if (info.si_pid != 0) {
+      if (info.si_code != CLD_STOPPED) kill(-info.si_pid, SIGKILL);
+      pid = waitpid(info.si_pid, &status, WNOHANG | WUNTRACED);
+    }
     if (pid > 0 && WIFSTOPPED(status)) {
       for (auto& w : workers) {
         if (w.exit.pid != pid || !w.running || w.stop_reported || stopping) continue;
@@ -215,24 +252,20 @@ LaunchResult launch(const LaunchOptions& options, const std::vector<std::string>
       }
       continue;  // reap everything that is ready before sleeping
     }
-    if (pid < 0 && errno == ECHILD) break;
     if (stopping && std::chrono::steady_clock::now() > kill_deadline) {
       signal_all(workers, SIGKILL);
       kill_deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  // Grandchildren left in a worker's process group die with it.
-  for (auto& w : workers) kill(-w.exit.pid, SIGKILL);
-
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
+  for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old[i], nullptr);
   for (auto& w : workers) result.workers.push_back(w.exit);
   if (forwarded != 0 && result.failure.empty()) {
     result.exit_code = 128 + forwarded;
     result.failure = fmt::format("interrupted by signal {} ({})", forwarded, strsignal(forwarded));
     fmt::print(stderr, "dtbench launch: {}\n", result.failure);
   }
+  if (forwarded != 0) g_interrupted_by = forwarded;
   return result;
 }
 

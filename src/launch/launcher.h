@@ -34,6 +34,13 @@ struct LaunchOptions {
   // the command is itself a launcher (mpirun), whose ranks must not inherit
   // RANK=0/WORLD_SIZE=1.
   bool rank_env = true;
+  // Also torchrun's OMP_NUM_THREADS=1 when more than one worker runs here
+  // and the variable is unset (`dtbench launch`; dtbench's own self-launch
+  // sizes its ranks' threads itself). Default false.
+  bool torchrun_threads = false;
+  // TORCHELASTIC_RUN_ID given to the workers (torchrun's --rdzv-id; its
+  // default is "none").
+  std::string run_id = "none";
   // CPUs for each local worker (launch/binding.h plan_binding), applied
   // before it execs, so all its threads inherit them; empty = not bound.
   std::vector<std::vector<int>> cpu_sets;
@@ -63,7 +70,8 @@ struct WorkerExit {
 
 struct LaunchResult {
   // 0 when every worker exited 0; otherwise the first failed worker's code
-  // (128 + signal for a killed one), or 130/143 after SIGINT/SIGTERM.
+  // (128 + signal for a killed one), or 128 + the signal after SIGINT,
+  // SIGTERM, SIGHUP or SIGQUIT (forwarded to the workers first).
   int exit_code = 0;
   std::vector<WorkerExit> workers;
   std::string failure;  // one line naming the failed rank, "" on success
@@ -72,6 +80,11 @@ struct LaunchResult {
 // Runs `argv` once per local worker and waits for all of them. Throws
 // UsageError on invalid options, IoError when a worker cannot be started.
 LaunchResult launch(const LaunchOptions& opts, const std::vector<std::string>& argv);
+
+// The signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) that ended a launch() of
+// this process, after it was forwarded to every worker; 0 if none. The
+// program re-raises it at exit (a shell loop around it then stops too).
+int interrupted_by();
 
 // A TCP port that was free a moment ago on all interfaces.
 int pick_free_port();

@@ -68,7 +68,10 @@ void read_mpi_world(const EnvLookup& env, World& w, const char* source, const st
 
 // PMI's rank and size are Slurm's own (srun --mpi=pmi2), not an mpiexec's
 // inside an allocation.
+bool srun_step(const EnvLookup& env) { return env("SLURM_STEP_ID") || env("SLURM_STEPID"); }
+
 bool same_as_slurm(const EnvLookup& env) {
+  if (!srun_step(env)) return false;  // the batch script's SLURM_PROCID describes no rank
   const auto procid = env("SLURM_PROCID"), pmi = env("PMI_RANK");
   if (!procid || !pmi || *procid != *pmi) return false;
   const auto ntasks = env("SLURM_NTASKS"), size = env("PMI_SIZE");
@@ -172,7 +175,10 @@ World world_from_env(const EnvLookup& env) {
     rank_var = "PMI_RANK";
     size_var = "PMI_SIZE";
     read_mpi_world(env, w, "pmi", rank_var, size_var, "MPI_LOCALRANKID", "MPI_LOCALNRANKS");
-  } else if (env("SLURM_PROCID")) {
+  } else if (env("SLURM_PROCID") && srun_step(env)) {
+    // Only an srun step's tasks were started by Slurm: the batch script
+    // itself also has SLURM_PROCID=0 and SLURM_NTASKS (the allocation's)
+    // but no step id, and runs as a single process (--nproc starts ranks).
     w.source = "slurm";
     rank_var = "SLURM_PROCID";
     size_var = "SLURM_NTASKS";

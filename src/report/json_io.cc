@@ -37,9 +37,14 @@ void write_json_atomic(const std::string& path, const Json& doc) {
 
 void write_text_atomic(const std::string& path, const std::string& text) {
   if (path.empty()) throw UsageError("empty output path");
-  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A fresh name (mkstemp: O_CREAT | O_EXCL, never follows a planted
+  // symlink), then renamed over the target.
+  std::string tmp = path + ".tmp.XXXXXX";
+  const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) throw IoError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  const mode_t mask = ::umask(0);  // a report, readable as any file the user writes (mkstemp: 0600)
+  ::umask(mask);
+  ::fchmod(fd, 0644 & ~mask);
   try {
     write_all(fd, text, path);
     if (::fsync(fd) != 0) throw IoError(fmt::format("cannot sync '{}': {}", path, std::strerror(errno)));

@@ -149,6 +149,47 @@ alive=0; for p in $workers; do kill -0 "$p" 2>/dev/null && alive=1; done
 [ "$rc" -ne 0 ] && [ "$alive" -eq 0 ] && [ -n "$workers" ]
 check "SIGINT: exit $rc, workers ($workers) gone" $? "rc=$rc alive=$alive $(cat "$tmp/int.err")"
 
+# 5a. The launcher dies by the signal it forwarded (a shell loop around it
+# stops too): SIGINT, and SIGHUP/SIGQUIT as torchrun traps them. Each
+# reaches the workers' whole process groups with the grace period, so a
+# worker's own child goes too (before SIGHUP was handled, the launcher died
+# at once, PDEATHSIG SIGKILLed the worker and its child lived on).
+for sig in INT HUP QUIT; do
+  python3 - "$DTBENCH" "$sig" "$tmp/marker" <<'PY'
+import os, signal, subprocess, sys, time
+dtbench, name, marker = sys.argv[1], sys.argv[2], sys.argv[3]
+sig = getattr(signal, "SIG" + name)
+os.makedirs(marker, exist_ok=True)
+# The worker: a shell whose child sleeps; the child's command line carries the marker.
+p = subprocess.Popen([dtbench, "launch", "--nproc-per-node", "2", "--", "sh", "-c",
+                      f"sh -c 'sleep 1000; : {marker}' & wait"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+time.sleep(1.5)
+p.send_signal(sig)
+_, err = p.communicate(timeout=20)
+time.sleep(0.5)
+left = [q for q in subprocess.run(["pgrep", "-f", "sleep 1000; : " + marker], capture_output=True, text=True).stdout.split()
+        if int(q) != os.getpid()]
+assert p.returncode == -sig, f"launcher ended with {p.returncode}, not by signal {sig}: {err}"
+assert f"interrupted by signal {int(sig)}" in err, err
+assert not left, f"left behind: {left}"
+PY
+  check "SIG$sig: the launcher forwards it, dies by it, nothing left" $? "see above"
+done
+
+# 5c. A worker sees torchrun's world and no other launcher's.
+OMPI_COMM_WORLD_SIZE=9 SLURM_NTASKS=9 PMI_RANK=5 "$DTBENCH" launch --nproc-per-node 2 -- sh -c \
+  'echo "$RANK $ROLE_RANK $ROLE_NAME $ROLE_WORLD_SIZE $GROUP_WORLD_SIZE $TORCHELASTIC_RUN_ID $TORCHELASTIC_RESTART_COUNT $TORCHELASTIC_MAX_RESTARTS $TORCHELASTIC_USE_AGENT_STORE $OMP_NUM_THREADS ${OMPI_COMM_WORLD_SIZE-unset} ${SLURM_NTASKS-unset} ${PMI_RANK-unset}"' \
+  >"$tmp/env.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && [ "$(sort "$tmp/env.out" | tr '\n' '|')" = "0 0 default 2 1 none 0 0 False 1 unset unset unset|1 1 default 2 1 none 0 0 False 1 unset unset unset|" ]
+st=$?
+check "launch: torchrun's worker variables, foreign ones cleared" $st "rc $rc: $(cat "$tmp/env.out")"
+OMP_NUM_THREADS=3 "$DTBENCH" launch --nproc-per-node 2 -- sh -c 'echo $OMP_NUM_THREADS' >"$tmp/omp.out" 2>&1
+[ "$(sort -u "$tmp/omp.out")" = "3" ]
+st=$?
+check "launch: a user's OMP_NUM_THREADS is kept" $st "$(cat "$tmp/omp.out")"
+
 # 5b. A rank stopped (SIGSTOP), not killed: it never exits, so the launcher
 # publishes that it is stopped and the ranks waiting on it end after
 # --timeout naming it — gloo collectives (comm, dtbench's own launcher) and

@@ -3,7 +3,8 @@
 # slurmd (Debian's slurm-wlm 22.05), started here with a slurm.conf of this
 # test's own (private ports, state and munge socket), stopped on every exit.
 # Runs the README's `srun -n 4 dtbench comm`, a JSON comm run, the README's
-# single-node batch script through `sbatch --wait`, and a task killed
+# single-node batch script through `sbatch --wait`, `--nproc` inside a
+# batch script, and a task killed
 # mid-step. Needs root and the slurmd/slurmctld/slurm-client/munge packages;
 # exit 77 (skipped) with the reason otherwise. Usage: slurm.sh path/to/dtbench
 set -u
@@ -108,6 +109,20 @@ elif timeout 600 sbatch --wait -o sbatch.out one-node.sbatch >/dev/null 2>sbatch
   fi
 else
   fail "sbatch --wait failed"; cat sbatch.err; tail -10 sbatch.out
+fi
+# --nproc inside an allocation (the batch script itself, not an srun step):
+# dtbench starts its own ranks there, as on a laptop.
+cat >nproc.sbatch <<'SB'
+#!/bin/bash
+#SBATCH -n 2
+env | grep '^SLURM_STEP\|^SLURM_PROCID\|^SLURM_NTASKS' | sort
+dtbench comm --nproc 2 -b 8 -e 64K -n 3
+SB
+if timeout 300 sbatch --wait -o nproc.out nproc.sbatch >/dev/null 2>nproc.err \
+   && grep -q "world_size: 2" nproc.out && grep -q "Out of bounds values : 0 OK" nproc.out; then
+  ok "sbatch: dtbench comm --nproc 2 inside the batch script"
+else
+  fail "sbatch: --nproc 2 inside the batch script"; cat nproc.err; tail -12 nproc.out
 fi
 # A task killed mid-step: the step ends, the survivor names what broke, no
 # process is left.

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -32,6 +34,26 @@ TEST_F(JsonIo, WritesAtomicallyAndReadsBack) {
   EXPECT_EQ(read_json_file(path("r.json")), doc);
   // No temporary file is left beside it.
   EXPECT_EQ(std::system(("ls " + dir_ + " | grep -q tmp").c_str()) == 0, false);
+}
+
+TEST_F(JsonIo, APlantedSymlinkIsNeverFollowed) {
+  // Another local user can read the report's path in /proc/PID/cmdline and
+  // plant symlinks at the temporary names a writer would predict (the old
+  // "<path>.tmp.<pid>"): the write must neither follow nor truncate them.
+  write("victim", "precious");
+  for (const auto& name : {"r.json.tmp." + std::to_string(getpid()), std::string("r.json.tmp")})
+    ASSERT_EQ(symlink(path("victim").c_str(), path(name).c_str()), 0);
+  write_json_atomic(path("r.json"), Json{{"a", 1}});
+  std::ifstream in(path("victim"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "precious");
+  EXPECT_EQ(read_json_file(path("r.json"))["a"], 1);
+  struct stat st {};
+  ASSERT_EQ(lstat(path("r.json").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  const mode_t mask = umask(0);
+  umask(mask);
+  EXPECT_EQ(st.st_mode & 0777, 0644 & ~mask);  // a report, not a private file
 }
 
 TEST_F(JsonIo, FailedWriteKeepsOldFile) {

@@ -85,7 +85,7 @@ TEST(World, OpenMpi) {
 }
 
 TEST(World, SlurmUsesFirstHostOfNodeList) {
-  const auto w = world_from_env(env_of({{"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "4"},
+  const auto w = world_from_env(env_of({{"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "4"}, {"SLURM_STEP_ID", "0"},
                                         {"SLURM_LOCALID", "0"}, {"SLURM_NNODES", "2"},
                                         {"SLURM_NODEID", "1"},
                                         {"SLURM_JOB_NODELIST", "gpu[07-08]"}}));
@@ -98,12 +98,12 @@ TEST(World, SlurmUsesFirstHostOfNodeList) {
 TEST(World, SlurmStepsGetAStorePortOfTheirOwn) {
   auto slurm = [](std::map<std::string, std::string> extra) {
     std::map<std::string, std::string> e{{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"},
-                                         {"SLURM_JOB_NODELIST", "n1"}};
-    e.insert(extra.begin(), extra.end());
+                                         {"SLURM_STEP_ID", "0"}, {"SLURM_JOB_NODELIST", "n1"}};
+    for (const auto& [k, v] : extra) e[k] = v;
     return world_from_env(env_of(e));
   };
   EXPECT_EQ(slurm({{"SLURM_JOB_ID", "12345678"}, {"SLURM_STEP_ID", "3"}}).master_port, 20000 + 678 * 10 + 3);
-  EXPECT_EQ(slurm({{"SLURM_JOB_ID", "7"}}).master_port, 20070);
+  EXPECT_EQ(slurm({{"SLURM_JOB_ID", "7"}}).master_port, 20070);  // step 0
   EXPECT_NE(slurm({{"SLURM_JOB_ID", "7"}, {"SLURM_STEP_ID", "1"}}).master_port,
             slurm({{"SLURM_JOB_ID", "7"}, {"SLURM_STEP_ID", "2"}}).master_port);
   EXPECT_EQ(slurm({}).master_port, 29500);                     // no job id: the default
@@ -116,7 +116,7 @@ TEST(World, SlurmStepsGetAStorePortOfTheirOwn) {
 // A step on a subset of the allocation (srun -N1 on the second node) meets
 // on its own first node; -n5 -N2 puts 3 and 2 tasks on the nodes.
 TEST(World, SlurmStepNodesAndTasksPerNode) {
-  std::map<std::string, std::string> e{{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "5"},
+  std::map<std::string, std::string> e{{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "5"}, {"SLURM_STEP_ID", "0"},
                                        {"SLURM_LOCALID", "0"}, {"SLURM_NNODES", "2"},
                                        {"SLURM_STEP_NUM_NODES", "2"}, {"SLURM_NODEID", "1"},
                                        {"SLURM_STEP_TASKS_PER_NODE", "3,2"},
@@ -147,9 +147,26 @@ TEST(World, PmiWinsOverAnInheritedSlurmRank) {
   EXPECT_EQ(w.world_size, 2);
   // srun --mpi=pmi2: both agree, and Slurm's path also reads the node list.
   const auto s = world_from_env(env_of({{"PMI_RANK", "1"}, {"PMI_SIZE", "4"}, {"SLURM_PROCID", "1"},
-                                        {"SLURM_NTASKS", "4"}, {"SLURM_JOB_NODELIST", "n1"}}));
+                                        {"SLURM_STEPID", "2"}, {"SLURM_NTASKS", "4"}, {"SLURM_JOB_NODELIST", "n1"}}));
   EXPECT_EQ(s.source, "slurm");
   EXPECT_EQ(s.master_addr, "n1");
+}
+
+// The batch script itself (sbatch -n 2; no srun step): SLURM_PROCID=0 and
+// SLURM_NTASKS=2 describe the allocation, not ranks Slurm started, so
+// `--nproc 2` starts its own there (Slurm 22.05's batch step: no
+// SLURM_STEP_ID, as tests/cli/slurm.sh shows).
+TEST(World, ABatchScriptIsNotASlurmStep) {
+  const auto w = world_from_env(env_of({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_JOB_ID", "9"},
+                                        {"SLURM_JOB_NODELIST", "n1"}, {"SLURM_NNODES", "1"}}));
+  EXPECT_EQ(w.source, "single");
+  EXPECT_EQ(w.world_size, 1);
+  // mpiexec in that script: its rank 0 agrees with the inherited
+  // SLURM_PROCID=0 and SLURM_NTASKS, and is still PMI's rank 0 of 2.
+  const auto m = world_from_env(env_of({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}, {"SLURM_PROCID", "0"},
+                                        {"SLURM_NTASKS", "2"}, {"SLURM_JOB_NODELIST", "n1"}}));
+  EXPECT_EQ(m.source, "pmi");
+  EXPECT_EQ(m.world_size, 2);
 }
 
 TEST(World, Pmi) {
