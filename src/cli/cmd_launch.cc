@@ -33,7 +33,11 @@ Action register_launch(CLI::App& app) {
       "Ray Train's RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, NODE_RANK, MASTER_ADDR (rank 0's\n"
       "node), MASTER_PORT and CUDA_VISIBLE_DEVICES; rank 0's output is streamed, the others'\n"
       "stderr prefixed [rank K]. Needs Ray 2.60.0 (bash scripts/ray.sh; DTBENCH_RAY_PYTHON picks\n"
-      "the Python).");
+      "the Python).\n"
+      "SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to every worker's process group; after\n"
+      "--grace the rest is killed and the launcher dies by the same signal.\n"
+      "Trusted network only: the job's store (rank 0's MASTER_PORT) listens on every interface\n"
+      "without authentication, as PyTorch's (docs/RELIABILITY.md).");
   auto* nproc_per_node =
       cmd->add_option("--nproc-per-node", opts->nproc_per_node, "Workers on this node")
           ->check(CLI::Range(1, 1024))

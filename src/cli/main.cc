@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Run 'dtbench COMMAND --help' for a command's options. Exit status: 0 ok, 1 runtime "
-      "failure, 2 usage error, 3 wrong results.");
+      "failure, 2 usage error, 3 wrong results; killed by the signal that interrupted it.\n"
+      "Multi-rank jobs need a trusted network: their store accepts any client that reaches it.");
   std::map<std::string, cli::Action> actions;
   actions["env"] = cli::register_env(app);
   actions["comm"] = cli::register_comm(app);
