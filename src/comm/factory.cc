@@ -108,7 +108,7 @@ launch::World resolve_master(const launch::World& world, const CommOptions& opts
       (world.source != "openmpi" && world.source != "pmi"))
     return world;
 #if DTBENCH_HAVE_MPI
-  return publish_master_over_mpi(world, opts.iface);
+  return publish_master_over_mpi(world, opts.iface, opts.timeout);
 #else
   return world;
 #endif

@@ -20,7 +20,6 @@ The ranks' order, variables and failure naming: ray_ranks.py beside it.
 Needs Ray (pinned: scripts/ray.sh installs ray 2.60.0 into .deps/ray).
 """
 import argparse
-import ctypes
 import logging
 import os
 import shutil
@@ -68,14 +67,27 @@ def parse_args(argv):
 
 # --- the actor ---------------------------------------------------------------
 
-def _die_with_parent():
-    # Runs in the child between fork and exec: SIGKILL when the thread that
-    # started it (the actor's waiter thread, alive as long as the child) or
-    # the actor process dies.
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() == 1:
-        os._exit(1)
+# The rank's command dies with the actor: util-linux's setpriv sets
+# PR_SET_PDEATHSIG (SIGKILL when the thread that started it, the actor's
+# waiter thread alive as long as the child, or the actor dies), then a shell
+# checks that its parent is still the actor, comparing with the pid saved
+# before the fork (a subreaper, not only init, may have adopted it), and
+# execs the command. All of it is exec'd programs: no Python runs between
+# fork and exec (preexec_fn is unsafe in a process with threads, as an actor).
+_GUARD = 'test "$PPID" = "$0" || exit 1; exec "$@"'
+
+
+def _guarded(argv, env):
+    """argv under the death guard, or an error line when it cannot start."""
+    exe = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
+    if exe is None or not os.path.isfile(exe):
+        return None, f"cannot start {argv[0]}: No such file or directory"
+    if not os.access(exe, os.X_OK):
+        return None, f"cannot start {argv[0]}: Permission denied"
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None, "cannot start the rank: setpriv (util-linux) is not installed on this node"
+    return [setpriv, "--pdeathsig", "KILL", "/bin/sh", "-c", _GUARD, str(os.getpid()), exe, *argv[1:]], None
 
 
 class RankProcess:
@@ -116,10 +128,15 @@ class RankProcess:
                 self.chunks.append((stream, data))
 
     def _run(self, argv, env):
+        guarded, why = _guarded(argv, env)
+        if guarded is None:
+            self.start_error = why
+            self.started.set()
+            return
         try:
-            self.proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL,
+            self.proc = subprocess.Popen(guarded, env=env, stdin=subprocess.DEVNULL,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         preexec_fn=_die_with_parent, start_new_session=True)
+                                         start_new_session=True)
         except OSError as e:
             self.start_error = f"cannot start {argv[0]}: {e.strerror}"
             self.started.set()

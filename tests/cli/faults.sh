@@ -300,6 +300,22 @@ if command -v mpirun >/dev/null; then
     "victim $victim $(cat "$tmp/stop.err" | head -5)"
   kill -9 "$victim" 2>/dev/null
 
+  # 7b. An MPI rank that stops before it joins: rank 1 stops itself before
+  # exec, so rank 0's MPI_Init (the PMIx fence) or the master rendezvous
+  # waits on it; the watchdog bounds those calls too (before: for ever).
+  start=$(date +%s)
+  timeout 60 mpirun --allow-run-as-root --oversubscribe -np 2 sh -c \
+    'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then kill -STOP $$; fi; exec "$0" "$@"' \
+    "$DTBENCH" comm --backend gloo -b 8 -e 8 -n 1 --timeout 5s >"$tmp/mi.out" 2>"$tmp/mi.err"
+  rc=$?; elapsed=$(( $(date +%s) - start ))
+  sleep 0.5
+  [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$elapsed" -lt 30 ] &&
+    grep -q "rank 0: MPI_[A-Za-z_]* made no progress for [0-9.]* s (--timeout 5000 ms)" "$tmp/mi.err"
+  st=$?
+  check "mpi rank stopped before it joins: exit $rc in ${elapsed}s: $(grep -m1 -o "MPI_[A-Za-z_]* made no progress" "$tmp/mi.err")" $st \
+    "$(head -5 "$tmp/mi.err")"
+  pkill -9 -f "comm --backend gloo -b 8 -e 8 -n 1 --timeout 5s" 2>/dev/null
+
   # 8. A gloo rank stopped under mpirun, which publishes nothing: the others'
   # collectives time out after --timeout and name it from its heartbeat in
   # the job's store (comm/liveness); mpirun then ends the job.

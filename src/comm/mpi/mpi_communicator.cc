@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "comm/mpi/mpi_abort.h"
 #include "core/hang_watchdog.h"
 #include "core/units.h"
 
@@ -78,10 +79,7 @@ void check(int rc, const char* what) {
       "dtbench: error: mpi: rank {}: {} of {} made no progress for {:.1f} s (--timeout {} ms): a "
       "peer rank is stopped, hung or unreachable; aborting the job (MPI_Abort)\n",
       rank, what, format_bytes(static_cast<std::uint64_t>(bytes)), seconds, timeout.count());
-  // write(2): the main thread is inside MPI and may hold stdio's locks.
-  [[maybe_unused]] const auto n = ::write(STDERR_FILENO, line.data(), line.size());
-  MPI_Abort(MPI_COMM_WORLD, 3);
-  _exit(3);
+  mpi_abort_hung(line);
 }
 
 class MpiCommunicator : public Communicator {
@@ -93,6 +91,12 @@ class MpiCommunicator : public Communicator {
           "mpi: the mpi backend needs its ranks started by mpirun or srun (use --nproc N, which "
           "runs mpirun, or mpirun -np N dtbench ...)");
     }
+    // Every blocking MPI call is bounded, MPI_Init and MPI_Finalize too.
+    watchdog_ = std::make_unique<HangWatchdog>(
+        timeout_, [rank = world.rank, timeout = timeout_](const std::string& what, std::int64_t bytes,
+                                                          double seconds) {
+          abort_hung(rank, timeout, what, bytes, seconds);
+        });
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {
@@ -100,6 +104,7 @@ class MpiCommunicator : public Communicator {
       // MPI_Init opens it; an explicit setting from mpirun -x / --mca wins.
       if (!opts.iface.empty()) setenv("OMPI_MCA_btl_tcp_if_include", opts.iface.c_str(), 0);
       int provided = 0;
+      const auto w = watchdog_->watch("MPI_Init_thread", 0);
       check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "init");
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -113,21 +118,19 @@ class MpiCommunicator : public Communicator {
     MPI_Type_commit(&type16_);
     create_ops<c10::Half>(half_ops_);
     create_ops<c10::BFloat16>(bf16_ops_);
-    watchdog_ = std::make_unique<HangWatchdog>(
-        timeout_, [rank = rank_, timeout = timeout_](const std::string& what, std::int64_t bytes,
-                                                     double seconds) {
-          abort_hung(rank, timeout, what, bytes, seconds);
-        });
   }
 
   ~MpiCommunicator() override {
-    watchdog_.reset();
     for (auto& op : half_ops_) MPI_Op_free(&op);
     for (auto& op : bf16_ops_) MPI_Op_free(&op);
     MPI_Type_free(&type16_);
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized) MPI_Finalize();
+    if (!finalized) {
+      const auto w = watchdog_->watch("MPI_Finalize", 0);
+      MPI_Finalize();
+    }
+    watchdog_.reset();
   }
 
   std::string backend() const override { return "mpi"; }

@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "comm/mpi/mpi_abort.h"
 #include "core/error.h"
+#include "core/hang_watchdog.h"
 #include "core/net_route.h"
 
 namespace dtbench::comm {
@@ -36,11 +38,22 @@ void put(std::array<char, N>& dst, const std::string& s) {
 
 }  // namespace
 
-launch::World publish_master_over_mpi(launch::World world, const std::string& iface) {
+launch::World publish_master_over_mpi(launch::World world, const std::string& iface,
+                                      std::chrono::milliseconds timeout) {
+  // Every MPI call here is bounded: a rank stopped or gone before it joins
+  // would otherwise hang the job for ever.
+  HangWatchdog watchdog(timeout, [rank = world.rank, timeout](const std::string& what, std::int64_t,
+                                                              double seconds) {
+    mpi_abort_hung(fmt::format(
+        "dtbench: error: mpirun rendezvous: rank {}: MPI_{} made no progress for {:.1f} s (--timeout {} ms): "
+        "a peer rank is stopped, hung or never started; aborting the job (MPI_Abort)\n",
+        rank, what, seconds, timeout.count()));
+  });
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
     int provided = 0;
+    const auto w = watchdog.watch("Init_thread", 0);
     check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "Init_thread");
   }
   int rank = 0, size = 1;
@@ -51,9 +64,12 @@ launch::World publish_master_over_mpi(launch::World world, const std::string& if
   const auto addrs = net::local_ipv4_addresses();
   put(mine.addr, !iface.empty() ? net::interface_address(iface) : addrs.empty() ? "" : addrs.front());
   std::vector<Record> all(static_cast<std::size_t>(size));
-  check_mpi(MPI_Allgather(&mine, sizeof(Record), MPI_BYTE, all.data(), sizeof(Record), MPI_BYTE,
-                      MPI_COMM_WORLD),
-        "Allgather");
+  {
+    const auto w = watchdog.watch("Allgather", sizeof(Record));
+    check_mpi(MPI_Allgather(&mine, sizeof(Record), MPI_BYTE, all.data(), sizeof(Record), MPI_BYTE,
+                            MPI_COMM_WORLD),
+              "Allgather");
+  }
   // Rank 0 decides: [address, port]; an error text instead starts with '!'.
   std::array<char, kAddrBytes + 16> decision{};
   if (rank == 0) {
@@ -77,8 +93,15 @@ launch::World publish_master_over_mpi(launch::World world, const std::string& if
     const std::string text = error.empty() ? fmt::format("{} {}", addr, port) : "!" + error;
     std::strncpy(decision.data(), text.c_str(), decision.size() - 1);
   }
-  check_mpi(MPI_Bcast(decision.data(), static_cast<int>(decision.size()), MPI_CHAR, 0, MPI_COMM_WORLD), "Bcast");
-  if (!initialized) MPI_Finalize();
+  {
+    const auto w = watchdog.watch("Bcast", static_cast<std::int64_t>(decision.size()));
+    check_mpi(MPI_Bcast(decision.data(), static_cast<int>(decision.size()), MPI_CHAR, 0, MPI_COMM_WORLD),
+              "Bcast");
+  }
+  if (!initialized) {
+    const auto w = watchdog.watch("Finalize", 0);
+    MPI_Finalize();
+  }
   const std::string text = decision.data();
   if (!text.empty() && text[0] == '!')
     throw CommError("mpirun rendezvous: rank 0 found no address the other hosts can reach: " +
