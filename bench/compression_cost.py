@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where gradient compression's cost goes (docs/PERFORMANCE.md, issue 19 part 2).
+"""Where gradient compression's cost goes (docs/PERFORMANCE.md, "Training: what fp16/bf16 compression costs").
 
 Reads `dtbench ddp --trace` files of the same run with --compression none,
 fp16, bf16 (one file per run, same reducer, ranks, buckets) and prints per

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Horovod's own allreduce latency, for the gloo/mpi gap of `--reducer
-horovod` (docs/PERFORMANCE.md, "Issue 34"): hvd.allreduce_ (in place, op
+horovod` (docs/PERFORMANCE.md, "Horovod"): hvd.allreduce_ (in place, op
 Sum) of one float32 tensor per size, ITERS times after WARMUP, under
 horovodrun; rank 0 prints one JSON line: per size the median microseconds.
 Beside it `dtbench comm --collective allreduce --placement in` times

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measured validation of `dtbench project` (issue 17): two "hosts" in network
+# Measured validation of `dtbench project` (docs/PERFORMANCE.md "Projection"): two "hosts" in network
 # namespaces joined by a veth pair whose rate tbf caps. For each cap and
 # bucket size: project 2 nodes x 1 rank from a 1-rank profile (--trace,
 # same threads per rank, taken just before the measurement with a second
@@ -13,7 +13,7 @@
 # contention term (--cores-per-node: every namespace "host" has half of
 # this machine's CORES, both share them; loopback's one node has all) and
 # without it; the limit applies to the first. REDUCERS (default ddp) adds
-# the sharded strategies (issue 35): each measured with `ddp --reducer R`
+# the sharded strategies (docs/PERFORMANCE.md "Projection of sharded runs"): each measured with `ddp --reducer R`
 # over the same link and projected with `project --reducer R` from the same
 # profile and the same sweep, which then also times allgather for their
 # gathers (no contention term: the projection has it for ddp only; the

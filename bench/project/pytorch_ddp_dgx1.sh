@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Paper validation of `dtbench project` (issue 17): projects PyTorch's published
+# Paper validation of `dtbench project` (docs/PERFORMANCE.md "Projection"): projects PyTorch's published
 # DDP table (DGX-1, V100, NCCL) from its no-ddp and 1-GPU times and published link
 # figures (pytorch_ddp_dgx1.env), prints projected against published with the error
 # at each GPU count, then the projection's sensitivity to its least certain inputs.

@@ -4,7 +4,7 @@
 // at::set_num_threads and spins in sched_yield between calls: with
 // `--threads 1` a rank still ran matrix products on two threads and kept a
 // second core busy, so ranks sharing a node took each other's cores
-// (docs/PERFORMANCE.md, issue 17). Whoever sets a rank's intra-op threads
+// (docs/PERFORMANCE.md, "Projection"). Whoever sets a rank's intra-op threads
 // sets this pool to the same count. Torch-free: the symbols are looked up in
 // the process at run time, so builds whose BLAS has no pool (MKL under
 // OpenMP, the wheel) are untouched.

@@ -46,7 +46,7 @@ struct MeasuredLevel {
 // reduce_scatter sweeps, where present): the in-place timings (a
 // bucket is reduced in place; out-of-place adds a copy per operation and
 // measured 2-6 ms more per allreduce over a capped link, docs/PERFORMANCE.md
-// issue 17 session 15), the out-of-place ones where the report has only
+// "Projection"), the out-of-place ones where the report has only
 // those. Throws UsageError naming `path` and `flag` for a file that is not a
 // comm report or has no usable allreduce.
 MeasuredLevel level_from_comm_report(const std::string& path, const std::string& flag);

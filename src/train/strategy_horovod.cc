@@ -223,11 +223,11 @@ class HorovodStrategy : public Strategy {
   // Waits for one of the loop's collectives by polling it, giving the CPU
   // away between polls, rather than sleeping on the work's condition
   // variable: a rank whose threads all sleep lets its idle vCPU halt, and
-  // every wake-up then pays the host's reschedule (issue 14). Horovod's
+  // every wake-up then pays the host's reschedule (docs/PERFORMANCE.md "Training: ranks bound to cores"). Horovod's
   // threads poll too (its synchronize() loops on PollHandle; its gloo
   // collectives run on the background thread itself, with no hand-off to a
   // worker thread): on this VM blocking waits made this loop 2x slower than
-  // Horovod's on a small model (docs/PERFORMANCE.md "Issue 34"). A poll that
+  // Horovod's on a small model (docs/PERFORMANCE.md "Horovod"). A poll that
   // finds another thread runnable hands it the core (sched_yield), so
   // backward's compute on the same core is not held up.
   void finish_work(comm::WorkPtr w) {
