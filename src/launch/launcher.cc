@@ -32,6 +32,11 @@ constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 void on_signal(int sig) { g_forward_signal = sig; }
 
+// Which of kForwarded this launch() traps: not one the launcher inherited as
+// ignored (`nohup dtbench ...` keeps running after a hangup, and so do its
+// workers, which inherit SIG_IGN across exec).
+bool g_trapped[std::size(kForwarded)] = {};
+
 // Rank and world variables of other launchers (Open MPI, PMI/PMIx, Slurm,
 // MVAPICH): a worker that inherited them could read another job's world.
 constexpr const char* kForeignWorld[] = {
@@ -64,7 +69,8 @@ std::string describe(const WorkerExit& e) {
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);  // the launcher died before prctl
-  for (int sig : kForwarded) signal(sig, SIG_DFL);
+  for (std::size_t i = 0; i < std::size(kForwarded); ++i)
+    if (g_trapped[i]) signal(kForwarded[i], SIG_DFL);
   const int world = opts.nproc_per_node * opts.nnodes;
   const int rank = opts.node_rank * opts.nproc_per_node + local_rank;
   if (opts.rank_env) {
@@ -165,8 +171,12 @@ LaunchResult launch(const LaunchOptions& options, const std::vector<std::string>
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   struct sigaction old[std::size(kForwarded)] = {};
-  for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &sa, &old[i]);
-  g_forward_signal = 0;
+  g_forward_signal = 0;  // before the handlers: a signal from now on is kept
+  for (std::size_t i = 0; i < std::size(kForwarded); ++i) {
+    sigaction(kForwarded[i], nullptr, &old[i]);
+    g_trapped[i] = old[i].sa_handler != SIG_IGN;
+    if (g_trapped[i]) sigaction(kForwarded[i], &sa, nullptr);
+  }
 
   std::vector<Worker> workers(static_cast<std::size_t>(opts.nproc_per_node));
   const pid_t self = getpid();
@@ -258,7 +268,11 @@ LaunchResult launch(const LaunchOptions& options, const std::vector<std::string>
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old[i], nullptr);
+  for (std::size_t i = 0; i < std::size(kForwarded); ++i)
+    if (g_trapped[i]) sigaction(kForwarded[i], &old[i], nullptr);
+  // A signal that came after the last worker was reaped, before the old
+  // handlers were back, still ends the run (a sweep must not go on).
+  if (const int late = g_forward_signal.exchange(0); late != 0 && forwarded == 0) forwarded = late;
   for (auto& w : workers) result.workers.push_back(w.exit);
   if (forwarded != 0 && result.failure.empty()) {
     result.exit_code = 128 + forwarded;

@@ -20,6 +20,7 @@ The ranks' order, variables and failure naming: ray_ranks.py beside it.
 Needs Ray (pinned: scripts/ray.sh installs ray 2.60.0 into .deps/ray).
 """
 import argparse
+import ctypes
 import logging
 import os
 import shutil
@@ -77,17 +78,45 @@ def parse_args(argv):
 _GUARD = 'test "$PPID" = "$0" || exit 1; exec "$@"'
 
 
+_SETPRIV = []  # [path or None], probed once
+
+
+def _setpriv_with_pdeathsig():
+    # --pdeathsig came with util-linux 2.33 (RHEL 8 ships 2.32): probe it.
+    if not _SETPRIV:
+        path = shutil.which("setpriv")
+        ok = path is not None and subprocess.run(
+            [path, "--pdeathsig", "KILL", "true"], stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL).returncode == 0
+        _SETPRIV.append(path if ok else None)
+    return _SETPRIV[0]
+
+
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl  # resolved before any fork
+
+
+def _die_with_parent_fallback(parent):
+    # Only where setpriv has no --pdeathsig: Python between fork and exec,
+    # which the subprocess docs warn against in a threaded process.
+    def set_up():
+        _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os._exit(1)
+    return set_up
+
+
 def _guarded(argv, env):
-    """argv under the death guard, or an error line when it cannot start."""
+    """(argv, preexec_fn) under the death guard, or (None, error line)."""
     exe = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
     if exe is None or not os.path.isfile(exe):
         return None, f"cannot start {argv[0]}: No such file or directory"
     if not os.access(exe, os.X_OK):
         return None, f"cannot start {argv[0]}: Permission denied"
-    setpriv = shutil.which("setpriv")
+    setpriv = _setpriv_with_pdeathsig()
     if setpriv is None:
-        return None, "cannot start the rank: setpriv (util-linux) is not installed on this node"
-    return [setpriv, "--pdeathsig", "KILL", "/bin/sh", "-c", _GUARD, str(os.getpid()), exe, *argv[1:]], None
+        return ([exe, *argv[1:]], _die_with_parent_fallback(os.getpid())), None
+    return ([setpriv, "--pdeathsig", "KILL", "/bin/sh", "-c", _GUARD, str(os.getpid()), exe, *argv[1:]],
+            None), None
 
 
 class RankProcess:
@@ -133,10 +162,11 @@ class RankProcess:
             self.start_error = why
             self.started.set()
             return
+        command, preexec = guarded
         try:
-            self.proc = subprocess.Popen(guarded, env=env, stdin=subprocess.DEVNULL,
+            self.proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         start_new_session=True)
+                                         preexec_fn=preexec, start_new_session=True)
         except OSError as e:
             self.start_error = f"cannot start {argv[0]}: {e.strerror}"
             self.started.set()

@@ -29,6 +29,15 @@ void write_all(int fd, const std::string& data, const std::string& path) {
   }
 }
 
+// The process's umask without changing it (umask(2) can only set it, and
+// setting it and back races with other threads creating files).
+mode_t current_umask() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Umask:", 0) == 0) return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+  return 022;
+}
+
 }  // namespace
 
 void write_json_atomic(const std::string& path, const Json& doc) {
@@ -42,9 +51,7 @@ void write_text_atomic(const std::string& path, const std::string& text) {
   std::string tmp = path + ".tmp.XXXXXX";
   const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) throw IoError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
-  const mode_t mask = ::umask(0);  // a report, readable as any file the user writes (mkstemp: 0600)
-  ::umask(mask);
-  ::fchmod(fd, 0644 & ~mask);
+  ::fchmod(fd, 0644 & ~current_umask());  // a report, readable as any file the user writes (mkstemp: 0600)
   try {
     write_all(fd, text, path);
     if (::fsync(fd) != 0) throw IoError(fmt::format("cannot sync '{}': {}", path, std::strerror(errno)));

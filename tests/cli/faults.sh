@@ -177,6 +177,17 @@ PY
   check "SIG$sig: the launcher forwards it, dies by it, nothing left" $? "see above"
 done
 
+# 5b'. A launcher started with SIGHUP ignored (nohup) keeps it ignored, and
+# so do its workers: a hangup ends nothing.
+(trap '' HUP; exec "$DTBENCH" launch --nproc-per-node 1 -- sh -c 'sleep 2; echo alive') >"$tmp/nohup.out" 2>&1 &
+nh=$!
+sleep 1
+kill -HUP "$nh"
+wait "$nh"; rc=$?
+[ $rc -eq 0 ] && grep -q alive "$tmp/nohup.out"
+st=$?
+check "SIGHUP ignored by the caller (nohup): the job runs on" $st "rc $rc: $(cat "$tmp/nohup.out")"
+
 # 5c. A worker sees torchrun's world and no other launcher's.
 OMPI_COMM_WORLD_SIZE=9 SLURM_NTASKS=9 PMI_RANK=5 "$DTBENCH" launch --nproc-per-node 2 -- sh -c \
   'echo "$RANK $ROLE_RANK $ROLE_NAME $ROLE_WORLD_SIZE $GROUP_WORLD_SIZE $TORCHELASTIC_RUN_ID $TORCHELASTIC_RESTART_COUNT $TORCHELASTIC_MAX_RESTARTS $TORCHELASTIC_USE_AGENT_STORE $OMP_NUM_THREADS ${OMPI_COMM_WORLD_SIZE-unset} ${SLURM_NTASKS-unset} ${PMI_RANK-unset}"' \

@@ -17,10 +17,12 @@ namespace {
 
 struct TableRun {
   HybridOptions o;
-  EmbeddingTable table;
+  EmbeddingTable table, before_step;
   std::vector<std::vector<LookupSum>> sums;
   std::int64_t batches = 6;
-  TableRun() : o(options()), table(o.num_embeddings, o.embedding_dim, o.trainers, o.lr, true) {
+  TableRun()
+      : o(options()), table(o.num_embeddings, o.embedding_dim, o.trainers, o.lr, true),
+        before_step(o.num_embeddings, o.embedding_dim, o.trainers, o.lr, false) {
     table.init(o.seed, 0);
     sums.assign(o.trainers, std::vector<LookupSum>(static_cast<std::size_t>(batches)));
   }
@@ -36,14 +38,28 @@ struct TableRun {
   // pooled with row+1 for its first index (a server that logged the request
   // but read the wrong row); `skip_step`: trainer 0's step of batch 2 is
   // applied nowhere.
+  // `stale`: trainer 1's batch 3 receives bags pooled from the table as it
+  // was before trainer 0's step of batch 3 (one step stale). `scale`: the
+  // gradients' size (1e-4 is a real run's order at lr 0.05).
+  bool stale = false;
+  float scale = 1;
   void go(bool wrong_row = false, bool skip_step = false) {
     std::mt19937_64 rng(5);
     for (std::int64_t b = 0; b < batches; ++b)
       for (int t = 0; t < o.trainers; ++t) {
         auto batch = make_batch(rng, o.num_embeddings);
         std::vector<float> out(batch.bags() * o.embedding_dim);
-        table.lookup(t, b, batch.indices.data(), batch.indices.size(), batch.offsets.data(), batch.bags(),
-                     out.data());
+        if (stale && t == 1 && b == 3) {
+          std::vector<float> scratch(out.size());
+          before_step.lookup(t, b, batch.indices.data(), batch.indices.size(), batch.offsets.data(), batch.bags(),
+                             scratch.data());
+          table.lookup(t, b, batch.indices.data(), batch.indices.size(), batch.offsets.data(), batch.bags(),
+                       out.data());
+          out = scratch;
+        } else {
+          table.lookup(t, b, batch.indices.data(), batch.indices.size(), batch.offsets.data(), batch.bags(),
+                       out.data());
+        }
         if (wrong_row && t == 1 && b == 3) {
           EmbeddingTable copy = table;
           auto wrong = batch.indices;
@@ -52,9 +68,11 @@ struct TableRun {
         }
         sums[t][static_cast<std::size_t>(b)] = lookup_sum(out.data(), out.size());
         std::vector<float> grad(out.size());
-        for (std::size_t i = 0; i < grad.size(); ++i) grad[i] = 0.01f * static_cast<float>((i * 7 + b + t) % 11) - 0.05f;
+        for (std::size_t i = 0; i < grad.size(); ++i)
+          grad[i] = scale * (0.01f * static_cast<float>((i * 7 + b + t) % 11) - 0.05f);
         table.backward(t, b, batch.indices.data(), batch.indices.size(), batch.offsets.data(), batch.bags(),
                        grad.data());
+        before_step = table;
         if (!(skip_step && t == 0 && b == 2)) table.step(t, b);
       }
   }
@@ -75,6 +93,21 @@ TEST(HybridCheck, AReplyOfAWrongRowFails) {
   try {
     replay_server(r.o, 0, r.table.log(), r.sums, r.batches, r.table.weight());
     ADD_FAILURE() << "a wrong lookup passed";
+  } catch (const VerificationError& e) {
+    EXPECT_NE(std::string(e.what()).find("trainer 1's lookup of batch 3"), std::string::npos) << e.what();
+  }
+}
+
+TEST(HybridCheck, ALookupOneStepStaleFails) {
+  // Gradients of a real run's size: one step moves a touched value by
+  // ~lr * 1e-4 * (a few bag gradients).
+  TableRun r;
+  r.stale = true;
+  r.scale = 2e-3f;
+  r.go();
+  try {
+    replay_server(r.o, 0, r.table.log(), r.sums, r.batches, r.table.weight());
+    ADD_FAILURE() << "a stale lookup passed";
   } catch (const VerificationError& e) {
     EXPECT_NE(std::string(e.what()).find("trainer 1's lookup of batch 3"), std::string::npos) << e.what();
   }

@@ -6,9 +6,21 @@ import importlib.util
 import sys
 import unittest
 
-spec = importlib.util.spec_from_file_location("ray_ranks", sys.argv.pop(1))
+import os
+import signal
+import subprocess
+import threading
+import time
+
+ranks_path = sys.argv.pop(1)
+spec = importlib.util.spec_from_file_location("ray_ranks", ranks_path)
 rd = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(rd)
+# The driver itself (Ray is imported only inside its functions).
+sys.path.insert(0, os.path.dirname(ranks_path))
+spec = importlib.util.spec_from_file_location("ray_driver", os.path.join(os.path.dirname(ranks_path), "ray_driver.py"))
+driver = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(driver)
 
 
 def rank(bundle, node, ip, gpus=()):
@@ -59,6 +71,53 @@ class Naming(unittest.TestCase):
         killed.stopped = True  # ... unless it was seen stopped
         self.assertEqual(rd.cause_priority(killed), 0)
         self.assertIn("was stopped", rd.describe(killed))
+
+
+class DeathGuard(unittest.TestCase):
+    """A rank's command dies with its actor, started without Python between
+    fork and exec (setpriv), or with the fallback where setpriv is too old."""
+
+    def run_and_kill_parent(self, marker):
+        pid = os.fork()
+        if pid == 0:  # the "actor": a thread starts the command and waits on it
+            def start():
+                (cmd, pre), _ = driver._guarded(["sleep", marker], dict(os.environ))
+                subprocess.Popen(cmd, preexec_fn=pre, start_new_session=True).wait()
+            threading.Thread(target=start).start()
+            time.sleep(60)
+            os._exit(0)
+        pattern = "sleep " + marker + "$"  # /usr/bin/sleep MARKER, once exec'd
+        for _ in range(100):
+            if subprocess.run(["pgrep", "-f", pattern], capture_output=True).returncode == 0:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            self.fail("the command never started")
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        time.sleep(0.3)
+        return subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
+
+    def test_the_command_runs_and_dies_with_its_actor(self):
+        (cmd, pre), why = driver._guarded(["sh", "-c", "echo $0", "ran"], dict(os.environ))
+        self.assertIsNone(why)
+        self.assertEqual(subprocess.run(cmd, preexec_fn=pre, capture_output=True, text=True).stdout, "ran\n")
+        if driver._setpriv_with_pdeathsig() is not None:
+            self.assertIsNone(pre)  # no Python between fork and exec
+        self.assertEqual(self.run_and_kill_parent("771.5"), [])
+
+    def test_fallback_without_setpriv_pdeathsig(self):
+        saved = list(driver._SETPRIV)
+        driver._SETPRIV[:] = [None]
+        try:
+            self.assertEqual(self.run_and_kill_parent("772.5"), [])
+        finally:
+            driver._SETPRIV[:] = saved
+
+    def test_a_missing_command_is_one_line(self):
+        self.assertEqual(driver._guarded(["/no/such/command"], dict(os.environ)),
+                         (None, "cannot start /no/such/command: No such file or directory"))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ namespace dtbench::bench::hybrid {
 
 EmbeddingServer::EmbeddingServer(const HybridOptions& opts, int index, rpc::Server& server)
     : opts_(opts), index_(index), server_(server),
-      table_(opts.num_embeddings, opts.embedding_dim, opts.trainers, opts.lr, opts.check) {}
+      table_(opts.num_embeddings, opts.embedding_dim, opts.trainers, opts.lr, opts.check) {
+  table_.reserve_log(static_cast<std::int64_t>(opts.warmup + opts.epochs) * opts.batches);
+}
 
 bool EmbeddingServer::handle_inline(const rpc::Header& h) const {
   return h.op == kLookup || h.op == kBackward || h.op == kStep;

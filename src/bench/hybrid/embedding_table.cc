@@ -15,6 +15,16 @@ EmbeddingTable::EmbeddingTable(std::int64_t rows, int dim, int trainers, float l
       weight_(static_cast<std::size_t>(rows) * dim),
       grads_(trainers, std::vector<float>(static_cast<std::size_t>(rows) * dim, 0.0f)) {}
 
+void EmbeddingTable::reserve_log(std::int64_t batches) {
+  if (!keep_log_) return;
+  // Per batch: three event heads, the bags twice (lookup, backward), the
+  // gradients once; mean 35 indices in 7 bags.
+  const std::int64_t head = 5 * sizeof(std::int64_t), bags = 7, indices = 35;
+  const std::int64_t per_batch = 3 * head + 2 * (indices + bags) * static_cast<std::int64_t>(sizeof(std::int64_t)) +
+                                 bags * dim_ * static_cast<std::int64_t>(sizeof(float));
+  log_.reserve(static_cast<std::size_t>(per_batch * batches * static_cast<std::int64_t>(grads_.size()) * 11 / 10));
+}
+
 void EmbeddingTable::init(std::uint64_t seed, int server) {
   for (std::int64_t r = 0; r < rows_; ++r)
     for (int c = 0; c < dim_; ++c) weight_[r * dim_ + c] = initial_value(seed, server, r, c);

@@ -16,6 +16,9 @@ enum class TableEvent : std::int64_t { kLookup = 1, kBackward = 2, kStep = 3 };
 class EmbeddingTable {
  public:
   EmbeddingTable(std::int64_t rows, int dim, int trainers, float lr, bool keep_log);
+  // Reserves the log for `batches` batches of every trainer (of the mean
+  // shape), so appending does not reallocate inside the timed epochs.
+  void reserve_log(std::int64_t batches);
 
   // Fills the table from initial_value(seed, server, row, col).
   void init(std::uint64_t seed, int server);

@@ -175,6 +175,24 @@ void train(const launch::World& world, const HybridOptions& o, const comm::CommO
       for (int s = 0; s < P; ++s)
         input.narrow(1, s * dim, dim).copy_(torch::from_blob(got[s].data(), {bags, dim}));
       input.set_requires_grad(true);
+      // The distributed backward: as soon as autograd has the input's
+      // gradient, each server's slice goes to it (all at once), while the
+      // Reducer may still wait on its last allreduce (distributed autograd
+      // sends from inside the backward as well). Then the optimizer steps
+      // every server and the FC stack.
+      input.register_hook([&](const at::Tensor& g) {
+        const auto host = g.to(at::kCPU);
+        for (int s = 0; s < P; ++s) {
+          grads[s].resize(static_cast<std::size_t>(bags) * dim);
+          torch::from_blob(grads[s].data(), {bags, dim}).copy_(host.narrow(1, s * dim, dim));
+          rpc::Header h;
+          h.op = kBackward;
+          h.arg0 = seq;
+          auto parts = bag_parts;
+          parts.push_back({grads[s].data(), grads[s].size() * sizeof(float)});
+          calls.push_back(clients[s]->call(h, parts, {}));
+        }
+      });
       auto target = torch::from_blob(batch.targets.data(), {bags}, torch::kLong);
 
       opt.zero_grad();
@@ -183,21 +201,8 @@ void train(const launch::World& world, const HybridOptions& o, const comm::CommO
       reducer->before_backward(loss);
       loss.backward();
       reducer->finish_backward();
-
-      // The distributed backward: each server's slice of the input's
-      // gradient goes to it (all at once), then the optimizer steps every
-      // server and the FC stack.
-      const auto g = input.grad();
-      for (int s = 0; s < P; ++s) {
-        grads[s].resize(static_cast<std::size_t>(bags) * dim);
-        torch::from_blob(grads[s].data(), {bags, dim}).copy_(g.narrow(1, s * dim, dim));
-        rpc::Header h;
-        h.op = kBackward;
-        h.arg0 = seq;
-        auto parts = bag_parts;
-        parts.push_back({grads[s].data(), grads[s].size() * sizeof(float)});
-        calls.push_back(clients[s]->call(h, parts, {}));
-      }
+      if (static_cast<int>(calls.size()) != P)
+        throw CommError(fmt::format("hybrid: trainer {}: the backward sent {} of {} gradients", t, calls.size(), P));
       wait_all();
       for (int s = 0; s < P; ++s) {
         rpc::Header h;
@@ -209,12 +214,12 @@ void train(const launch::World& world, const HybridOptions& o, const comm::CommO
       wait_all();
       if (o.check)
         for (int s = 0; s < P; ++s) sums[static_cast<std::size_t>(seq) * P + s] = lookup_sum(got[s].data(), got[s].size());
-      store->add(comm::progress_key("hy/progress"), 1);  // the master's liveness signal
     }
     if (timed) {
       run.epoch_seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
       run.last_epoch_bags = bags_in_epoch;
     }
+    store->add(comm::progress_key("hy/progress"), 1);  // the master's liveness signal, untimed
   }
   // Memory over the timed epochs, and the model state held: the FC stack's
   // parameters and gradients (SGD without momentum keeps no state).

@@ -75,10 +75,11 @@ void check(int rc, const char* what) {
 // this rank and the call, then MPI_Abort ends the whole job.
 [[noreturn]] void abort_hung(int rank, std::chrono::milliseconds timeout, const std::string& what,
                              std::int64_t bytes, double seconds) {
+  const std::string call = bytes > 0 ? fmt::format("{} of {}", what, format_bytes(static_cast<std::uint64_t>(bytes))) : what;
   const std::string line = fmt::format(
-      "dtbench: error: mpi: rank {}: {} of {} made no progress for {:.1f} s (--timeout {} ms): a "
+      "dtbench: error: mpi: rank {}: {} made no progress for {:.1f} s (--timeout {} ms): a "
       "peer rank is stopped, hung or unreachable; aborting the job (MPI_Abort)\n",
-      rank, what, format_bytes(static_cast<std::uint64_t>(bytes)), seconds, timeout.count());
+      rank, call, seconds, timeout.count());
   mpi_abort_hung(line);
 }
 
