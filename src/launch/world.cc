@@ -181,7 +181,9 @@ World world_from_env(const EnvLookup& env) {
     // but no step id, and runs as a single process (--nproc starts ranks).
     w.source = "slurm";
     rank_var = "SLURM_PROCID";
-    size_var = "SLURM_NTASKS";
+    // The step's tasks, not the allocation's (an interactive srun step in
+    // an `salloc -n 4` shell is one task).
+    size_var = env("SLURM_STEP_NUM_TASKS") ? "SLURM_STEP_NUM_TASKS" : "SLURM_NTASKS";
     w.rank = require_int(env, rank_var, 0);
     w.world_size = require_int(env, size_var, 1);
     w.local_rank = parse_int(env, "SLURM_LOCALID", 0, 0);

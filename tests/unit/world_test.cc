@@ -152,6 +152,15 @@ TEST(World, PmiWinsOverAnInheritedSlurmRank) {
   EXPECT_EQ(s.master_addr, "n1");
 }
 
+// An interactive srun step in an `salloc -n 4` shell: one task, though the
+// allocation has 4.
+TEST(World, AStepCountsItsOwnTasks) {
+  const auto w = world_from_env(env_of({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_STEP_ID", "0"},
+                                        {"SLURM_STEP_NUM_TASKS", "1"}, {"SLURM_JOB_NODELIST", "n1"}}));
+  EXPECT_EQ(w.source, "slurm");
+  EXPECT_EQ(w.world_size, 1);
+}
+
 // The batch script itself (sbatch -n 2; no srun step): SLURM_PROCID=0 and
 // SLURM_NTASKS=2 describe the allocation, not ranks Slurm started, so
 // `--nproc 2` starts its own there (Slurm 22.05's batch step: no
