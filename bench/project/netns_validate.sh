@@ -20,11 +20,14 @@
 # gradients' reduce_scatter as an allreduce, as dtbench ddp does on Gloo),
 # and its projected memory per rank set beside the measured peak_bytes (the activations: the profile's
 # "no ddp" row's peak less its parameters and optimizer state). Exit 1 when a median error's
-# magnitude (time, and memory for the sharded ones) exceeds LIMIT_PCT, 77
-# where namespaces cannot be made (not root, no iproute2/tc).
+# magnitude (time, and memory for the sharded ones) exceeds LIMIT_PCT — for
+# the sharded strategies' time, a projection below the measurement down to
+# SHARDED_LOW_PCT (default LIMIT_PCT): without a contention term their
+# projection leaves out what two ranks' Gloo threads take from the shared
+# cores — 77 where namespaces cannot be made (not root, no iproute2/tc).
 # Usage: netns_validate.sh path/to/dtbench
 #   CAPS=100,300,1000 (Mbit/s)  BUCKETS=25,4 (MiB)  MODEL=resnet18 IMAGE=64 BATCH=8
-#   ITERS=10 WARMUP=2 THREADS=1 ROUNDS=3 LIMIT_PCT=10 LOOPBACK=1 CORES=$(nproc)
+#   ITERS=10 WARMUP=2 THREADS=1 ROUNDS=3 LIMIT_PCT=10 SHARDED_LOW_PCT=LIMIT_PCT LOOPBACK=1 CORES=$(nproc)
 #   REDUCERS=ddp[,zero2,fsdp]  MODEL_ARGS="" (more model flags: --layers 4 --width 256 ...)
 set -u
 DT=$(readlink -f "$1")
@@ -32,6 +35,7 @@ CAPS=${CAPS:-100,300,1000}; BUCKETS=${BUCKETS:-25,4}
 MODEL=${MODEL:-resnet18}; IMAGE=${IMAGE:-64}; BATCH=${BATCH:-8}
 ITERS=${ITERS:-10}; WARMUP=${WARMUP:-2}; THREADS=${THREADS:-1}; LIMIT_PCT=${LIMIT_PCT:-10}; LOOPBACK=${LOOPBACK:-1}
 ROUNDS=${ROUNDS:-3}; CORES=${CORES:-$(nproc)}; REDUCERS=${REDUCERS:-ddp}; MODEL_ARGS=${MODEL_ARGS:-}
+SHARDED_LOW_PCT=${SHARDED_LOW_PCT:-$LIMIT_PCT}
 # The runs use Gloo, whose sharded strategies allreduce their gradients in
 # both flavours (1.13 has no reduce_scatter; 2.x's allreduces copied chunks,
 # costlier than one allreduce): projected as that.
@@ -157,8 +161,13 @@ for round in $(seq 1 "$ROUNDS"); do
     done
   fi
 done
-python3 - "$results" "$LIMIT_PCT" <<'PY'
+python3 - "$results" "$LIMIT_PCT" "$SHARDED_LOW_PCT" <<'PY'
 import statistics, sys
+limit = float(sys.argv[2]) / 100
+# The sharded projections have no CPU contention term: a projection below
+# the measurement is what is missing, so it is allowed down to -low.
+low = float(sys.argv[3]) / 100
+failed = []
 rows = {}
 for line in open(sys.argv[1]):
     link, bucket, reducer, rnd, p, p0, m, pm, mm = line.strip().split("|")
@@ -171,17 +180,21 @@ for (link, bucket, reducer), v in rows.items():
     p = statistics.median(x[0] for x in v); p0 = statistics.median(x[1] for x in v)
     m = statistics.median(x[2] for x in v)
     e = p / m - 1; worst = max(worst, abs(e))
+    if not (-(low if reducer != "ddp" else limit) <= e <= limit):
+        failed.append(f"{link} {bucket} MiB {reducer}: time {e:+.1%}")
     per = " ".join(f"{x[0] / x[2] - 1:+.1%}" for x in v)
     mem = ""
     peaks = [x[4] for x in v if x[4] is not None]
     if peaks:
         pm = statistics.median(x[3] for x in v); mm = statistics.median(peaks)
         em = pm / mm - 1
-        if reducer != "ddp": worst = max(worst, abs(em))
+        if reducer != "ddp":
+            worst = max(worst, abs(em))
+            if abs(em) > limit: failed.append(f"{link} {bucket} MiB {reducer}: memory {em:+.1%}")
         mem = f" | {pm / 2**20:9.1f} {mm / 2**20:9.1f} {em:+7.1%}"
     print(f"{link:<28} {bucket + ' MiB':>7} {reducer:>7} {p:>12.3f} {m:>11.3f} {e:>+7.1%}   {per}"
           f"   | {p0:>32.3f} {p0 / m - 1:>+7.1%}{mem}")
-limit = float(sys.argv[2])
-print(f"worst |error| of the medians: {worst:.1%} (limit {limit:g}%)")
-sys.exit(0 if worst * 100 <= limit else 1)
+print(f"worst |error| of the medians: {worst:.1%} (limit ±{limit:.0%}; sharded time down to -{low:.0%})")
+for f in failed: print(f"beyond the limit: {f}")
+sys.exit(1 if failed else 0)
 PY

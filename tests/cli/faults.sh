@@ -189,7 +189,7 @@ st=$?
 check "SIGHUP ignored by the caller (nohup): the job runs on" $st "rc $rc: $(cat "$tmp/nohup.out")"
 
 # 5c. A worker sees torchrun's world and no other launcher's.
-OMPI_COMM_WORLD_SIZE=9 SLURM_NTASKS=9 PMI_RANK=5 "$DTBENCH" launch --nproc-per-node 2 -- sh -c \
+env -u OMP_NUM_THREADS OMPI_COMM_WORLD_SIZE=9 SLURM_NTASKS=9 PMI_RANK=5 "$DTBENCH" launch --nproc-per-node 2 -- sh -c \
   'echo "$RANK $ROLE_RANK $ROLE_NAME $ROLE_WORLD_SIZE $GROUP_WORLD_SIZE $TORCHELASTIC_RUN_ID $TORCHELASTIC_RESTART_COUNT $TORCHELASTIC_MAX_RESTARTS $TORCHELASTIC_USE_AGENT_STORE $OMP_NUM_THREADS ${OMPI_COMM_WORLD_SIZE-unset} ${SLURM_NTASKS-unset} ${PMI_RANK-unset}"' \
   >"$tmp/env.out" 2>&1
 rc=$?
