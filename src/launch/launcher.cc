@@ -32,9 +32,12 @@ constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 void on_signal(int sig) { g_forward_signal = sig; }
 
-// Which of kForwarded this launch() traps: not one the launcher inherited as
-// ignored (`nohup dtbench ...` keeps running after a hangup, and so do its
-// workers, which inherit SIG_IGN across exec).
+// Which of kForwarded this launch() traps: all but a SIGHUP the launcher
+// inherited as ignored (`nohup dtbench ...` keeps running after a hangup,
+// and so do its workers, which inherit SIG_IGN across exec). SIGINT and
+// SIGQUIT ignored by inheritance are trapped all the same, as torchrun does:
+// a shell script starts its background jobs with both ignored, and `kill
+// -INT` must still end them.
 bool g_trapped[std::size(kForwarded)] = {};
 
 // Rank and world variables of other launchers (Open MPI, PMI/PMIx, Slurm,
@@ -174,7 +177,7 @@ LaunchResult launch(const LaunchOptions& options, const std::vector<std::string>
   g_forward_signal = 0;  // before the handlers: a signal from now on is kept
   for (std::size_t i = 0; i < std::size(kForwarded); ++i) {
     sigaction(kForwarded[i], nullptr, &old[i]);
-    g_trapped[i] = old[i].sa_handler != SIG_IGN;
+    g_trapped[i] = !(kForwarded[i] == SIGHUP && old[i].sa_handler == SIG_IGN);
     if (g_trapped[i]) sigaction(kForwarded[i], &sa, nullptr);
   }
 

@@ -92,14 +92,16 @@ def _setpriv_with_pdeathsig():
     return _SETPRIV[0]
 
 
-_PRCTL = ctypes.CDLL(None, use_errno=True).prctl  # resolved before any fork
-
-
 def _die_with_parent_fallback(parent):
     # Only where setpriv has no --pdeathsig: Python between fork and exec,
-    # which the subprocess docs warn against in a threaded process.
+    # which the subprocess docs warn against in a threaded process. prctl is
+    # resolved here, in the actor before the fork (and not at import: Ray
+    # pickles this module's globals with the actor class, and a ctypes
+    # function cannot be pickled).
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+
     def set_up():
-        _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         if os.getppid() != parent:
             os._exit(1)
     return set_up

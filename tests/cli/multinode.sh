@@ -203,11 +203,12 @@ AGENT
     "rc $rc: $(cat "$tmp/mpigloo.err")"
 fi
 
-# 4c. A Slurm-style environment (what srun gives each task) on both hosts.
+# 4c. A Slurm-style environment (what srun gives each task, a step id
+# among it) on both hosts.
 port=$((port + 1))
 for task in 0 1 2 3; do
   node=$((task / 2)); ns=$A; [ "$node" -eq 1 ] && ns=$B
-  ip netns exec "$ns" env SLURM_PROCID=$task SLURM_NTASKS=4 SLURM_LOCALID=$((task % 2)) SLURM_NNODES=2 \
+  ip netns exec "$ns" env SLURM_PROCID=$task SLURM_NTASKS=4 SLURM_STEP_ID=0 SLURM_LOCALID=$((task % 2)) SLURM_NNODES=2 \
     SLURM_NODEID=$node SLURM_JOB_NODELIST="hostA,hostB" MASTER_ADDR="$ADDR_A" MASTER_PORT=$port \
     timeout 120 "$DTBENCH" comm -b 1K -e 64K -f 8 -n 3 -w 1 --timeout 20s --json "$tmp/slurm.json" \
     >"$tmp/slurm.$task.out" 2>"$tmp/slurm.$task.err" &
