@@ -29,14 +29,17 @@
 namespace dtbench::cli {
 namespace {
 
-// The job's report goes to a file in a private directory (mkdtemp: mode
-// 0700, a random name), so no other user can plant a symlink where rank 0
-// writes it (its name is visible in /proc/PID/cmdline).
-std::string temp_json_dir() {
+// The job's report: a fresh file (mkstemp: O_EXCL, a random name) that rank
+// 0 replaces by rename (report::write_json_atomic writes its own temporary
+// beside it the same way). std::filesystem's remove_all is not used here:
+// the wheel's libtorch.so exports its own std::filesystem symbols, and
+// calling them from this binary crashed (exit 139).
+std::string temp_json_path() {
   const auto dir = std::filesystem::temp_directory_path();
   std::string templ = (dir / "dtbench-job-XXXXXX").string();
-  if (mkdtemp(templ.data()) == nullptr)
-    throw IoError(fmt::format("cannot create a private directory in {}: {}", dir.string(), std::strerror(errno)));
+  const int fd = mkstemp(templ.data());
+  if (fd < 0) throw IoError(fmt::format("cannot create a temporary file in {}: {}", dir.string(), std::strerror(errno)));
+  close(fd);
   return templ;
 }
 
@@ -164,18 +167,16 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
 
 DdpJobOutcome run_ddp_job(const train::TrainOptions& t, const RunOptions& run, int world,
                           const std::string& label) {
-  const std::string dir = temp_json_dir();
-  const std::string tmp = dir + "/job.json";
+  const std::string tmp = temp_json_path();
   DdpJobOutcome out;
-  std::error_code ignored;
   try {
     out.status = launch_workers(world, run.comm.backend, run.bind, ddp_worker_args(t, run, world, label, tmp));
     if (out.status == 0) out.record = report::read_json_file(tmp);
   } catch (...) {
-    std::filesystem::remove_all(dir, ignored);
+    std::remove(tmp.c_str());
     throw;
   }
-  std::filesystem::remove_all(dir, ignored);
+  std::remove(tmp.c_str());
   return out;
 }
 
