@@ -78,6 +78,17 @@ struct TableRun {
   }
 };
 
+// The replay of `r` (against `table`, the server's final table) must fail,
+// naming `what`.
+void expect_replay_fails(const TableRun& r, const std::vector<float>& table, const std::string& what) {
+  try {
+    replay_server(r.o, 0, r.table.log(), r.sums, r.batches, table);
+    ADD_FAILURE() << "the replay passed; expected: " << what;
+  } catch (const VerificationError& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+
 TEST(HybridCheck, TheTrueRunMatchesPyTorchsEmbeddingBag) {
   TableRun r;
   r.go();
@@ -90,12 +101,7 @@ TEST(HybridCheck, TheTrueRunMatchesPyTorchsEmbeddingBag) {
 TEST(HybridCheck, AReplyOfAWrongRowFails) {
   TableRun r;
   r.go(/*wrong_row=*/true);
-  try {
-    replay_server(r.o, 0, r.table.log(), r.sums, r.batches, r.table.weight());
-    ADD_FAILURE() << "a wrong lookup passed";
-  } catch (const VerificationError& e) {
-    EXPECT_NE(std::string(e.what()).find("trainer 1's lookup of batch 3"), std::string::npos) << e.what();
-  }
+  expect_replay_fails(r, r.table.weight(), "trainer 1's lookup of batch 3");
 }
 
 TEST(HybridCheck, ALookupOneStepStaleFails) {
@@ -105,23 +111,13 @@ TEST(HybridCheck, ALookupOneStepStaleFails) {
   r.stale = true;
   r.scale = 2e-3f;
   r.go();
-  try {
-    replay_server(r.o, 0, r.table.log(), r.sums, r.batches, r.table.weight());
-    ADD_FAILURE() << "a stale lookup passed";
-  } catch (const VerificationError& e) {
-    EXPECT_NE(std::string(e.what()).find("trainer 1's lookup of batch 3"), std::string::npos) << e.what();
-  }
+  expect_replay_fails(r, r.table.weight(), "trainer 1's lookup of batch 3");
 }
 
 TEST(HybridCheck, ALostStepFails) {
   TableRun r;
   r.go(false, /*skip_step=*/true);
-  try {
-    replay_server(r.o, 0, r.table.log(), r.sums, r.batches, r.table.weight());
-    ADD_FAILURE() << "a lost step passed";
-  } catch (const VerificationError& e) {
-    EXPECT_NE(std::string(e.what()).find("is missing trainer 0's batch 2"), std::string::npos) << e.what();
-  }
+  expect_replay_fails(r, r.table.weight(), "is missing trainer 0's batch 2");
 }
 
 TEST(HybridCheck, AGarbledFinalTableFails) {
@@ -129,12 +125,7 @@ TEST(HybridCheck, AGarbledFinalTableFails) {
   r.go();
   auto table = r.table.weight();
   table[17] += 1e-3f;
-  try {
-    replay_server(r.o, 0, r.table.log(), r.sums, r.batches, table);
-    ADD_FAILURE() << "a garbled table passed";
-  } catch (const VerificationError& e) {
-    EXPECT_NE(std::string(e.what()).find("row 2 column 1"), std::string::npos) << e.what();
-  }
+  expect_replay_fails(r, table, "row 2 column 1");
 }
 
 }  // namespace
