@@ -1,5 +1,7 @@
 // `dtbench launch`: start one node's workers with a torchrun-style environment,
 // or (--ray) N ranks on a running Ray cluster through dtbench's Ray driver.
+#include <thread>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -36,8 +38,10 @@ Action register_launch(CLI::App& app) {
       "the Python).\n"
       "SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to every worker's process group; after\n"
       "--grace the rest is killed and the launcher dies by the same signal.\n"
-      "Trusted network only: the job's store (rank 0's MASTER_PORT) listens on every interface\n"
-      "without authentication, as PyTorch's (docs/RELIABILITY.md).");
+      "Node 0's launcher hosts the job's store at MASTER_PORT, as torchrun's agent does\n"
+      "(TORCHELASTIC_USE_AGENT_STORE=True): it outlives any worker, rank 0 included.\n"
+      "Trusted network only: the store listens on every interface without authentication, as\n"
+      "PyTorch's (docs/RELIABILITY.md).");
   auto* nproc_per_node =
       cmd->add_option("--nproc-per-node", opts->nproc_per_node, "Workers on this node")
           ->check(CLI::Range(1, 1024))
@@ -50,11 +54,11 @@ Action register_launch(CLI::App& app) {
           ->check(CLI::Range(0, 100000))
           ->capture_default_str();
   auto* master_addr =
-      cmd->add_option("--master-addr", opts->master_addr, "Address of rank 0's node")
+      cmd->add_option("--master-addr", opts->master_addr, "Address of node 0, whose launcher hosts the job's store")
           ->capture_default_str();
   auto* master_port =
       cmd->add_option("--master-port", opts->master_port,
-                      "Port of rank 0's store (0 = a free port; required with --nnodes > 1)")
+                      "Port of the job's store on node 0 (0 = a free one; required with --nnodes > 1)")
           ->check(CLI::Range(0, 65535))
           ->capture_default_str();
   cmd->add_option("--grace", *grace,
@@ -112,8 +116,23 @@ Action register_launch(CLI::App& app) {
       };
     }
     opts->on_stopped = publish_stopped(opts->node_rank);
+    // Node 0's launcher hosts the job's store for every node's workers, as
+    // torchrun's agent does (comm::host_launcher_store).
+    comm::LauncherStore store;
+    if (opts->node_rank == 0 && (opts->nnodes == 1 || opts->master_port != 0)) {
+      store = comm::host_launcher_store(opts->master_port);
+      opts->master_port = store.port;
+    }
+    opts->agent_store = comm::launcher_store_version();
     opts->torchrun_threads = true;  // OMP_NUM_THREADS=1 with several workers, unless set (torchrun's)
-    return launch::launch(*opts, *command).exit_code;
+    const int rc = launch::launch(*opts, *command).exit_code;
+    if (rc != 0 && store.port != 0 && opts->nnodes > 1 && launch::interrupted_by() == 0) {
+      // The other nodes' ranks are still asking the store why the job
+      // failed (the cause a launcher published, whose heartbeat stopped):
+      // it stays up for --grace more.
+      std::this_thread::sleep_for(opts->grace);
+    }
+    return rc;
   };
 }
 

@@ -115,6 +115,10 @@ int launch_workers(int nproc, const std::string& backend, const std::string& bin
   lo.nproc_per_node = nproc;
   lo.cpu_sets = plan;
   lo.on_stopped = publish_stopped(0);
+  // The job's store lives here, not in rank 0 (comm::host_launcher_store).
+  const auto store = comm::host_launcher_store(0);
+  lo.master_port = store.port;
+  lo.agent_store = store.version;
   return launch::launch(lo, args).exit_code;
 }
 

@@ -62,10 +62,17 @@ c10::intrusive_ptr<c10d::Store> connect_store(const launch::World& world,
                                               std::chrono::milliseconds timeout) {
   // Under torchrun the agent's store is already at MASTER_PORT: join it, or,
   // where this LibTorch cannot talk to it, host one at MASTER_PORT + 1.
+  // dtbench's own launcher hosts a store of this very LibTorch: always joined.
   // An earlier job's heartbeat (a sweep in this process) ends first: it may
   // hold that job's store, and with it this port.
   stop_heartbeat();
-  const bool join_agent = world.agent_store && compat::can_join_torchrun_store();
+  const bool dtbench_agent = world.agent_store && world.agent_store_torch == compat::torch_version();
+  const bool join_agent = world.agent_store && (dtbench_agent || compat::can_join_torchrun_store());
+  // torchrun's store outlives a restart of the workers: keys of an earlier
+  // attempt must not be seen by this one. dtbench's launcher never restarts
+  // them, and publishes a failed rank under the job's own keys.
+  const std::string prefix =
+      join_agent && !dtbench_agent ? fmt::format("dtbench/attempt{}", world.restart_count) : "";
   const int port = world.master_port + (world.agent_store && !join_agent ? 1 : 0);
   if (port > 65535)
     throw UsageError(fmt::format("rendezvous: MASTER_PORT {} leaves no port for the store beside torchrun's",
@@ -91,22 +98,38 @@ c10::intrusive_ptr<c10d::Store> connect_store(const launch::World& world,
                                 "{} ms: {}",
                                 world.rank, world.master_addr, port, timeout.count(), why));
   }
-  if (join_agent) {
-    // torchrun's store outlives a restart of the workers: keys of an earlier
-    // attempt must not be seen by this one.
-    store = c10::make_intrusive<c10d::PrefixStore>(fmt::format("dtbench/attempt{}", world.restart_count), store);
-  }
+  if (!prefix.empty()) store = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
   check_job(*store, world, timeout);
   StoreEndpoint at;
   at.addr = world.master_addr;
   at.port = port;
-  at.prefix = join_agent ? fmt::format("dtbench/attempt{}", world.restart_count) : "";
+  at.prefix = prefix;
   at.hosted_by_rank0 = !join_agent;
   std::shared_ptr<void> keep;
   if (opts.isServer) keep = std::shared_ptr<void>(nullptr, [store](void*) mutable { store.reset(); });
   start_heartbeat(at, world.rank, world.world_size, std::move(keep));
   return store;
 }
+
+LauncherStore host_launcher_store(int port) {
+  if (port < 0 || port > 65535) throw UsageError(fmt::format("launch: store port {} is out of range", port));
+  auto opts = compat::tcp_store_options();
+  opts.port = static_cast<std::uint16_t>(port);  // 0: the kernel's choice, kept
+  opts.isServer = true;
+  opts.waitWorkers = false;  // the workers start after this returns
+  LauncherStore out;
+  try {
+    auto store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", opts);
+    out.port = static_cast<int>(store->getPort());
+    out.keep = std::shared_ptr<void>(nullptr, [store](void*) mutable { store.reset(); });
+  } catch (const std::exception& e) {
+    throw CommError(fmt::format("launch: cannot host the job's store on port {}: {}", port, one_line(e)));
+  }
+  out.version = compat::torch_version();
+  return out;
+}
+
+std::string launcher_store_version() { return compat::torch_version(); }
 
 namespace {
 const char* const kFailedKey = "dtbench/failed";

@@ -20,6 +20,24 @@ namespace dtbench::comm {
 c10::intrusive_ptr<c10d::Store> connect_store(const launch::World& world,
                                               std::chrono::milliseconds timeout);
 
+// The job's store hosted by dtbench's launcher, as torchrun's agent hosts
+// one: bound before any worker starts (port 0: the kernel picks it, and it is
+// kept, so no other process can take it between choice and use), and alive
+// for the whole job, so a dead rank 0 takes neither the store nor the others'
+// heartbeats and the published cause with it. Throws CommError when the port
+// cannot be bound.
+struct LauncherStore {
+  std::shared_ptr<void> keep;  // the server; it stops when the last copy goes
+  int port = 0;
+  // What workers get as DTBENCH_AGENT_STORE (launch::LaunchOptions::
+  // agent_store): this build's LibTorch version.
+  std::string version;
+};
+LauncherStore host_launcher_store(int port);
+// The DTBENCH_AGENT_STORE value for a launcher whose node-0 peer hosts the
+// store (the other nodes of `dtbench launch --nnodes`).
+std::string launcher_store_version();
+
 // A subset of the job's ranks (the trainers of `dtbench hybrid`, the
 // workers of `dtbench kvstore`), numbered 0..size-1, meeting through an
 // existing store under their own key prefix.

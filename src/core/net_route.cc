@@ -8,10 +8,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -104,19 +107,68 @@ std::vector<std::string> local_ipv4_addresses() {
   return out;
 }
 
-int free_tcp_port() {
+PortRange ephemeral_ports() {
+  PortRange r;
+  if (FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+    int first = 0, last = 0;
+    if (std::fscanf(f, "%d %d", &first, &last) == 2 && first > 0 && last >= first && last <= 65535) {
+      r.first = first;
+      r.last = last;
+    }
+    std::fclose(f);
+  }
+  return r;
+}
+
+int port_candidate(const PortRange& ephemeral, std::uint64_t draw) {
+  constexpr int kLow = 20000, kMinSpan = 1000;
+  int first = kLow, last = ephemeral.first - 1;
+  if (last - first + 1 < kMinSpan) {
+    first = std::max(kLow, ephemeral.last + 1);
+    last = 65535;
+  }
+  if (last - first + 1 < kMinSpan)
+    throw IoError(fmt::format("no port range outside the ephemeral ports {}-{} to choose a store port from; "
+                              "set MASTER_PORT",
+                              ephemeral.first, ephemeral.last));
+  // splitmix64: successive draws spread over the whole range.
+  std::uint64_t z = draw + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  const auto span = static_cast<std::uint64_t>(last - first + 1);
+  int port = first + static_cast<int>(z % span);
+  if (port == 29400 || port == 29500) port += 1;
+  if (port > last) port = first;
+  return port;
+}
+
+namespace {
+bool can_bind(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw IoError("cannot open a socket to find a free port");
+  if (fd < 0) throw IoError(fmt::format("cannot open a socket to find a free port: {}", std::strerror(errno)));
+  const int one = 1;  // as TCPStore's server binds: a port in TIME_WAIT is free to it
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_ANY);
-  a.sin_port = 0;
-  socklen_t len = sizeof(a);
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
   ::close(fd);
-  if (!ok) throw IoError("cannot bind a socket to find a free port");
-  return ntohs(a.sin_port);
+  return ok;
+}
+}  // namespace
+
+int free_tcp_port() {
+  const auto range = ephemeral_ports();
+  std::random_device rd;
+  const std::uint64_t seed = (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ static_cast<std::uint64_t>(getpid());
+  for (std::uint64_t i = 0; i < 200; ++i) {
+    const int port = port_candidate(range, seed + i);
+    if (can_bind(port)) return port;
+  }
+  throw IoError(fmt::format("no free TCP port found outside the ephemeral range {}-{} (200 tried)", range.first,
+                            range.last));
 }
 
 std::string host_identity() {

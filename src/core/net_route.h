@@ -3,6 +3,7 @@
 // clients, Gloo, TensorPipe and MPI bind to when the user gives no --iface
 // (the kernel's own routing decision, as `ip route get ADDR` prints it).
 // Torch-free, plain sockets.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,28 @@ std::string interface_address(const std::string& iface);
 // up, in the kernel's order (may be empty).
 std::vector<std::string> local_ipv4_addresses();
 
-// A TCP port that was free a moment ago on every local address (the kernel
-// picks it); a port for a server about to start.
+// A TCP port for a server about to start, where the server cannot bind port
+// 0 and keep it (its number must travel first): free a moment ago on every
+// local address, and chosen outside the kernel's ephemeral range
+// (ip_local_port_range), so no outgoing connection can take it before the
+// server binds it; only another explicit bind can, and that bind fails
+// loudly. Throws IoError when none of 200 candidates is free.
 int free_tcp_port();
+
+// The kernel's ephemeral port range (/proc/sys/net/ipv4/ip_local_port_range;
+// Linux's default 32768-60999 where unreadable).
+struct PortRange {
+  int first = 32768;
+  int last = 60999;
+};
+PortRange ephemeral_ports();
+
+// The `draw`-th candidate of free_tcp_port (pure): ports 20000 up to the
+// ephemeral range's start when that leaves 1000 or more, else the ports
+// above its end; never 29400 or 29500 (torchrun's and torch's defaults,
+// which other jobs take), never inside `ephemeral`. Throws IoError when
+// neither side leaves 1000 ports.
+int port_candidate(const PortRange& ephemeral, std::uint64_t draw);
 
 // Who "this host" is, for deciding same-host (shm) vs network paths and
 // for counting nodes: host name + kernel boot id + network namespace.

@@ -1,10 +1,7 @@
 #include "launch/launcher.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/net_route.h"
 #include "launch/binding.h"
 
 namespace dtbench::launch {
@@ -91,7 +89,13 @@ std::string describe(const WorkerExit& e) {
     setenv("TORCHELASTIC_RUN_ID", opts.run_id.c_str(), 1);
     setenv("TORCHELASTIC_RESTART_COUNT", "0", 1);
     setenv("TORCHELASTIC_MAX_RESTARTS", "0", 1);
-    setenv("TORCHELASTIC_USE_AGENT_STORE", "False", 1);
+    if (opts.agent_store.empty()) {
+      setenv("TORCHELASTIC_USE_AGENT_STORE", "False", 1);
+      unsetenv("DTBENCH_AGENT_STORE");
+    } else {
+      setenv("TORCHELASTIC_USE_AGENT_STORE", "True", 1);
+      setenv("DTBENCH_AGENT_STORE", opts.agent_store.c_str(), 1);
+    }
     if (opts.torchrun_threads && opts.nproc_per_node > 1) setenv("OMP_NUM_THREADS", "1", 0);
     // Other launchers' variables would describe a different job.
     for (const char* v : kForeignWorld) unsetenv(v);
@@ -130,6 +134,8 @@ void validate(const LaunchOptions& opts, const std::vector<std::string>& argv) {
                                  opts.nnodes - 1));
   if (opts.master_port < 0 || opts.master_port > 65535)
     throw UsageError(fmt::format("launch: --master-port {} is out of range", opts.master_port));
+  if (!opts.agent_store.empty() && !opts.rank_env)
+    throw UsageError("launch: a launcher-hosted store needs the rank variables (rank_env)");
   if (opts.master_port == 0 && opts.nnodes > 1)
     throw UsageError("launch: --master-port is required with --nnodes > 1");
   if (!opts.cpu_sets.empty() && static_cast<int>(opts.cpu_sets.size()) != opts.nproc_per_node)
@@ -141,23 +147,6 @@ void validate(const LaunchOptions& opts, const std::vector<std::string>& argv) {
 
 int interrupted_by() { return g_interrupted_by.load(); }
 
-int pick_free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw IoError(fmt::format("cannot create a socket: {}", std::strerror(errno)));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    close(fd);
-    throw IoError(fmt::format("cannot find a free port: {}", std::strerror(errno)));
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 std::string self_executable() {
   char buf[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -168,7 +157,7 @@ std::string self_executable() {
 LaunchResult launch(const LaunchOptions& options, const std::vector<std::string>& argv) {
   validate(options, argv);
   LaunchOptions opts = options;
-  if (opts.master_port == 0) opts.master_port = pick_free_port();
+  if (opts.master_port == 0) opts.master_port = net::free_tcp_port();
 
   struct sigaction sa {};
   sa.sa_handler = on_signal;

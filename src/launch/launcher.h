@@ -23,8 +23,14 @@ struct LaunchOptions {
   int node_rank = 0;
   // Address of the node that hosts rank 0's store. Default loopback.
   std::string master_addr = "127.0.0.1";
-  // Store port; 0 picks a free one (single-node jobs only). Default 0.
+  // Store port; 0 picks a free one outside the ephemeral range
+  // (net::free_tcp_port; single-node jobs only). Default 0.
   int master_port = 0;
+  // Non-empty when the caller hosts the job's store at master_port for the
+  // workers, as torchrun's agent does (comm::host_launcher_store): they get
+  // TORCHELASTIC_USE_AGENT_STORE=True and DTBENCH_AGENT_STORE=<this>, and
+  // join it as clients; rank 0 hosts nothing. Empty: "False", rank 0 hosts.
+  std::string agent_store;
   // After a failure or a forwarded signal, how long workers get to exit before
   // SIGKILL. Default 3 s.
   std::chrono::milliseconds grace{3000};
@@ -85,9 +91,6 @@ LaunchResult launch(const LaunchOptions& opts, const std::vector<std::string>& a
 // this process, after it was forwarded to every worker; 0 if none. The
 // program re-raises it at exit (a shell loop around it then stops too).
 int interrupted_by();
-
-// A TCP port that was free a moment ago on all interfaces.
-int pick_free_port();
 
 // Absolute path of the running executable (/proc/self/exe).
 std::string self_executable();

@@ -32,7 +32,8 @@ import threading
 import time
 
 # Beside this file (the build copies both next to dtbench).
-from ray_ranks import LOST, Rank, cause_priority, describe, exit_code_of, order_ranks, rank_env, signal_name
+from ray_ranks import (LOST, Rank, cause_priority, describe, ephemeral_ports, exit_code_of, order_ranks,
+                       port_candidates, rank_env, signal_name)
 
 PROG = "dtbench launch --ray"
 RAY_VERSION = "2.60.0"
@@ -145,10 +146,18 @@ class RankProcess:
         }
 
     def free_port(self):
-        import ray
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind((ray.util.get_node_ip_address(), 0))
-            return s.getsockname()[1]
+        # Outside the ephemeral range: rank 0 binds it later, and no
+        # outgoing connection on this node can take it in between.
+        import random
+        for port in port_candidates(ephemeral_ports(), random.SystemRandom()):
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    s.bind(("", port))
+                except OSError:
+                    continue
+                return port
+        raise RuntimeError("no free port outside the ephemeral range (200 tried)")
 
     def _read(self, stream, pipe):
         while True:

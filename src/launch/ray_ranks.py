@@ -105,3 +105,35 @@ def cause_priority(r):
     if r.status < 0 and not r.terminated:
         return 0
     return 2
+
+
+def ephemeral_ports(path="/proc/sys/net/ipv4/ip_local_port_range"):
+    """The kernel's ephemeral port range (Linux's default where unreadable)."""
+    try:
+        with open(path) as f:
+            first, last = (int(x) for x in f.read().split()[:2])
+        if 0 < first <= last <= 65535:
+            return first, last
+    except (OSError, ValueError):
+        pass
+    return 32768, 60999
+
+
+def port_candidates(ephemeral, rng, count=200):
+    """Store ports to try, outside the ephemeral range (as dtbench's
+    net::free_tcp_port): the port is chosen on one machine and bound later by
+    rank 0, and no outgoing connection can take it meanwhile. Ports 20000 up
+    to the range's start when that leaves 1000 or more, else those above its
+    end; never 29400 or 29500 (torchrun's and torch's defaults)."""
+    first, last = 20000, ephemeral[0] - 1
+    if last - first + 1 < 1000:
+        first, last = max(20000, ephemeral[1] + 1), 65535
+    if last - first + 1 < 1000:
+        raise RuntimeError(f"no port range outside the ephemeral ports {ephemeral[0]}-{ephemeral[1]}")
+    out = []
+    while len(out) < count:
+        p = rng.randint(first, last)
+        if p not in (29400, 29500):
+            out.append(p)
+    return out
+

@@ -1,5 +1,6 @@
 #include "launch/world.h"
 
+#include <cstdint>
 #include <cstdio>
 
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/net_route.h"
 
 namespace dtbench::launch {
 namespace {
@@ -139,7 +141,8 @@ int slurm_tasks_on_node(const std::string& tasks_per_node, int node) {
 }
 
 int slurm_store_port(long long job_id, long long step_id) {
-  return static_cast<int>(20000 + (job_id % 1000) * 10 + step_id % 10);
+  const auto draw = static_cast<std::uint64_t>(job_id) * 0x100000001B3ULL ^ static_cast<std::uint64_t>(step_id);
+  return net::port_candidate(net::PortRange{32768, 60999}, draw);
 }
 
 bool is_loopback(const std::string& addr) {
@@ -163,6 +166,7 @@ World world_from_env(const EnvLookup& env) {
     const auto agent = env("TORCHELASTIC_USE_AGENT_STORE");
     w.agent_store = agent && (*agent == "True" || *agent == "true" || *agent == "1");
     w.restart_count = parse_int(env, "TORCHELASTIC_RESTART_COUNT", 0, 0);
+    if (w.agent_store) w.agent_store_torch = env("DTBENCH_AGENT_STORE").value_or("");
   } else if (env("OMPI_COMM_WORLD_RANK")) {
     rank_var = "OMPI_COMM_WORLD_RANK";
     size_var = "OMPI_COMM_WORLD_SIZE";

@@ -29,6 +29,10 @@ struct World {
   // a client, under a key prefix per restart (TORCHELASTIC_RESTART_COUNT).
   bool agent_store = false;
   int restart_count = 0;
+  // DTBENCH_AGENT_STORE: the agent is dtbench's own launcher, whose store is
+  // a TCPStore of this LibTorch version (a build that cannot join
+  // torchrun's store joins this one); "" under torchrun.
+  std::string agent_store_torch;
 
   // "2N/4R": the label used in every report row.
   std::string label() const;
@@ -58,9 +62,13 @@ int slurm_tasks_on_node(const std::string& tasks_per_node, int node);
 
 // True when MASTER_ADDR names this host's loopback ("127.x", "localhost", "::1").
 bool is_loopback(const std::string& addr);
-// The store port of a Slurm step without MASTER_PORT: 20000 + (job id mod
-// 1000) x 10 + step id mod 10, so concurrent steps sharing the first node
-// (of one job or of several) rarely meet on one port.
+// The store port of a Slurm step without MASTER_PORT: a hash of job id and
+// step id over 20000-32767 (below Linux's ephemeral range, so no outgoing
+// connection holds it; never 29400 or 29500), the same on every node of the
+// step. Two concurrent steps on one first node meet with probability about
+// 1 in 12,700 (no pattern of ids does it more often); the second one's rank
+// 0 then fails with "address in use" and the step's ranks find a foreign
+// store's ranks taken: set MASTER_PORT.
 int slurm_store_port(long long job_id, long long step_id);
 
 }  // namespace dtbench::launch

@@ -190,16 +190,24 @@ check "SIGHUP ignored by the caller (nohup): the job runs on" $st "rc $rc: $(cat
 
 # 5c. A worker sees torchrun's world and no other launcher's.
 env -u OMP_NUM_THREADS OMPI_COMM_WORLD_SIZE=9 SLURM_NTASKS=9 PMI_RANK=5 "$DTBENCH" launch --nproc-per-node 2 -- sh -c \
-  'echo "$RANK $ROLE_RANK $ROLE_NAME $ROLE_WORLD_SIZE $GROUP_WORLD_SIZE $TORCHELASTIC_RUN_ID $TORCHELASTIC_RESTART_COUNT $TORCHELASTIC_MAX_RESTARTS $TORCHELASTIC_USE_AGENT_STORE $OMP_NUM_THREADS ${OMPI_COMM_WORLD_SIZE-unset} ${SLURM_NTASKS-unset} ${PMI_RANK-unset}"' \
+  'echo "$RANK $ROLE_RANK $ROLE_NAME $ROLE_WORLD_SIZE $GROUP_WORLD_SIZE $TORCHELASTIC_RUN_ID $TORCHELASTIC_RESTART_COUNT $TORCHELASTIC_MAX_RESTARTS $TORCHELASTIC_USE_AGENT_STORE ${DTBENCH_AGENT_STORE:+agent} $OMP_NUM_THREADS ${OMPI_COMM_WORLD_SIZE-unset} ${SLURM_NTASKS-unset} ${PMI_RANK-unset}"' \
   >"$tmp/env.out" 2>&1
 rc=$?
-[ $rc -eq 0 ] && [ "$(sort "$tmp/env.out" | tr '\n' '|')" = "0 0 default 2 1 none 0 0 False 1 unset unset unset|1 1 default 2 1 none 0 0 False 1 unset unset unset|" ]
+[ $rc -eq 0 ] && [ "$(sort "$tmp/env.out" | tr '\n' '|')" = "0 0 default 2 1 none 0 0 True agent 1 unset unset unset|1 1 default 2 1 none 0 0 True agent 1 unset unset unset|" ]
 st=$?
 check "launch: torchrun's worker variables, foreign ones cleared" $st "rc $rc: $(cat "$tmp/env.out")"
 OMP_NUM_THREADS=3 "$DTBENCH" launch --nproc-per-node 2 -- sh -c 'echo $OMP_NUM_THREADS' >"$tmp/omp.out" 2>&1
 [ "$(sort -u "$tmp/omp.out")" = "3" ]
 st=$?
 check "launch: a user's OMP_NUM_THREADS is kept" $st "$(cat "$tmp/omp.out")"
+# The launcher hosts the job's store, as torchrun's agent: MASTER_PORT
+# answers though no worker listens (the workers here are plain shells).
+"$DTBENCH" launch --nproc-per-node 2 -- python3 -c \
+  'import os, socket; socket.create_connection(("127.0.0.1", int(os.environ["MASTER_PORT"])), 2); print("answered")' \
+  >"$tmp/agent.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && [ "$(sort -u "$tmp/agent.out")" = "answered" ]
+check "launch: the launcher hosts the store at MASTER_PORT" $? "rc $rc: $(cat "$tmp/agent.out")"
 
 # 5b. A rank stopped (SIGSTOP), not killed: it never exits, so the launcher
 # publishes that it is stopped and the ranks waiting on it end after

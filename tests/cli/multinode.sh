@@ -251,6 +251,33 @@ check "kill on node 1: node 0 exits $rc_a, node 1 exits $rc_b within ${elapsed}s
 grep -q "cause: rank 3 (pid $victim) was killed by signal 9 (Killed) on node 1" "$tmp/kill.a.err"
 check "kill on node 1: node 0's ranks name rank 3, its signal and its node" $? "$(cat "$tmp/kill.a.err")"
 
+# 5b. Rank 0 SIGKILLed on node 0: the store lives in node 0's launcher, not
+# in rank 0, so node 1's ranks still read the published cause (when rank 0
+# hosted it, they could only say "the store, hosted by rank 0, did not
+# answer").
+port=$((port + 1))
+start=$(date +%s)
+for side in "A:$A:0" "B:$B:1"; do
+  IFS=: read -r tag ns node <<<"$side"
+  ip netns exec "$ns" timeout 90 "$DTBENCH" launch --nnodes 2 --node-rank "$node" --nproc-per-node 2 \
+    --master-addr "$ADDR_A" --master-port "$port" -- "$DTBENCH" comm -b 64K -e 64K -n 1000000 -w 1 \
+    --timeout 8s >"$tmp/r0.$tag.out" 2>"$tmp/r0.$tag.err" &
+  eval "p$tag=\$!"
+done
+for _ in $(seq 1 100); do grep -q "dtbench comm:" "$tmp/r0.A.out" 2>/dev/null && break; sleep 0.2; done
+sleep 2
+victim=$(pgrep -P "$(pgrep -P "$pA" | head -1)" | sort -n | head -1)  # timeout -> launcher -> rank 0
+kill -9 "$victim"
+wait "$pA"; rc_a=$?
+wait "$pB"; rc_b=$?
+elapsed=$(( $(date +%s) - start ))
+sleep 0.5
+left=$(( $(ip netns pids "$A" | wc -l) + $(ip netns pids "$B" | wc -l) ))
+[ "$rc_a" -ne 0 ] && [ "$rc_b" -ne 0 ] && [ "$left" -eq 0 ] && [ "$elapsed" -lt 30 ] &&
+  grep -q "cause: rank 0 (pid $victim) was killed by signal 9 (Killed) on node 0" "$tmp/r0.B.err"
+check "rank 0 killed: node 1's ranks name it from the launcher's store (exit $rc_a/$rc_b in ${elapsed}s, $left left)" \
+  $? "$(cat "$tmp/r0.A.err" "$tmp/r0.B.err" | head -12)"
+
 # 6. The launchers disagree on the world: node 1 says 1 rank per node.
 port=$((port + 1))
 start=$(date +%s)

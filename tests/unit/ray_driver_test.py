@@ -27,6 +27,26 @@ def rank(bundle, node, ip, gpus=()):
     return rd.Rank(bundle, None, {"node_id": node, "ip": ip, "host": node, "gpus": list(gpus), "pid": 100 + bundle})
 
 
+class StorePort(unittest.TestCase):
+    # MASTER_PORT is chosen on rank 0's node and bound later by rank 0: an
+    # outgoing connection must not be able to take it in between.
+    def test_candidates_stay_outside_the_ephemeral_range(self):
+        import random
+        rng = random.Random(7)
+        for p in rd.port_candidates((32768, 60999), rng, count=5000):
+            self.assertTrue(20000 <= p < 32768, p)
+            self.assertNotIn(p, (29400, 29500))
+        for p in rd.port_candidates((1024, 40000), rng, count=500):
+            self.assertGreater(p, 40000)
+        with self.assertRaises(RuntimeError):
+            rd.port_candidates((1024, 65000), rng)
+
+    def test_ephemeral_range_read_or_default(self):
+        first, last = rd.ephemeral_ports()
+        self.assertTrue(0 < first <= last <= 65535)
+        self.assertEqual(rd.ephemeral_ports("/nonexistent"), (32768, 60999))
+
+
 class OrderAndEnvironment(unittest.TestCase):
     def test_driver_node_first_then_address_then_gpu(self):
         ranks = [rank(0, "b", "10.0.0.10", ["1"]), rank(1, "a", "10.0.0.9", ["0"]),

@@ -1,6 +1,7 @@
 // Nodes as measured (launch/topology), the route to the master
 // (core/net_route), per-node figures of ddp/comm/kvstore reports, and the
 // checked JSON accessors the report readers rely on.
+#include <set>
 #include <cmath>
 #include <sstream>
 
@@ -59,11 +60,35 @@ TEST(NetRoute, BadNamesAreUsageErrors) {
   EXPECT_THROW(net::interface_address("nosuchif0"), UsageError);
 }
 
+// A store port chosen ahead of its bind must not be one an outgoing
+// connection could take meanwhile: never inside the ephemeral range, never
+// torch's or torchrun's default port.
+TEST(NetRoute, PortCandidatesStayOutsideTheEphemeralRange) {
+  const net::PortRange linux_default{32768, 60999};
+  for (std::uint64_t draw = 0; draw < 20000; ++draw) {
+    const int p = net::port_candidate(linux_default, draw);
+    ASSERT_GE(p, 20000) << draw;
+    ASSERT_LT(p, 32768) << draw;
+    ASSERT_NE(p, 29500);
+    ASSERT_NE(p, 29400);
+  }
+  // A range that starts low leaves the ports above it.
+  const net::PortRange low{1024, 40000};
+  for (std::uint64_t draw = 0; draw < 2000; ++draw) ASSERT_GT(net::port_candidate(low, draw), 40000) << draw;
+  // Successive draws spread: 100 draws give (nearly) 100 ports.
+  std::set<int> seen;
+  for (std::uint64_t draw = 0; draw < 100; ++draw) seen.insert(net::port_candidate(linux_default, draw));
+  EXPECT_GT(seen.size(), 95u);
+  EXPECT_THROW(net::port_candidate(net::PortRange{1024, 65000}, 0), IoError);
+}
+
 TEST(NetRoute, AddressesLeaveOutLoopbackAndAFreePortBinds) {
   for (const auto& a : net::local_ipv4_addresses()) EXPECT_NE(a.rfind("127.", 0), 0u) << a;
   const int port = net::free_tcp_port();
+  const auto ephemeral = net::ephemeral_ports();
   ASSERT_GT(port, 0);
   ASSERT_LE(port, 65535);
+  EXPECT_TRUE(port < ephemeral.first || port > ephemeral.last) << port;
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;

@@ -1,6 +1,7 @@
 #include "launch/world.h"
 
 #include <map>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -95,6 +96,28 @@ TEST(World, SlurmUsesFirstHostOfNodeList) {
   EXPECT_EQ(w.label(), "2N/4R");
 }
 
+// The old formula, 20000 + (job mod 1000) x 10 + step mod 10, gave jobs
+// 1007 and 2007 one port, steps 0 and 10 one port, and job 950's step 0
+// torch's default 29500.
+TEST(World, SlurmStorePortsFollowNoPatternOfIds) {
+  EXPECT_NE(slurm_store_port(1007, 0), slurm_store_port(2007, 0));
+  EXPECT_NE(slurm_store_port(7, 0), slurm_store_port(7, 10));
+  EXPECT_NE(slurm_store_port(950, 0), 29500);
+  EXPECT_EQ(slurm_store_port(4242, 1), slurm_store_port(4242, 1));  // every node of a step agrees
+  std::set<int> ports;
+  for (long long job = 1000; job < 3000; ++job) {
+    const int p = slurm_store_port(job, 0);
+    ASSERT_GE(p, 20000) << job;
+    ASSERT_LT(p, 32768) << job;  // below Linux's ephemeral range
+    ASSERT_NE(p, 29500) << job;
+    ports.insert(p);
+  }
+  // 2000 draws over ~12,700 ports: about 1,850 distinct if spread at random.
+  EXPECT_GT(ports.size(), 1800u);
+  for (long long step = 0; step < 100; ++step) ports.insert(slurm_store_port(77, step));
+  EXPECT_GT(ports.size(), 1890u);
+}
+
 TEST(World, SlurmStepsGetAStorePortOfTheirOwn) {
   auto slurm = [](std::map<std::string, std::string> extra) {
     std::map<std::string, std::string> e{{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"},
@@ -102,8 +125,9 @@ TEST(World, SlurmStepsGetAStorePortOfTheirOwn) {
     for (const auto& [k, v] : extra) e[k] = v;
     return world_from_env(env_of(e));
   };
-  EXPECT_EQ(slurm({{"SLURM_JOB_ID", "12345678"}, {"SLURM_STEP_ID", "3"}}).master_port, 20000 + 678 * 10 + 3);
-  EXPECT_EQ(slurm({{"SLURM_JOB_ID", "7"}}).master_port, 20070);  // step 0
+  EXPECT_EQ(slurm({{"SLURM_JOB_ID", "12345678"}, {"SLURM_STEP_ID", "3"}}).master_port,
+            slurm_store_port(12345678, 3));
+  EXPECT_EQ(slurm({{"SLURM_JOB_ID", "7"}}).master_port, slurm_store_port(7, 0));  // step 0
   EXPECT_NE(slurm({{"SLURM_JOB_ID", "7"}, {"SLURM_STEP_ID", "1"}}).master_port,
             slurm({{"SLURM_JOB_ID", "7"}, {"SLURM_STEP_ID", "2"}}).master_port);
   EXPECT_EQ(slurm({}).master_port, 29500);                     // no job id: the default
