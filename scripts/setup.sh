@@ -15,6 +15,7 @@ packages=(
   libopenblas0-pthread    # switches the system BLAS away from the slow reference one
   python3-torch           # PyTorch's own DDP / dist.all_reduce, the peers in benchmarks
   python3-torchvision     # the Python DDP peer's models (bench/peers/torch_ddp.py)
+  python3-yaml            # the Kubernetes manifests of docs/guide/clusters.md, read by tests/cli/multinode.sh
 )
 # Extra packages some targets need (e.g. chromium for the report test) are
 # passed as arguments.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints the CMake prefix of a CUDA LibTorch 2.x for the "wheel" build
-# flavour (README "Build flavours"), installing one if needed:
+# flavour (docs/guide/building.md "Build flavours"), installing one if needed:
 #  1. python3 already imports a CUDA build of torch (a GPU node, the GPU
 #     machine): its own LibTorch, nothing installed;
 #  2. else the pinned wheel below, pip-installed (no dependencies) into

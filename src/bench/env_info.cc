@@ -126,13 +126,16 @@ nlohmann::ordered_json collect_env() {
 }
 
 nlohmann::ordered_json world_json(const launch::World& w) {
-  return {{"rank", w.rank},
-          {"world_size", w.world_size},
-          {"local_world_size", w.local_world_size},
-          {"num_nodes", w.num_nodes},
-          {"label", w.label()},
-          {"source", w.source},
-          {"master", w.master_addr + ":" + std::to_string(w.master_port)}};
+  nlohmann::ordered_json j{{"rank", w.rank},
+                           {"world_size", w.world_size},
+                           {"local_world_size", w.local_world_size},
+                           {"num_nodes", w.num_nodes},
+                           {"label", w.label()},
+                           {"source", w.source},
+                           {"master", w.master_addr + ":" + std::to_string(w.master_port)}};
+  // Where the launcher took this node's place in the job from (Kubernetes).
+  if (!w.node_plan.empty()) j["node_from"] = w.node_plan;
+  return j;
 }
 
 nlohmann::ordered_json world_json(const launch::World& world, const launch::Topology& topo) {

@@ -164,6 +164,7 @@ int run_compare(CompareFlags& f) {
   plan_local_binding(f.run.bind, *std::max_element(spec.world_sizes.begin(), spec.world_sizes.end()));
   device::check_available(f.train.device,
                           *std::max_element(spec.world_sizes.begin(), spec.world_sizes.end()));
+  refuse_pod_of_larger_job("compare");
   const auto world = launch::world_from_env(launch::process_env());
   if (world.source != "single")
     throw UsageError(fmt::format(

@@ -257,6 +257,7 @@ int run_ddp(DdpFlags& f) {
                                               ? *std::max_element(sizes.begin(), sizes.end())
                                               : world.local_world_size);
   if (world.source == "single") {
+    refuse_pod_of_larger_job("ddp");
     // Cores enough for the widest row, before anything starts.
     plan_local_binding(f.run.bind, *std::max_element(sizes.begin(), sizes.end()));
     // Every row (the "no ddp" baseline too) gets the same threads per rank.

@@ -12,7 +12,9 @@
 #include "core/units.h"
 #include "launch/binding.h"
 #include "launch/launcher.h"
+#include "launch/node_plan.h"
 #include "launch/ray_launch.h"
+#include "launch/world.h"
 
 namespace dtbench::cli {
 
@@ -95,7 +97,8 @@ Action register_launch(CLI::App& app) {
   for (auto* local_only : {nproc_per_node, nnodes, node_rank, master_addr, master_port, bind_opt})
     ray_opt->excludes(local_only);
   cmd->add_option("command", *command, "The command each worker runs (after --)")->required();
-  return [opts, command, grace, bind, ray, ray_opt, placement_timeout]() {
+  return [opts, command, grace, bind, ray, ray_opt, placement_timeout, nproc_per_node, nnodes, node_rank,
+          master_addr, master_port]() {
     opts->grace = parse_duration(*grace, "--grace");
     if (ray_opt->count() > 0) {
       ray->grace = opts->grace;
@@ -103,36 +106,31 @@ Action register_launch(CLI::App& app) {
       ray->placement_timeout = parse_duration(*placement_timeout, "--placement-timeout");
       launch::exec_ray_driver(*ray, *command);
     }
+    // A Kubernetes controller's variables, where no flag says otherwise (as
+    // torchrun reads PET_*): Kubeflow Trainer's PET_NNODES, PET_NPROC_PER_NODE,
+    // PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT; an indexed Job's or
+    // JobSet's JOB_COMPLETION_INDEX as the node rank.
+    const auto env = launch::process_env();
+    const auto plan = launch::node_plan_from_env([&](const std::string& name) -> std::optional<std::string> {
+      const bool flagged = (name == "PET_NNODES" && nnodes->count() > 0) ||
+                           (name == "PET_NPROC_PER_NODE" && nproc_per_node->count() > 0) ||
+                           ((name == "PET_NODE_RANK" || name == "JOB_COMPLETION_INDEX") && node_rank->count() > 0) ||
+                           (name == "PET_MASTER_ADDR" && master_addr->count() > 0) ||
+                           (name == "PET_MASTER_PORT" && master_port->count() > 0);
+      return flagged ? std::nullopt : env(name);
+    });
+    if (plan.nnodes) opts->nnodes = *plan.nnodes;
+    if (plan.nproc_per_node) opts->nproc_per_node = *plan.nproc_per_node;
+    if (plan.node_rank) opts->node_rank = *plan.node_rank;
+    if (plan.master_addr) opts->master_addr = *plan.master_addr;
+    if (plan.master_port) opts->master_port = *plan.master_port;
+    if (!plan.empty()) {
+      opts->extra_env.push_back(std::string(launch::kNodePlanEnv) + "=" + plan.used);
+      if (opts->verbose) fmt::print(stderr, "dtbench launch: from the environment: {}\n", plan.used);
+    }
     opts->cpu_sets = plan_local_binding(*bind, opts->nproc_per_node);
-    if (opts->nnodes > 1) {
-      // Ranks on other nodes see only a broken connection: tell them, through
-      // the job's store, which rank died here and how.
-      opts->on_failure = [o = *opts](const std::string& failure) {
-        const std::string host = net::host_identity();
-        comm::publish_failure(o.master_addr, o.master_port,
-                              fmt::format("{} on node {} ({})", failure, o.node_rank,
-                                          host.substr(0, host.find('/'))),
-                              std::chrono::milliseconds(2000));
-      };
-    }
-    opts->on_stopped = publish_stopped(opts->node_rank);
-    // Node 0's launcher hosts the job's store for every node's workers, as
-    // torchrun's agent does (comm::host_launcher_store).
-    comm::LauncherStore store;
-    if (opts->node_rank == 0 && (opts->nnodes == 1 || opts->master_port != 0)) {
-      store = comm::host_launcher_store(opts->master_port);
-      opts->master_port = store.port;
-    }
-    opts->agent_store = comm::launcher_store_version();
     opts->torchrun_threads = true;  // OMP_NUM_THREADS=1 with several workers, unless set (torchrun's)
-    const int rc = launch::launch(*opts, *command).exit_code;
-    if (rc != 0 && store.port != 0 && opts->nnodes > 1 && launch::interrupted_by() == 0) {
-      // The other nodes' ranks are still asking the store why the job
-      // failed (the cause a launcher published, whose heartbeat stopped):
-      // it stays up for --grace more.
-      std::this_thread::sleep_for(opts->grace);
-    }
-    return rc;
+    return launch_node(*opts, *command);
   };
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include "core/units.h"
 #include "launch/binding.h"
 #include "launch/launcher.h"
+#include "launch/node_plan.h"
 #include "launch/world.h"
 #include "report/json_io.h"
 
@@ -22,8 +24,11 @@ namespace dtbench::cli {
 
 void add_run_options(CLI::App& cmd, RunOptions& o, bool with_nproc) {
   if (with_nproc)
-    cmd.add_option("--nproc", o.nproc, "Launch this many local ranks (1 = this process only)")
+    cmd.add_option("--nproc", o.nproc,
+                   "Launch this many local ranks (1 = this process only; in a Kubeflow TrainJob's pod "
+                   "the default is PET_NPROC_PER_NODE)")
         ->check(CLI::Range(1, 1024))
+        ->each([&o](const std::string&) { o.nproc_given = true; })
         ->capture_default_str();
   cmd.add_option("--backend", o.comm.backend, "Communication backend: gloo, mpi or nccl")
       ->capture_default_str();
@@ -72,8 +77,58 @@ void apply_cpu_plan_from_env() {
   unsetenv(launch::kCpuPlanEnv);
 }
 
+namespace {
+
+// The Kubernetes plan of a pod this process runs in directly (no launcher
+// started it), or an empty plan.
+launch::NodePlan pod_plan() {
+  if (std::getenv("DTBENCH_LAUNCHED") != nullptr) return {};
+  if (launch::world_from_env(launch::process_env()).source != "single") return {};
+  return launch::node_plan_from_env(launch::process_env());
+}
+
+}  // namespace
+
+void refuse_pod_of_larger_job(const std::string& command) {
+  const auto plan = pod_plan();
+  if (plan.nnodes && *plan.nnodes > 1)
+    throw UsageError(fmt::format(
+        "{}: this pod is one node of a {}-node job ({}), and `dtbench {}` starts its jobs on one node: "
+        "run `dtbench launch -- dtbench {} ...`, which reads these variables as torchrun does",
+        command, *plan.nnodes, plan.used, command, command));
+}
+
 std::optional<int> self_launch(const RunOptions& o, bool nproc_implicit) {
   const bool launched = std::getenv("DTBENCH_LAUNCHED") != nullptr;
+  if (const auto plan = pod_plan(); plan.nnodes) {
+    if (nproc_implicit) {
+      if (*plan.nnodes > 1) refuse_pod_of_larger_job(original_args().size() > 1 ? original_args()[1] : "");
+    } else {
+      // A Kubeflow TrainJob's pod: this node's ranks of the job.
+      launch::LaunchOptions node;
+      node.nnodes = *plan.nnodes;
+      node.node_rank = plan.node_rank.value_or(0);
+      if (node.nnodes > 1 && !plan.node_rank)
+        throw UsageError(fmt::format("environment: {} but no node rank (PET_NODE_RANK or JOB_COMPLETION_INDEX)",
+                                     plan.used));
+      if (node.nnodes > 1 && !plan.master_addr)
+        throw UsageError(fmt::format("environment: {} but no PET_MASTER_ADDR", plan.used));
+      if (plan.master_addr) node.master_addr = *plan.master_addr;
+      node.master_port = plan.master_port.value_or(node.nnodes > 1 ? 29500 : 0);  // torchrun's default
+      node.extra_env.push_back(std::string(launch::kNodePlanEnv) + "=" + plan.used);
+      const int nproc = o.nproc_given ? o.nproc : plan.nproc_per_node.value_or(1);
+      if (node.nnodes > 1 && o.comm.backend == "mpi")
+        throw UsageError(fmt::format("--backend mpi across the nodes of a Kubernetes job ({}): mpirun starts "
+                                     "MPI ranks (the MPI Operator's MPIJob)",
+                                     plan.used));
+      if (node.nnodes > 1 || nproc > 1) {
+        std::vector<std::string> args = original_args();
+        args[0] = launch::self_executable();
+        return launch_workers(nproc, o.comm.backend, o.bind, args, node);
+      }
+      return std::nullopt;
+    }
+  }
   if (o.nproc <= 1 && !launched && launch::parse_bind(o.bind) != launch::Bind::none)
     throw UsageError(fmt::format("--bind {} pins ranks that dtbench starts: give --nproc 2 or more",
                                  o.bind));
@@ -91,7 +146,7 @@ std::optional<int> self_launch(const RunOptions& o, bool nproc_implicit) {
 }
 
 int launch_workers(int nproc, const std::string& backend, const std::string& bind,
-                   const std::vector<std::string>& args) {
+                   const std::vector<std::string>& args, const launch::LaunchOptions& node) {
   const auto plan = plan_local_binding(bind, nproc);
   if (backend == "mpi") {
     // MPI ranks must come from mpirun: it starts them and aborts the whole
@@ -111,15 +166,42 @@ int launch_workers(int nproc, const std::string& backend, const std::string& bin
     lo.rank_env = false;
     return launch::launch(lo, cmd).exit_code;
   }
-  launch::LaunchOptions lo;
+  launch::LaunchOptions lo = node;
   lo.nproc_per_node = nproc;
   lo.cpu_sets = plan;
-  lo.on_stopped = publish_stopped(0);
-  // The job's store lives here, not in rank 0 (comm::host_launcher_store).
-  const auto store = comm::host_launcher_store(0);
-  lo.master_port = store.port;
-  lo.agent_store = store.version;
-  return launch::launch(lo, args).exit_code;
+  return launch_node(lo, args);
+}
+
+int launch_node(launch::LaunchOptions lo, const std::vector<std::string>& args) {
+  if (lo.nnodes > 1) {
+    // Ranks on other nodes see only a broken connection: tell them, through
+    // the job's store, which rank died here and how.
+    lo.on_failure = [addr = lo.master_addr, port = lo.master_port, node = lo.node_rank](const std::string& failure) {
+      const std::string host = net::host_identity();
+      comm::publish_failure(addr, port,
+                            fmt::format("{} on node {} ({})", failure, node, host.substr(0, host.find('/'))),
+                            std::chrono::milliseconds(2000));
+    };
+  }
+  lo.on_stopped = publish_stopped(lo.node_rank);
+  // Node 0's launcher hosts the job's store for every node's workers, as
+  // torchrun's agent does (comm::host_launcher_store): a dead rank 0 takes
+  // neither the store nor the published cause with it, and a port of 0 is
+  // bound and kept, never free between its choice and its use.
+  comm::LauncherStore store;
+  if (lo.node_rank == 0 && (lo.nnodes == 1 || lo.master_port != 0)) {
+    store = comm::host_launcher_store(lo.master_port);
+    lo.master_port = store.port;
+  }
+  lo.agent_store = comm::launcher_store_version();
+  const int rc = launch::launch(lo, args).exit_code;
+  if (rc != 0 && store.port != 0 && lo.nnodes > 1 && launch::interrupted_by() == 0) {
+    // The other nodes' ranks are still asking the store why the job failed
+    // (the cause a launcher published, whose heartbeat stopped): it stays up
+    // for the grace period more.
+    std::this_thread::sleep_for(lo.grace);
+  }
+  return rc;
 }
 
 std::function<void(const std::string&, const std::string&, int)> publish_stopped(int node_rank) {

@@ -220,6 +220,7 @@ World world_from_env(const EnvLookup& env) {
     w.master_addr = *addr;
     w.master_given = true;
   }
+  w.node_plan = env("DTBENCH_NODE_PLAN").value_or("");
   w.master_port_given = env("MASTER_PORT").has_value();
   w.master_port = parse_int(env, "MASTER_PORT", w.master_port, 1);
   if (w.master_port > 65535)

@@ -33,6 +33,10 @@ struct World {
   // a TCPStore of this LibTorch version (a build that cannot join
   // torchrun's store joins this one); "" under torchrun.
   std::string agent_store_torch;
+  // The Kubernetes variables dtbench's launcher took this node's place in the
+  // job from ("PET_NNODES=2 PET_NODE_RANK=1 ..."; launch/node_plan.h), from
+  // DTBENCH_NODE_PLAN; "" when none.
+  std::string node_plan;
 
   // "2N/4R": the label used in every report row.
   std::string label() const;

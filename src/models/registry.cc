@@ -14,11 +14,24 @@
 namespace dtbench::models {
 namespace {
 
+// An entry without shape formulas (count_parameters, forward_macs and
+// unit_shapes unset: counted on a made model).
+ModelEntry entry(std::string name, std::string description,
+                 std::function<std::unique_ptr<Model>(const ModelOptions&)> make, int64_t min_image_size = 8,
+                 InputKind input = InputKind::kImage) {
+  ModelEntry e;
+  e.name = std::move(name);
+  e.description = std::move(description);
+  e.make = std::move(make);
+  e.min_image_size = min_image_size;
+  e.input = input;
+  return e;
+}
+
 ModelEntry resnet_entry(const std::string& name, const std::string& description) {
-  return {name, description, [name](const ModelOptions& o) -> std::unique_ptr<Model> {
-            return std::make_unique<ModuleModel<ResNet>>(ResNet(resnet_config(name, o.num_classes)),
-                                                         InputKind::kImage);
-          }};
+  return entry(name, description, [name](const ModelOptions& o) -> std::unique_ptr<Model> {
+    return std::make_unique<ModuleModel<ResNet>>(ResNet(resnet_config(name, o.num_classes)), InputKind::kImage);
+  });
 }
 
 // A GPT-2 size: Hugging Face's configurations (vocabulary 50257, 1024
@@ -144,39 +157,39 @@ const std::vector<ModelEntry>& model_registry() {
     e.push_back(resnet_entry("resnext50_32x4d", "ResNeXt-50 32x4d"));
     e.push_back(resnet_entry("resnext101_32x8d", "ResNeXt-101 32x8d"));
     e.push_back(resnet_entry("wide_resnet50_2", "Wide ResNet-50-2"));
-    e.push_back({"vgg16", "VGG-16 (configuration D, no batch norm)",
+    e.push_back(entry("vgg16", "VGG-16 (configuration D, no batch norm)",
                  [](const ModelOptions& o) -> std::unique_ptr<Model> {
                    return std::make_unique<ModuleModel<VggAlex>>(VggAlex(true, o.num_classes),
                                                                  InputKind::kImage);
-                 }});
-    e.push_back({"alexnet", "AlexNet (torchvision variant)",
+                 }));
+    e.push_back(entry("alexnet", "AlexNet (torchvision variant)",
                  [](const ModelOptions& o) -> std::unique_ptr<Model> {
                    return std::make_unique<ModuleModel<VggAlex>>(VggAlex(false, o.num_classes),
                                                                  InputKind::kImage);
-                 }});
-    e.push_back({"inception_v3", "Inception v3 (with the auxiliary classifier; trains on images >= 299x299)",
+                 }));
+    e.push_back(entry("inception_v3", "Inception v3 (with the auxiliary classifier; trains on images >= 299x299)",
                  [](const ModelOptions& o) { return make_inception_v3(o.num_classes); },
-                 kInceptionMinTrainImage});
-    e.push_back({"transformer",
+                 kInceptionMinTrainImage));
+    e.push_back(entry("transformer",
                  "Transformer-encoder LM (BERT-base-like: 12 layers, width 768, 12 heads, "
                  "vocabulary 30522, untied head)",
                  [](const ModelOptions& o) -> std::unique_ptr<Model> {
                    return std::make_unique<ModuleModel<TransformerLm>>(TransformerLm(o),
                                                                        InputKind::kTokens);
                  },
-                 8, InputKind::kTokens});
+                 8, InputKind::kTokens));
     e.push_back(gpt_entry("gpt2", 12, 768, 12, "small"));
     e.push_back(gpt_entry("gpt2-medium", 24, 1024, 16, "medium"));
     e.push_back(gpt_entry("gpt2-large", 36, 1280, 20, "large"));
     e.push_back(gpt_entry("gpt2-xl", 48, 1600, 25, "XL"));
     e.push_back(llama_entry("llama3-8b", 32, 4096, 32, "8B (3.1)"));
     e.push_back(llama_entry("llama3-70b", 80, 8192, 64, "70B (3.1)"));
-    e.push_back({"mlp", "3-layer MLP (in -> hidden -> hidden -> classes), no batch norm",
+    e.push_back(entry("mlp", "3-layer MLP (in -> hidden -> hidden -> classes), no batch norm",
                  [](const ModelOptions& o) -> std::unique_ptr<Model> {
                    return std::make_unique<ModuleModel<Mlp>>(
                        Mlp(o.in_features, o.hidden, o.num_classes), InputKind::kVector);
                  },
-                 8, InputKind::kVector});
+                 8, InputKind::kVector));
     return e;
   }();
   return entries;

@@ -72,18 +72,18 @@ fi
 python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['config']['bind'] == 'core'" "$work/comm.json"
 echo "ok: comm --nproc 2 --bind core"
 
-# The README's lines, exactly, in their own directory.
+# The clusters guide's lines, exactly, in their own directory.
 mkdir "$work/readme"
 bindir=$(dirname "$(readlink -f "$DTBENCH")")
 (cd "$work/readme" && PATH="$bindir:$PATH" && set -e &&
   dtbench ddp --model mlp --world-sizes 1,2 --bind core --json bound.json &&
   dtbench launch --nproc-per-node 2 --bind core -v -- dtbench comm -b 8 -e 1M) >"$work/readme.out" 2>&1 ||
-  { echo "FAIL: README's --bind lines"; tail -5 "$work/readme.out"; exit 1; }
+  { echo "FAIL: clusters guide's --bind lines"; tail -5 "$work/readme.out"; exit 1; }
 # (comm: a wrong element would have made the exit status 3)
 check_ranks "$work/readme/bound.json" core
 grep -q "ranks bound to cores" "$work/readme.out"
 [ "$(grep -c "dtbench launch: started rank [01] (pid [0-9]*) on CPUs" "$work/readme.out")" = 2 ]
-echo "ok: README's --bind lines"
+echo "ok: clusters guide's --bind lines"
 
 # One core allowed, two ranks to pin: one line, exit 2, nothing run or written.
 refuse() {

@@ -214,6 +214,16 @@ expect_usage_error ddp --model mlp --reducer ddp --reshard-after-forward false
 expect_usage_error ddp --model mlp --reducer ddp --fusion-threshold-mb 4
 expect_usage_error ddp --model mlp --reducer horovod --cycle-time-ms -1
 expect_usage_error ddp --model mlp --reducer horovod --compression bf16
+# Kubernetes: variables that cannot describe one job, and commands that run
+# single-node jobs in a pod of a multi-node one (docs/guide/clusters.md).
+PET_NODE_RANK=0 JOB_COMPLETION_INDEX=1 expect_usage_error -m "PET_NODE_RANK=0 and JOB_COMPLETION_INDEX=1 disagree" comm
+PET_NNODES=1:4 expect_usage_error -m "PET_NNODES=1:4" launch -- true
+PET_NNODES=2 PET_NPROC_PER_NODE=auto PET_NODE_RANK=0 expect_usage_error -m "numProcPerNode" launch -- true
+PET_NNODES=2 PET_NODE_RANK=0 PET_MASTER_ADDR=127.0.0.1 expect_usage_error -m "dtbench launch -- dtbench ddp" ddp --model mlp
+PET_NNODES=2 PET_NODE_RANK=0 PET_MASTER_ADDR=127.0.0.1 expect_usage_error -m "dtbench launch -- dtbench compare" compare --models mlp
+PET_NNODES=2 PET_NODE_RANK=1 PET_MASTER_ADDR=127.0.0.1 expect_usage_error -m "dtbench launch -- dtbench kvstore" kvstore
+PET_NNODES=2 PET_NODE_RANK=1 expect_usage_error -m "no PET_MASTER_ADDR" comm
+PET_NNODES=2 expect_usage_error -m "no node rank" comm
 HOROVOD_CYCLE_TIME=fast expect_usage_error -m "HOROVOD_CYCLE_TIME='fast'" ddp --model mlp --reducer horovod
 expect_usage_error compare --models mlp --reducers ddp,zero2 --fusion-threshold-mb 1
 expect_usage_error ddp --model mlp --reducer fsdp --reshard-after-forward maybe

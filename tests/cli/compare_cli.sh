@@ -3,7 +3,7 @@
 # small sweep (MLP, 1 and 2 ranks, 2 bucket sizes, ddp and overlap, plus
 # overlap with fp16), its JSON-lines log and JSON report checked field by
 # field, --resume after a cut-short log and on a finished one, a refused
-# resume with other flags, then the HTML and CSV report of it; the README's
+# resume with other flags, then the HTML and CSV report of it; the training guide's
 # sharded compare and its Horovod seed table (amp as an axis).
 # Usage: compare_cli.sh path/to/dtbench
 set -eu
@@ -102,7 +102,7 @@ peaks = [r for r in rows if r["metric"] == "peak_bytes" and r["kind"] == "compar
 assert len(peaks) == 2 * 12 and all(float(r["value"]) > 0 for r in peaks), len(peaks)  # every point of both sources
 print("ok: report", len(rows), "csv rows")
 PY
-# README "Replicated or sharded?": its command exactly; model state per rank
+# training guide "Replicated or sharded?": its command exactly; model state per rank
 # is the ZeRO formula's within the padding, and shrinks ddp > zero1 > zero2 >
 # fsdp on 2 ranks.
 "$DTBENCH" compare --models gpt2 --layers 2 --width 128 --heads 4 --vocab 2048 --seq-len 64 \
@@ -123,7 +123,7 @@ assert state[("ddp", 1)] == state[("zero1", 1)] == state[("zero2", 1)] == state[
 assert state[("ddp", 2)] > state[("zero1", 2)] > state[("zero2", 2)] > state[("fsdp", 2)], state
 print("ok: replicated or sharded", state)
 PY
-# README "Horovod": the seed's table (RaySGD's four configurations: Horovod,
+# training guide "Horovod": the seed's table (RaySGD's four configurations: Horovod,
 # Horovod with fp16 allreduce, DDP, DDP with AMP), its command exactly: one
 # column per configuration, amp a swept axis (bf16 autocast changes the loss:
 # it ran), Horovod's fp16 error measured by its probe.

@@ -109,7 +109,7 @@ fi
 fi  # refusals
 
 if [ "$mode" = --gpu ]; then
-  echo "# GPU runs (the README's \"On a GPU\" commands as written, in $tmp)"
+  echo "# GPU runs (the gpus guide's commands as written, in $tmp)"
   cd "$tmp"
   json "$tmp/env.json" 'j["cuda"]["gpu"]["devices"][0]["name"]'
   expect_ok env --probe --device cuda --json probe.json \

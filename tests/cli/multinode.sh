@@ -4,12 +4,14 @@
 # byte between the nodes crosses a real network link of the test's own.
 # Checks comm, ddp and kvstore across them (results, 2N/4R labels, node
 # figures, traffic on the link, a tbf bandwidth cap), then faults: a worker
-# killed on one node, a world size the launchers disagree on, and the link
-# cut mid-run. Skips (exit 77) where namespaces cannot be made (not root,
+# killed on one node (rank 0 too), a world size the launchers disagree on,
+# the link cut mid-run; and the Kubernetes manifests of docs/guide/clusters.md
+# run with their controllers' variables. Skips (exit 77) where namespaces cannot be made (not root,
 # no iproute2); removes its namespaces even when it fails.
 # Usage: multinode.sh path/to/dtbench
 set -u
 DTBENCH=$(readlink -f "$1")
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 skip() { echo "SKIP: multinode: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces (ip netns add)"
 command -v ip >/dev/null || skip "iproute2 (ip) is not installed"
@@ -295,6 +297,96 @@ elapsed=$(( $(date +%s) - start ))
   cat "$tmp/ws.a.err" "$tmp/ws.b.err" | grep -q "do the launchers agree on --nnodes"
 check "world size mismatch: both exit non-zero in ${elapsed}s, the disagreement named" $? \
   "rc $rc_a/$rc_b: $(cat "$tmp/ws.a.err" "$tmp/ws.b.err")"
+
+# 8. Kubernetes: the manifests of docs/guide/clusters.md ("On Kubernetes"),
+# each one's command run on both hosts with the variables its controller
+# sets in each pod (no cluster here: the pod name of node 0 resolves to host
+# A's address, as the cluster's DNS would).
+manifest() {  # manifest KIND: the command (one word per line) and the numbers of that manifest
+  python3 - "$ROOT/docs/guide/clusters.md" "$1" <<'PY'
+import sys, yaml
+text = open(sys.argv[1]).read()
+section = text.split("## On Kubernetes", 1)[1].split("\n## ", 1)[0]
+docs = [yaml.safe_load(b.split("```", 1)[0]) for b in section.split("```yaml\n")[1:]]
+doc = next(d for d in docs if d["kind"] == sys.argv[2])
+if doc["kind"] == "TrainJob":
+    t = doc["spec"]["trainer"]
+    assert doc["spec"]["runtimeRef"]["name"] == "torch-distributed", doc
+    print(t["numNodes"], t["numProcPerNode"])
+    cmd = t["command"]
+elif doc["kind"] == "JobSet":
+    job = doc["spec"]["replicatedJobs"][0]["template"]["spec"]
+    assert job["completionMode"] == "Indexed" and job["parallelism"] == job["completions"], job
+    print(job["completions"], doc["metadata"]["name"] + "-" + doc["spec"]["replicatedJobs"][0]["name"] + "-0-0." + doc["metadata"]["name"])
+    cmd = job["template"]["spec"]["containers"][0]["command"]
+else:
+    specs = doc["spec"]["mpiReplicaSpecs"]
+    cmd = specs["Launcher"]["template"]["spec"]["containers"][0]["command"]
+    np = int(cmd[cmd.index("-np") + 1])
+    assert cmd[0] == "mpirun" and np == specs["Worker"]["replicas"] * doc["spec"]["slotsPerWorker"], cmd
+    print(specs["Worker"]["replicas"], np)
+    cmd = cmd[cmd.index("dtbench"):]
+print("\n".join(cmd))
+PY
+}
+port=$((port + 1))
+if ! python3 -c 'import yaml' 2>/dev/null; then
+  check "kubernetes manifests: python3-yaml is installed (scripts/setup.sh)" 1 "no yaml module"
+else
+  # 8a. TrainJob: PET_* as Kubeflow Trainer's torch runtime sets them; the
+  # command is dtbench comm itself, which starts the node's ranks.
+  mapfile -t m < <(manifest TrainJob)
+  read -r nodes per <<<"${m[0]}"; cmd=("${m[@]:1}"); cmd[0]=$DTBENCH
+  for node in 0 1; do
+    ns=$A; [ "$node" = 1 ] && ns=$B
+    mkdir -p "$tmp/tj$node"
+    (cd "$tmp/tj$node" && ip netns exec "$ns" env PET_NNODES="$nodes" PET_NPROC_PER_NODE="$per" \
+      PET_NODE_RANK=$node PET_MASTER_ADDR="$ADDR_A" PET_MASTER_PORT="$port" timeout 90 "${cmd[@]}" \
+      >out 2>err) &
+    eval "tj$node=\$!"
+  done
+  wait "$tj0"; rc0=$?; wait "$tj1"; rc1=$?
+  [ "$rc0" -eq 0 ] && [ "$rc1" -eq 0 ] && [ "$(json "$tmp/tj0/comm.json" "d['env']['world']['label']")" = 2N/4R ] &&
+    json "$tmp/tj0/comm.json" "d['env']['world']['node_from']" | grep -q "PET_NNODES=2 PET_NPROC_PER_NODE=2 PET_NODE_RANK=0"
+  check "kubernetes TrainJob: its command with PET_* on both hosts, 2N/4R, the header names PET_*" $? \
+    "rc $rc0/$rc1: $(cat "$tmp/tj0/err" "$tmp/tj1/err" | head -8)"
+
+  # 8b. JobSet: JOB_COMPLETION_INDEX per pod, dtbench launch in each.
+  port=$((port + 1))
+  mapfile -t m < <(manifest JobSet)
+  read -r nodes pod0 <<<"${m[0]}"; cmd=("${m[@]:1}")
+  for i in "${!cmd[@]}"; do
+    [ "${cmd[$i]}" = dtbench ] && cmd[$i]=$DTBENCH
+    [ "${cmd[$i]}" = "$pod0" ] && cmd[$i]=$ADDR_A
+    [ "${cmd[$i]}" = 29500 ] && cmd[$i]=$port
+  done
+  for node in 0 1; do
+    ns=$A; [ "$node" = 1 ] && ns=$B
+    mkdir -p "$tmp/js$node"
+    (cd "$tmp/js$node" && ip netns exec "$ns" env JOB_COMPLETION_INDEX=$node timeout 120 "${cmd[@]}" >out 2>err) &
+    eval "js$node=\$!"
+  done
+  wait "$js0"; rc0=$?; wait "$js1"; rc1=$?
+  [ "$nodes" = 2 ] && [ "$rc0" -eq 0 ] && [ "$rc1" -eq 0 ] &&
+    [ "$(json "$tmp/js0/ddp.json" "d['runs'][0]['label']")" = 2N/4R ] &&
+    json "$tmp/js0/ddp.json" "d['env']['world']['node_from']" | grep -qx "JOB_COMPLETION_INDEX=0"
+  check "kubernetes JobSet: dtbench launch with JOB_COMPLETION_INDEX on both hosts, ddp 2N/4R" $? \
+    "rc $rc0/$rc1: $(cat "$tmp/js0/err" "$tmp/js1/err" | head -8)"
+
+  # 8c. MPIJob: the launcher's command under mpirun across the hosts (the
+  # operator's hostfile is -H here).
+  if command -v mpirun >/dev/null; then
+    mapfile -t m < <(manifest MPIJob)
+    cmd=("${m[@]:1}"); cmd[0]=$DTBENCH
+    mkdir -p "$tmp/mj"
+    (cd "$tmp/mj" && ip netns exec "$A" timeout 120 "${mpi[@]}" "${cmd[@]}" >out 2>err)
+    rc=$?
+    [ "$rc" -eq 0 ] && [ "$(json "$tmp/mj/comm.json" "d['env']['world']['label']")" = 2N/4R ] &&
+      [ "$(json "$tmp/mj/comm.json" "d['env']['world']['source']")" = openmpi ]
+    check "kubernetes MPIJob: the launcher's dtbench command under mpirun across the hosts, 2N/4R" $? \
+      "rc $rc: $(head -8 "$tmp/mj/err")"
+  fi
+fi
 
 # 7. The link cut mid-run: both sides report a timeout, neither hangs.
 port=$((port + 1))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `dtbench project` end to end: a real 1-rank profile (ddp --trace) and a real
-# allreduce sweep (comm --nproc 2) projected to 1, 2 and 4 ranks, the README's
+# allreduce sweep (comm --nproc 2) projected to 1, 2 and 4 ranks, the projection guide's
 # commands, the paper validation script (bench/project/pytorch_ddp_dgx1.sh,
 # every published figure within 10%), and bad inputs: one line on stderr,
 # exit 2, no report written.
@@ -15,7 +15,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
-# The README's commands ("How would it scale?").
+# The projection guide's commands ("How would it scale?").
 "$DT" ddp --model mlp --batch-size 32 --world-sizes 1,2 --threads 1 --iters 8 --warmup 2 \
   --trace trace.json --json profile.json >ddp.out 2>&1
 check "ddp with --trace makes a profile" $? "$(tail -n 3 ddp.out)"
@@ -68,7 +68,7 @@ check "the network curve is the fit of the sweep's in-place rows" $? "$(json pro
   "$DT" project --profile profile.json --comm-intra comm_out.json --ranks-per-node 2 --world-sizes 2 \
     --json proj_out.json >proj_out.out 2>&1 && fit_is comm_out.json proj_out.json out_of_place
 check "a sweep with only out-of-place rows is fitted from those" $? "$(tail -n 3 comm_out.out proj_out.out)"
-# The README's CPU contention command: 2 ranks on this machine's cores.
+# The projection guide's CPU contention command: 2 ranks on this machine's cores.
 "$DT" project --profile profile.json --comm-intra comm.json --ranks-per-node 2 --world-sizes 1,2 \
   --cores-per-node "$(nproc)" --json contended.json >contended.out 2>&1
 check "project with --cores-per-node" $? "$(tail -n 3 contended.out)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `dtbench project --reducer ddp,zero1,zero2,fsdp` end to end: the README's
+# `dtbench project --reducer ddp,zero1,zero2,fsdp` end to end: the projection guide's
 # sharded command (llama3-8b by its shapes: nothing allocated), a table and
 # rows per strategy, memory per rank as ZeRO's formulas say (checked here
 # from the JSON's own inputs), fits and the largest batch, the report's
@@ -14,7 +14,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 
-# The README's command ("Sharded: which strategy fits, and how fast?"), under
+# The projection guide's command ("Sharded: which strategy fits, and how fast?"), under
 # a memory cap far below llama3-8b's 32 GB of float32 parameters: shapes only.
 ( ulimit -v 4000000
   "$DT" project --model llama3-8b --seq-len 8192 --batch-size 2 --forward-ms 900 --backward-ms 1850 \
@@ -22,7 +22,7 @@ cd "$tmp" || exit 1
     --activation-memory 59.5GiB --memory-per-rank 95GiB --ranks-per-node 8 --intra-bw 360GB/s \
     --intra-latency 3us --inter-bw 8x400Gbit/s --inter-latency 10us --world-sizes 8,64,512 --json sharded.json
 ) >sharded.out 2>sharded.err
-check "README sharded command (llama3-8b within 4 GB of address space)" $? "$(cat sharded.err)"
+check "projection guide sharded command (llama3-8b within 4 GB of address space)" $? "$(cat sharded.err)"
 [ "$(grep -c '^Projection: llama3-8b, ' sharded.out)" = 5 ] && grep -q 'mem/rank GiB  fits max batch' sharded.out
 check "a table per strategy with memory, fits and max batch" $? "$(head -n 20 sharded.out)"
 python3 - sharded.json <<'PY'

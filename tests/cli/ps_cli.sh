@@ -42,7 +42,7 @@ run_ok "kvstore local 3 replicas" "max error 0 (must be 0)" kvstore --mode local
 check "kvstore local with one replica is refused in one line" $? "exit $rc: $(cat "$tmp/err")"
 run_ok "kvstore device 3 workers" "max error 0 (must be 0)" kvstore --mode device --workers 3 $small
 run_ok "kvstore resnet50 arrays" "num of arrays = 161, total size = 102.228128 MB" kvstore --model resnet50 -n 1 -w 0 --ceiling-iters 1 --servers 2
-# measure.py's own figure for MXNet's resnet-200 symbol (the README's line).
+# measure.py's own figure for MXNet's resnet-200 symbol (the parameter-servers guide's line).
 run_ok "kvstore MXNet resnet-200 arrays (measure.py's)" "num of arrays = 205, total size = 257.991328 MB" \
   kvstore --network resnet --num-layers 200 -n 2
 
@@ -83,7 +83,7 @@ PY
 check "kvstore push-pull and separate pulls: requests counted, measure.py's figures" $? "see above"
 
 same="equals PyTorch's EmbeddingBag on the replayed tables"
-# The README's two commands.
+# The parameter-servers guide's two commands.
 run_ok "hybrid at the original's defaults (8 trainers, 8 servers, master)" "$same" hybrid --json "$tmp/hy8.json"
 run_ok "hybrid 2 trainers 1 server" "$same" hybrid --trainers 2 --servers 1 -n 20 --json "$tmp/hy.json"
 run_ok "hybrid 1 trainer 3 servers" "$same" hybrid --trainers 1 --servers 3 -n 5 --num-embeddings 100

@@ -2,7 +2,7 @@
 # dtbench on a real two-node Ray cluster (ray 2.60.0, scripts/ray.sh): a head
 # on one network-namespace host and a worker node on another
 # (tests/cli/netns_lib.sh), each Ray process bound to its namespace's
-# address. Runs the README's "On a Ray cluster" lines as written (HEAD_IP and
+# address. Runs the clusters guide's "On a Ray cluster" lines as written (HEAD_IP and
 # NODE_IP are the two namespace addresses), pack vs spread and the variables
 # the ranks see, then the faults: a rank's process killed, its actor killed,
 # its node's raylet killed — each ends the job non-zero within seconds with
@@ -57,9 +57,9 @@ import logging, ray
 ray.init(address="auto", logging_level=logging.ERROR, log_to_driver=False)
 print(sum(1 for n in ray.nodes() if n["Alive"]))' 2>/dev/null
 }
-# README lines of the "On a Ray cluster" section (trailing comments cut).
+# clusters guide lines of the "On a Ray cluster" section (trailing comments cut).
 readme_line() {
-  python3 - "$ROOT/README.md" "$1" <<'PY'
+  python3 - "$ROOT/docs/guide/clusters.md" "$1" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 section = text.split("## On a Ray cluster", 1)[-1].split("\n## ", 1)[0]
@@ -73,7 +73,7 @@ node_line=$(readme_line "ray start --address")
 launch_line=$(readme_line "dtbench launch --ray")
 job_line=$(readme_line "ray job submit")
 for v in head_line node_line launch_line job_line; do
-  [ -n "${!v}" ] || { fail "README 'On a Ray cluster': no $v"; finish; exit 1; }
+  [ -n "${!v}" ] || { fail "clusters guide 'On a Ray cluster': no $v"; finish; exit 1; }
 done
 
 # 0. No cluster yet: one line each, at once.
@@ -86,7 +86,7 @@ else
   fail "no cluster / closed port: rc $rc_n/$rc_c"; cat none.out closed.out
 fi
 
-# 1. The cluster, started by the README's lines: head on rnode0, worker on rnode1.
+# 1. The cluster, started by the clusters guide's lines: head on rnode0, worker on rnode1.
 echo "# rnode0: $head_line"
 on_a sh -c "$head_line" >head.out 2>&1 || { fail "ray start --head: rc $?"; tail -n 20 head.out; finish; exit 1; }
 echo "# rnode1: $node_line"
@@ -95,7 +95,7 @@ for _ in $(seq 30); do [ "$(alive_nodes)" = 2 ] && break; sleep 1; done
 if [ "$(alive_nodes)" = 2 ]; then ok "Ray cluster: head on $HEAD_IP (rnode0), worker on $NODE_IP (rnode1)"
 else fail "Ray cluster: $(alive_nodes) live node(s), not 2"; finish; exit 1; fi
 
-# 2. The README's launch line on the head host: ddp across both nodes.
+# 2. The clusters guide's launch line on the head host: ddp across both nodes.
 echo "# rnode0: $launch_line"
 start=$(date +%s)
 on_a timeout 180 sh -c "$launch_line" >launch.out 2>&1; rc=$?
@@ -105,9 +105,9 @@ if [ "$rc" -eq 0 ] && [ "$(json ray-ddp.json 'j["runs"][-1]["label"]' 2>/dev/nul
    [ "$(json ray-ddp.json 'j["env"]["world"]["source"]' 2>/dev/null)" = ray ] &&
    [ "$(json ray-ddp.json 'j["complete"]' 2>/dev/null)" = True ] && [ "$hosts" = "rnode0 rnode1" ] &&
    grep -q "2N/2R" launch.out; then
-  ok "README launch line (${took}s): ddp 2N/2R on $hosts, source ray, replicas verified, rank 0's table streamed"
+  ok "clusters guide launch line (${took}s): ddp 2N/2R on $hosts, source ray, replicas verified, rank 0's table streamed"
 else
-  fail "README launch line: rc $rc"; tail -n 20 launch.out
+  fail "clusters guide launch line: rc $rc"; tail -n 20 launch.out
 fi
 
 # 3. What each rank sees, packed and spread (the other ranks' stderr is prefixed).
@@ -216,7 +216,7 @@ on_b sh -c "$node_line" >node1.out 2>&1
 for _ in $(seq 30); do [ "$(alive_nodes)" = 2 ] && break; sleep 1; done
 fault killed_raylet 'kill -9 $(raylet_b)' "its node was lost"
 
-# 11. The README's job line (after the raylet of rnode1 was killed: restart that node first).
+# 11. The clusters guide's job line (after the raylet of rnode1 was killed: restart that node first).
 # rnode1 comes back advertising 2 (logical) GPUs, for the GPU placement below.
 on_b sh -c "$node_line --num-gpus 2" >node2.out 2>&1
 for _ in $(seq 30); do [ "$(alive_nodes)" = 2 ] && break; sleep 1; done
@@ -225,9 +225,9 @@ start=$(date +%s)
 on_a timeout 240 sh -c "$job_line" >job.out 2>&1; rc=$?
 took=$(( $(date +%s) - start ))
 if [ "$rc" -eq 0 ] && grep -q "2N/2R" job.out && grep -q "succeeded" job.out; then
-  ok "README ray job submit line (${took}s): the job ran ddp 2N/2R and succeeded"
+  ok "clusters guide ray job submit line (${took}s): the job ran ddp 2N/2R and succeeded"
 else
-  fail "README ray job submit line: rc $rc after ${took}s"; tail -n 25 job.out
+  fail "clusters guide ray job submit line: rc $rc after ${took}s"; tail -n 25 job.out
 fi
 
 # 12. GPUs as Ray assigns them (Ray's logical GPUs of rnode1: no CUDA runs):

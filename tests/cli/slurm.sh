@@ -2,7 +2,7 @@
 # dtbench under real Slurm daemons on this host: munged, slurmctld and one
 # slurmd (Debian's slurm-wlm 22.05), started here with a slurm.conf of this
 # test's own (private ports, state and munge socket), stopped on every exit.
-# Runs the README's `srun -n 4 dtbench comm`, a JSON comm run, the README's
+# Runs the clusters guide's `srun -n 4 dtbench comm`, a JSON comm run, the clusters guide's
 # single-node batch script through `sbatch --wait`, `--nproc` inside a
 # batch script, and a task killed
 # mid-step. Needs root and the slurmd/slurmctld/slurm-client/munge packages;
@@ -75,12 +75,12 @@ export PATH="$tmp/bin:$PATH"
 cd "$tmp/work"
 . "$ROOT/tests/cli/check_lib.sh"
 
-# The README's line, as written.
+# The clusters guide's line, as written.
 if timeout 300 srun -n 4 dtbench comm >readme.out 2>&1 && grep -q "# Out of bounds values : 0 OK" readme.out \
    && grep -q "4 ranks (1N/4R)" readme.out; then
-  ok "README: srun -n 4 dtbench comm"
+  ok "clusters guide: srun -n 4 dtbench comm"
 else
-  fail "README: srun -n 4 dtbench comm"; tail -10 readme.out
+  fail "clusters guide: srun -n 4 dtbench comm"; tail -10 readme.out
 fi
 # Ranks and nodes come from Slurm's variables.
 if timeout 120 srun -n 2 dtbench comm -b 8 -e 64K -n 3 --json comm.json >comm.out 2>&1 \
@@ -91,19 +91,19 @@ if timeout 120 srun -n 2 dtbench comm -b 8 -e 64K -n 3 --json comm.json >comm.ou
 else
   fail "srun -n 2 dtbench comm"; tail -10 comm.out
 fi
-# The README's single-node batch script, through sbatch.
-python3 - "$ROOT/README.md" >one-node.sbatch <<'PY'
+# The clusters guide's single-node batch script, through sbatch.
+python3 - "$ROOT/docs/guide/clusters.md" >one-node.sbatch <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 m = re.search(r"```sh\n(#!/bin/bash\n#SBATCH --job-name=dtbench-one-node\n.*?)```", text, re.S)
 print(m.group(1) if m else "", end="")
 PY
 if [ ! -s one-node.sbatch ]; then
-  fail "README: no single-node batch script (#SBATCH --job-name=dtbench-one-node)"
+  fail "clusters guide: no single-node batch script (#SBATCH --job-name=dtbench-one-node)"
 elif timeout 600 sbatch --wait -o sbatch.out one-node.sbatch >/dev/null 2>sbatch.err; then
   f=$(ls ddp-*.json 2>/dev/null | head -1)
   if [ -n "$f" ] && [ "$(json "$f" 'j["runs"][-1]["label"]')" = 1N/2R ] && [ "$(json "$f" 'j["complete"]')" = True ]; then
-    ok "README: sbatch one-node.sbatch -> $f (1N/2R, complete)"
+    ok "clusters guide: sbatch one-node.sbatch -> $f (1N/2R, complete)"
   else
     fail "sbatch: no complete report"; tail -10 sbatch.out
   fi

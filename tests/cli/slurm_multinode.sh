@@ -5,7 +5,7 @@
 # (its socket is a file both see). Runs, from dtbn0:
 #   srun -N 2 -n 4 of comm (gloo) and ddp: results, 2N/4R, tasks per host;
 #   srun --mpi=pmix of comm with the mpi backend;
-#   the README's two-node batch script through `sbatch --wait`, and its
+#   the clusters guide's two-node batch script through `sbatch --wait`, and its
 #   commented one-launcher-per-node variant as a script of its own;
 #   a task killed mid-step (the survivors name it from its heartbeat, srun
 #   names the task, the step ends, nothing is left on either host), a task stopped mid-step (gloo: the others name it
@@ -174,9 +174,9 @@ else
   head -60 mpi.out
 fi
 
-# 4. The README's two-node batch script as written, then its commented
+# 4. The clusters guide's two-node batch script as written, then its commented
 # variant (one dtbench launcher per node) as a script of its own.
-python3 - "$ROOT/README.md" <<'PY'
+python3 - "$ROOT/docs/guide/clusters.md" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 m = re.search(r"```sh\n(#!/bin/bash\n#SBATCH --job-name=dtbench-ddp\n.*?)```", text, re.S)
@@ -188,29 +188,29 @@ header = "\n".join(l for l in head.splitlines() if l.startswith("#"))
 open("launch.sbatch", "w").write(header.replace("dtbench-ddp", "dtbench-launch") + "\n" + variant + "\n" if variant else "")
 PY
 if [ ! -s ddp.sbatch ]; then
-  fail "README: no two-node batch script (#SBATCH --job-name=dtbench-ddp)"
+  fail "clusters guide: no two-node batch script (#SBATCH --job-name=dtbench-ddp)"
 elif in_a timeout 600 sbatch --wait -o ddp-sbatch.out ddp.sbatch >/dev/null 2>sbatch.err; then
   f=$(ls ddp-[0-9]*.json 2>/dev/null | head -1)
   if [ -n "$f" ] && [ "$(json "$f" 'j["runs"][-1]["label"]')" = 2N/4R ] && [ "$(json "$f" 'j["complete"]')" = True ]; then
-    ok "README: sbatch ddp.sbatch -> $f (2N/4R, complete)"
+    ok "clusters guide: sbatch ddp.sbatch -> $f (2N/4R, complete)"
   else
-    fail "README two-node sbatch: no complete 2N/4R report"; tail -10 ddp-sbatch.out
+    fail "clusters guide two-node sbatch: no complete 2N/4R report"; tail -10 ddp-sbatch.out
   fi
 else
-  fail "README two-node sbatch --wait failed"; cat sbatch.err; tail -10 ddp-sbatch.out
+  fail "clusters guide two-node sbatch --wait failed"; cat sbatch.err; tail -10 ddp-sbatch.out
 fi
 if [ ! -s launch.sbatch ]; then
-  fail "README: no one-launcher-per-node variant in the two-node script"
+  fail "clusters guide: no one-launcher-per-node variant in the two-node script"
 elif in_a timeout 600 sbatch --wait -o launch-sbatch.out launch.sbatch >/dev/null 2>sbatch.err; then
   f=$(ls comm-[0-9]*.json 2>/dev/null | head -1)
   if [ -n "$f" ] && [ "$(json "$f" 'j["env"]["world"]["label"]')" = 2N/4R ] &&
      [ "$(json "$f" 'j["complete"]')" = True ] && [ "$(json "$f" 'j["summary"]["wrong"]')" = 0 ]; then
-    ok "README: the one-launcher-per-node variant through sbatch -> $f (2N/4R, 0 wrong)"
+    ok "clusters guide: the one-launcher-per-node variant through sbatch -> $f (2N/4R, 0 wrong)"
   else
-    fail "README launcher variant: no 2N/4R report"; tail -10 launch-sbatch.out
+    fail "clusters guide launcher variant: no 2N/4R report"; tail -10 launch-sbatch.out
   fi
 else
-  fail "README launcher variant: sbatch --wait failed"; cat sbatch.err; tail -10 launch-sbatch.out
+  fail "clusters guide launcher variant: sbatch --wait failed"; cat sbatch.err; tail -10 launch-sbatch.out
 fi
 
 # 5. A task killed mid-step on the second host: the survivors' collectives

@@ -3,7 +3,7 @@
 # bench/peers/python-wheel; Debian's 1.13 torchrun crashes in its own elastic
 # code on this Python). torchrun's agent hosts the store at MASTER_PORT
 # (TORCHELASTIC_USE_AGENT_STORE=True): every dtbench rank must join it, not
-# host its own. Runs the README's torchrun line exactly, a ddp job, a
+# host its own. Runs the clusters guide's torchrun line exactly, a ddp job, a
 # worker killed mid-run and a worker stopped (SIGSTOP) mid-run. Exit 77 (skipped) where no torchrun can be run.
 # Usage: torchrun.sh path/to/dtbench
 set -u
@@ -14,7 +14,7 @@ if ! "$ROOT/bench/peers/python-wheel" -c 'import torch.distributed.run' >/dev/nu
   echo "skipped: no torchrun (the wheel flavour's torch and its Python packages: bash scripts/peers_wheel.sh)"
   exit 77
 fi
-# `torchrun` and `dtbench` as the README writes them.
+# `torchrun` and `dtbench` as the clusters guide writes them.
 mkdir -p "$tmp/bin"
 printf '#!/bin/sh\nexec "%s" -m torch.distributed.run "$@"\n' "$ROOT/bench/peers/python-wheel" >"$tmp/bin/torchrun"
 ln -s "$D" "$tmp/bin/dtbench"
@@ -31,12 +31,12 @@ none_left() {  # PATTERN WHAT: no process matching PATTERN after WHAT
   fi
 }
 
-# The README's line, as written (default sweep 1K..32M); then with --json.
+# The clusters guide's line, as written (default sweep 1K..32M); then with --json.
 if timeout 300 torchrun --nproc-per-node 2 --no-python dtbench comm >"$tmp/readme.out" 2>&1; then
-  grep -q "# Out of bounds values : 0 OK" "$tmp/readme.out" && ok "README: torchrun --nproc-per-node 2 --no-python dtbench comm" \
-    || { fail "README torchrun line: no clean footer"; tail -5 "$tmp/readme.out"; }
+  grep -q "# Out of bounds values : 0 OK" "$tmp/readme.out" && ok "clusters guide: torchrun --nproc-per-node 2 --no-python dtbench comm" \
+    || { fail "clusters guide torchrun line: no clean footer"; tail -5 "$tmp/readme.out"; }
 else
-  fail "README torchrun line exited non-zero"; tail -15 "$tmp/readme.out"
+  fail "clusters guide torchrun line exited non-zero"; tail -15 "$tmp/readme.out"
 fi
 if timeout 120 torchrun --nproc-per-node 2 --master-port "$(port)" --no-python dtbench comm -b 8 -e 64K -n 3 \
      --json "$tmp/comm.json" >"$tmp/comm.out" 2>&1; then

@@ -2,8 +2,8 @@
 # dtbench under a real torchrun (the PyTorch 2.11 wheel's) on two hosts: two
 # network namespaces joined by a veth link (tests/cli/netns_lib.sh), named
 # node0 and node1, one torchrun agent on each, meeting through torchrun's
-# c10d rendezvous hosted by node0's agent. Runs the README's two-node
-# torchrun line as written (extracted from README.md) on both hosts, a ddp
+# c10d rendezvous hosted by node0's agent. Runs the clusters guide's two-node
+# torchrun line as written (extracted from clusters guide.md) on both hosts, a ddp
 # job, and a worker killed on node1 mid-run (both agents end the job, the
 # rank is named, nothing is left on either host). Needs root and iproute2;
 # exit 77 (skipped) with the reason otherwise or where no torchrun can be
@@ -24,7 +24,7 @@ cleanup() { netns_cleanup; pkill -9 -f "$tmp" 2>/dev/null; [ -n "${KEEP:-}" ] &&
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 netns_pair dtt 10.231.15 node0 node1 || skip "$NETNS_ERROR"
-# `torchrun` and `dtbench` as the README writes them.
+# `torchrun` and `dtbench` as the clusters guide writes them.
 mkdir -p "$tmp/bin" "$tmp/work"
 printf '#!/bin/sh\nexec "%s" -m torch.distributed.run "$@"\n' "$ROOT/bench/peers/python-wheel" >"$tmp/bin/torchrun"
 chmod +x "$tmp/bin/torchrun"
@@ -45,8 +45,8 @@ on_both() {
   took=$(( $(date +%s) - start ))
 }
 
-# 1. The README's two-node line, as written, on both hosts.
-line=$(python3 - "$ROOT/README.md" <<'PY'
+# 1. The clusters guide's two-node line, as written, on both hosts.
+line=$(python3 - "$ROOT/docs/guide/clusters.md" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 m = re.search(r"^(torchrun --nnodes 2 .*?)(?:\s+#.*)?$", text, re.M)
@@ -54,15 +54,15 @@ print(m.group(1) if m else "")
 PY
 )
 if [ -z "$line" ]; then
-  fail "README: no two-node torchrun line (torchrun --nnodes 2 ...)"
+  fail "clusters guide: no two-node torchrun line (torchrun --nnodes 2 ...)"
 else
-  echo "# README: $line"
+  echo "# clusters guide: $line"
   on_both readme 300 sh -c "$line"
   if [ "$rc_a" -eq 0 ] && [ "$rc_b" -eq 0 ] && cat readme.a.out readme.b.out | grep -q "# Out of bounds values : 0 OK" &&
      cat readme.a.out readme.b.out | grep -q "4 ranks (2N/4R)"; then
-    ok "README: two-node torchrun comm on node0 + node1 (${took}s): 2N/4R, 0 wrong"
+    ok "clusters guide: two-node torchrun comm on node0 + node1 (${took}s): 2N/4R, 0 wrong"
   else
-    fail "README two-node torchrun line: rc $rc_a/$rc_b"; tail -n 15 readme.a.out readme.b.out
+    fail "clusters guide two-node torchrun line: rc $rc_a/$rc_b"; tail -n 15 readme.a.out readme.b.out
   fi
 fi
 

@@ -119,7 +119,7 @@ grep -q "straggler: rank 1 (node 0)" "$work/delay.out" && ok "console names rank
   grep -q "trace: $work/cmp.resnet18-2R-sync-5MB.json" "$work/cmp.out" &&
   ok "compare: a trace per point" || fail "compare traces: $(ls "$work") $(tail -3 "$work/cmp.out")"
 
-# The README's lines, exactly (default iterations), in their own directory.
+# The traces guide's lines, exactly (default iterations), in their own directory.
 mkdir "$work/readme"
 bindir=$(dirname "$(readlink -f "$DTBENCH")")
 if (cd "$work/readme" && PATH="$bindir:$PATH" && set -e &&
@@ -128,9 +128,9 @@ if (cd "$work/readme" && PATH="$bindir:$PATH" && set -e &&
     dtbench report trace.1N-2R.json -o timeline.html) >"$work/readme.out" 2>&1 &&
    grep -q "straggler: rank 1 (node 0)" <(grep -A4 "trace: straggler.1N-2R.json" "$work/readme.out") &&
    grep -q 'class="chart"' "$work/readme/timeline.html"; then
-  ok "README's --trace lines"
+  ok "traces guide's --trace lines"
 else
-  fail "README's --trace lines: $(grep -A4 "trace: straggler" "$work/readme.out") $(tail -5 "$work/readme.out")"
+  fail "traces guide's --trace lines: $(grep -A4 "trace: straggler" "$work/readme.out") $(tail -5 "$work/readme.out")"
 fi
 
 # Bad values: one line, exit 2, nothing started.

@@ -110,7 +110,9 @@ TEST_P(Observed, TimelineChangesNothingAndSeesEveryBucket) {
       EXPECT_EQ(static_cast<int>(units.size()), buckets) << "iteration " << it;
       EXPECT_EQ(units.rbegin()->first + 1, static_cast<int>(units.size())) << "units 0..n-1 in iteration " << it;
       for (const auto& [unit, count] : units)
-        if (reducer != "fsdp") EXPECT_EQ(count, 1) << "bucket " << unit << " in iteration " << it;
+        if (reducer != "fsdp") {
+          EXPECT_EQ(count, 1) << "bucket " << unit << " in iteration " << it;
+        }
     }
   }
 }
@@ -163,7 +165,9 @@ TEST(HorovodTimeline, EveryGradientOnceInFusedGroupsWithTheirStages) {
       bytes += e.bytes;
       const bool fused = stages[it][g].count(static_cast<int>(trace::Stage::kMemcpyIn)) > 0;
       multi += fused;
-      if (fused) EXPECT_LE(e.bytes, threshold) << "a fused group over the threshold";
+      if (fused) {
+        EXPECT_LE(e.bytes, threshold) << "a fused group over the threshold";
+      }
       EXPECT_TRUE(stages[it][g].count(static_cast<int>(trace::Stage::kNegotiate))) << "group " << g;
       EXPECT_EQ(stages[it][g].count(static_cast<int>(trace::Stage::kMemcpyIn)),
                 stages[it][g].count(static_cast<int>(trace::Stage::kMemcpyOut)));

@@ -204,7 +204,9 @@ TEST_P(GptEquivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
   if (GetParam() == "fsdp-keep") o.reshard_after_forward = 0;
   const auto run = train_against_one_process(o);
   const auto& r = run.result;
-  if (o.reducer == "fsdp") ASSERT_EQ(r.buckets.size(), 4u) << "3 blocks and the root";
+  if (o.reducer == "fsdp") {
+    ASSERT_EQ(r.buckets.size(), 4u) << "3 blocks and the root";
+  }
   EXPECT_LT(run.distance, 2e-5) << GetParam() << " on " << n << " ranks";
   if (o.reducer != "fsdp") return;
   // Model state: only shards are held after the step.
@@ -269,7 +271,9 @@ TEST_P(LlamaEquivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
   o.kv_heads = 2;
   o.reducer = GetParam();
   const auto run = train_against_one_process(o);
-  if (o.reducer == "fsdp") ASSERT_EQ(run.result.buckets.size(), 3u) << "2 blocks and the root";
+  if (o.reducer == "fsdp") {
+    ASSERT_EQ(run.result.buckets.size(), 3u) << "2 blocks and the root";
+  }
   EXPECT_LT(run.distance, 2e-5) << GetParam() << " on " << n << " ranks";
 }
 

@@ -1,4 +1,5 @@
 #include "launch/world.h"
+#include "launch/node_plan.h"
 
 #include <map>
 #include <set>
@@ -248,6 +249,69 @@ TEST(World, Loopback) {
   EXPECT_TRUE(is_loopback("127.0.0.1"));
   EXPECT_TRUE(is_loopback("localhost"));
   EXPECT_FALSE(is_loopback("10.0.0.1"));
+}
+
+}  // namespace
+}  // namespace dtbench::launch
+
+namespace dtbench::launch {
+namespace {
+
+EnvLookup plan_env(std::map<std::string, std::string> vars) {
+  return [vars](const std::string& name) -> std::optional<std::string> {
+    const auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+std::string usage_error_of(const EnvLookup& env) {
+  try {
+    node_plan_from_env(env);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Kubeflow Trainer's torch runtime sets torchrun's PET_* in every node's pod.
+TEST(NodePlan, KubeflowTrainerVariables) {
+  const auto p = node_plan_from_env(plan_env({{"PET_NNODES", "2"},
+                                              {"PET_NPROC_PER_NODE", "4"},
+                                              {"PET_NODE_RANK", "1"},
+                                              {"PET_MASTER_ADDR", "bench-node-0-0.bench"},
+                                              {"PET_MASTER_PORT", "29400"}}));
+  EXPECT_EQ(p.nnodes, 2);
+  EXPECT_EQ(p.nproc_per_node, 4);
+  EXPECT_EQ(p.node_rank, 1);
+  EXPECT_EQ(p.master_addr, "bench-node-0-0.bench");
+  EXPECT_EQ(p.master_port, 29400);
+  EXPECT_EQ(p.used,
+            "PET_NNODES=2 PET_NPROC_PER_NODE=4 PET_NODE_RANK=1 PET_MASTER_ADDR=bench-node-0-0.bench "
+            "PET_MASTER_PORT=29400");
+  EXPECT_TRUE(node_plan_from_env(plan_env({})).empty());
+  EXPECT_EQ(node_plan_from_env(plan_env({{"PET_NNODES", "3:3"}})).nnodes, 3);  // a fixed range
+}
+
+// An indexed Job or a JobSet's replicated job numbers its pods.
+TEST(NodePlan, JobCompletionIndexIsTheNodeRank) {
+  EXPECT_EQ(node_plan_from_env(plan_env({{"JOB_COMPLETION_INDEX", "3"}})).node_rank, 3);
+  EXPECT_EQ(node_plan_from_env(plan_env({{"JOB_COMPLETION_INDEX", "1"}, {"PET_NODE_RANK", "1"}})).node_rank, 1);
+}
+
+TEST(NodePlan, RefusesWhatItCannotRunInOneLine) {
+  const auto disagree = usage_error_of(plan_env({{"PET_NODE_RANK", "0"}, {"JOB_COMPLETION_INDEX", "1"}}));
+  EXPECT_NE(disagree.find("PET_NODE_RANK=0 and JOB_COMPLETION_INDEX=1 disagree"), std::string::npos) << disagree;
+  const auto elastic = usage_error_of(plan_env({{"PET_NNODES", "1:4"}}));
+  EXPECT_NE(elastic.find("not an elastic range"), std::string::npos) << elastic;
+  const auto automatic = usage_error_of(plan_env({{"PET_NPROC_PER_NODE", "auto"}}));
+  EXPECT_NE(automatic.find("numProcPerNode"), std::string::npos) << automatic;
+  const auto beyond = usage_error_of(plan_env({{"PET_NNODES", "2"}, {"JOB_COMPLETION_INDEX", "2"}}));
+  EXPECT_NE(beyond.find("node rank 2 (from JOB_COMPLETION_INDEX) is not below PET_NNODES=2"), std::string::npos)
+      << beyond;
+  EXPECT_NE(usage_error_of(plan_env({{"PET_MASTER_PORT", "70000"}})).find("PET_MASTER_PORT"), std::string::npos);
+  EXPECT_NE(usage_error_of(plan_env({{"PET_MASTER_ADDR", ""}})).find("PET_MASTER_ADDR is empty"), std::string::npos);
+  for (const auto& e : {disagree, elastic, automatic, beyond}) EXPECT_EQ(e.find('\n'), std::string::npos) << e;
 }
 
 }  // namespace
