@@ -119,14 +119,10 @@ Action register_launch(CLI::App& app) {
                            (name == "PET_MASTER_PORT" && master_port->count() > 0);
       return flagged ? std::nullopt : env(name);
     });
-    if (plan.nnodes) opts->nnodes = *plan.nnodes;
-    if (plan.nproc_per_node) opts->nproc_per_node = *plan.nproc_per_node;
-    if (plan.node_rank) opts->node_rank = *plan.node_rank;
-    if (plan.master_addr) opts->master_addr = *plan.master_addr;
-    if (plan.master_port) opts->master_port = *plan.master_port;
-    if (!plan.empty()) {
-      opts->extra_env.push_back(std::string(launch::kNodePlanEnv) + "=" + plan.used);
-      if (opts->verbose) fmt::print(stderr, "dtbench launch: from the environment: {}\n", plan.used);
+    const std::string used = launch::apply_node_plan(plan, *opts, node_rank->count() > 0, master_addr->count() > 0);
+    if (!used.empty()) {
+      opts->extra_env.push_back(std::string(launch::kNodePlanEnv) + "=" + used);
+      if (opts->verbose) fmt::print(stderr, "dtbench launch: from the environment: {}\n", used);
     }
     opts->cpu_sets = plan_local_binding(*bind, opts->nproc_per_node);
     opts->torchrun_threads = true;  // OMP_NUM_THREADS=1 with several workers, unless set (torchrun's)

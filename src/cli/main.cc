@@ -65,6 +65,12 @@ int finish(int code) {
 
 int main(int argc, char** argv) {
   using namespace dtbench;
+  // A peer that died leaves its sockets closed: a write to one must fail with
+  // EPIPE, which Gloo, the TCPStore and TensorPipe turn into an error naming
+  // the peer, instead of killing this rank by SIGPIPE before it can say why
+  // (Python, hence PyTorch, ignores SIGPIPE at start-up for this reason).
+  // Workers the launcher execs get the default back (launch/launcher.cc).
+  std::signal(SIGPIPE, SIG_IGN);
   // Before anything large is allocated: fixed malloc thresholds (core/allocator.h).
   try {
     alloc::configure_from_env();

@@ -80,17 +80,22 @@ void apply_cpu_plan_from_env() {
 namespace {
 
 // The Kubernetes plan of a pod this process runs in directly (no launcher
-// started it), or an empty plan.
-launch::NodePlan pod_plan() {
+// started it), or an empty plan. `with_nproc`: read PET_NPROC_PER_NODE (not
+// when --nproc was given, or for a command that only refuses).
+launch::NodePlan pod_plan(bool with_nproc) {
   if (std::getenv("DTBENCH_LAUNCHED") != nullptr) return {};
   if (launch::world_from_env(launch::process_env()).source != "single") return {};
-  return launch::node_plan_from_env(launch::process_env());
+  const auto env = launch::process_env();
+  return launch::node_plan_from_env([&](const std::string& name) -> std::optional<std::string> {
+    if (name == "PET_NPROC_PER_NODE" && !with_nproc) return std::nullopt;
+    return env(name);
+  });
 }
 
 }  // namespace
 
 void refuse_pod_of_larger_job(const std::string& command) {
-  const auto plan = pod_plan();
+  const auto plan = pod_plan(false);
   if (plan.nnodes && *plan.nnodes > 1)
     throw UsageError(fmt::format(
         "{}: this pod is one node of a {}-node job ({}), and `dtbench {}` starts its jobs on one node: "
@@ -100,31 +105,23 @@ void refuse_pod_of_larger_job(const std::string& command) {
 
 std::optional<int> self_launch(const RunOptions& o, bool nproc_implicit) {
   const bool launched = std::getenv("DTBENCH_LAUNCHED") != nullptr;
-  if (const auto plan = pod_plan(); plan.nnodes) {
-    if (nproc_implicit) {
-      if (*plan.nnodes > 1) refuse_pod_of_larger_job(original_args().size() > 1 ? original_args()[1] : "");
-    } else {
-      // A Kubeflow TrainJob's pod: this node's ranks of the job.
-      launch::LaunchOptions node;
-      node.nnodes = *plan.nnodes;
-      node.node_rank = plan.node_rank.value_or(0);
-      if (node.nnodes > 1 && !plan.node_rank)
-        throw UsageError(fmt::format("environment: {} but no node rank (PET_NODE_RANK or JOB_COMPLETION_INDEX)",
-                                     plan.used));
-      if (node.nnodes > 1 && !plan.master_addr)
-        throw UsageError(fmt::format("environment: {} but no PET_MASTER_ADDR", plan.used));
-      if (plan.master_addr) node.master_addr = *plan.master_addr;
-      node.master_port = plan.master_port.value_or(node.nnodes > 1 ? 29500 : 0);  // torchrun's default
-      node.extra_env.push_back(std::string(launch::kNodePlanEnv) + "=" + plan.used);
-      const int nproc = o.nproc_given ? o.nproc : plan.nproc_per_node.value_or(1);
+  if (nproc_implicit) {
+    refuse_pod_of_larger_job(original_args().size() > 1 ? original_args()[1] : "");
+  } else if (const auto plan = pod_plan(!o.nproc_given); !plan.empty()) {
+    // A Kubeflow TrainJob's pod: this node's ranks of the job.
+    launch::LaunchOptions node;
+    node.nproc_per_node = o.nproc;
+    const std::string used = launch::apply_node_plan(plan, node, false, false);
+    if (!used.empty()) {
       if (node.nnodes > 1 && o.comm.backend == "mpi")
         throw UsageError(fmt::format("--backend mpi across the nodes of a Kubernetes job ({}): mpirun starts "
                                      "MPI ranks (the MPI Operator's MPIJob)",
-                                     plan.used));
-      if (node.nnodes > 1 || nproc > 1) {
+                                     used));
+      node.extra_env.push_back(std::string(launch::kNodePlanEnv) + "=" + used);
+      if (node.nnodes > 1 || node.nproc_per_node > 1) {
         std::vector<std::string> args = original_args();
         args[0] = launch::self_executable();
-        return launch_workers(nproc, o.comm.backend, o.bind, args, node);
+        return launch_workers(node.nproc_per_node, o.comm.backend, o.bind, args, node);
       }
       return std::nullopt;
     }
@@ -187,13 +184,19 @@ int launch_node(launch::LaunchOptions lo, const std::vector<std::string>& args) 
   // Node 0's launcher hosts the job's store for every node's workers, as
   // torchrun's agent does (comm::host_launcher_store): a dead rank 0 takes
   // neither the store nor the published cause with it, and a port of 0 is
-  // bound and kept, never free between its choice and its use.
+  // bound and kept, never free between its choice and its use. Only for
+  // workers that are this very build: another program (a Python script, a
+  // dtbench of another LibTorch) may speak another TCPStore protocol, so
+  // its rank 0 hosts the store, as before torchrun's agent store.
+  launch::validate_options(lo, args);
   comm::LauncherStore store;
-  if (lo.node_rank == 0 && (lo.nnodes == 1 || lo.master_port != 0)) {
-    store = comm::host_launcher_store(lo.master_port);
-    lo.master_port = store.port;
+  if (!args.empty() && launch::runs_this_executable(args[0])) {
+    if (lo.node_rank == 0 && (lo.nnodes == 1 || lo.master_port != 0)) {
+      store = comm::host_launcher_store(lo.master_port);
+      lo.master_port = store.port;
+    }
+    lo.agent_store = comm::launcher_store_version();
   }
-  lo.agent_store = comm::launcher_store_version();
   const int rc = launch::launch(lo, args).exit_code;
   if (rc != 0 && store.port != 0 && lo.nnodes > 1 && launch::interrupted_by() == 0) {
     // The other nodes' ranks are still asking the store why the job failed

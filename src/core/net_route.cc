@@ -121,16 +121,15 @@ PortRange ephemeral_ports() {
 }
 
 int port_candidate(const PortRange& ephemeral, std::uint64_t draw) {
-  constexpr int kLow = 20000, kMinSpan = 1000;
-  int first = kLow, last = ephemeral.first - 1;
+  // Below: up to 29999 (30000-32767 is Kubernetes' NodePort range, which
+  // kube-proxy redirects on a node); above: from 32768.
+  constexpr int kLow = 20000, kLowEnd = 29999, kHigh = 32768, kMinSpan = 1000;
+  int first = kLow, last = std::min(kLowEnd, ephemeral.first - 1);
   if (last - first + 1 < kMinSpan) {
-    first = std::max(kLow, ephemeral.last + 1);
+    first = std::max(kHigh, ephemeral.last + 1);
     last = 65535;
   }
-  if (last - first + 1 < kMinSpan)
-    throw IoError(fmt::format("no port range outside the ephemeral ports {}-{} to choose a store port from; "
-                              "set MASTER_PORT",
-                              ephemeral.first, ephemeral.last));
+  if (last - first + 1 < kMinSpan) return 0;
   // splitmix64: successive draws spread over the whole range.
   std::uint64_t z = draw + 0x9E3779B97F4A7C15ULL;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -165,7 +164,21 @@ int free_tcp_port() {
   const std::uint64_t seed = (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ static_cast<std::uint64_t>(getpid());
   for (std::uint64_t i = 0; i < 200; ++i) {
     const int port = port_candidate(range, seed + i);
+    if (port == 0) break;  // the ephemeral range leaves no room: the kernel's choice below
     if (can_bind(port)) return port;
+  }
+  if (port_candidate(range, 0) == 0) {
+    // ip_local_port_range covers (nearly) every port: a port the kernel
+    // picks, as free as any (and as exposed to the race as any).
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    socklen_t len = sizeof(a);
+    const bool ok = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+                    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+    if (fd >= 0) ::close(fd);
+    if (ok) return ntohs(a.sin_port);
   }
   throw IoError(fmt::format("no free TCP port found outside the ephemeral range {}-{} (200 tried)", range.first,
                             range.last));

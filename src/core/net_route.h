@@ -33,7 +33,9 @@ std::vector<std::string> local_ipv4_addresses();
 // local address, and chosen outside the kernel's ephemeral range
 // (ip_local_port_range), so no outgoing connection can take it before the
 // server binds it; only another explicit bind can, and that bind fails
-// loudly. Throws IoError when none of 200 candidates is free.
+// loudly. Where that range leaves no room (e.g. 1024-65535), the kernel's
+// own choice of a free port. Throws IoError when none of 200 candidates is
+// free.
 int free_tcp_port();
 
 // The kernel's ephemeral port range (/proc/sys/net/ipv4/ip_local_port_range;
@@ -44,11 +46,11 @@ struct PortRange {
 };
 PortRange ephemeral_ports();
 
-// The `draw`-th candidate of free_tcp_port (pure): ports 20000 up to the
-// ephemeral range's start when that leaves 1000 or more, else the ports
-// above its end; never 29400 or 29500 (torchrun's and torch's defaults,
-// which other jobs take), never inside `ephemeral`. Throws IoError when
-// neither side leaves 1000 ports.
+// The `draw`-th candidate of free_tcp_port (pure): ports 20000-29999 below
+// the ephemeral range's start when that leaves 1000 or more, else the ports
+// from 32768 above its end (30000-32767 is Kubernetes' NodePort range);
+// never 29400 or 29500 (torchrun's and torch's defaults, which other jobs
+// take), never inside `ephemeral`. 0 when neither side leaves 1000 ports.
 int port_candidate(const PortRange& ephemeral, std::uint64_t draw);
 
 // Who "this host" is, for deciding same-host (shm) vs network paths and

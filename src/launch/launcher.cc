@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -72,6 +73,7 @@ std::string describe(const WorkerExit& e) {
   if (getppid() != parent) _exit(127);  // the launcher died before prctl
   for (std::size_t i = 0; i < std::size(kForwarded); ++i)
     if (g_trapped[i]) signal(kForwarded[i], SIG_DFL);
+  signal(SIGPIPE, SIG_DFL);  // dtbench ignores it (cli/main.cc); a command gets the usual default
   const int world = opts.nproc_per_node * opts.nnodes;
   const int rank = opts.node_rank * opts.nproc_per_node + local_rank;
   if (opts.rank_env) {
@@ -123,7 +125,9 @@ std::string describe(const WorkerExit& e) {
   _exit(127);
 }
 
-void validate(const LaunchOptions& opts, const std::vector<std::string>& argv) {
+}  // namespace
+
+void validate_options(const LaunchOptions& opts, const std::vector<std::string>& argv) {
   if (argv.empty()) throw UsageError("launch: no command given (use: dtbench launch [opts] -- CMD)");
   if (opts.nproc_per_node < 1 || opts.nproc_per_node > 1024)
     throw UsageError(fmt::format("launch: --nproc-per-node {} is out of range 1..1024",
@@ -143,7 +147,6 @@ void validate(const LaunchOptions& opts, const std::vector<std::string>& argv) {
                                  opts.nproc_per_node));
 }
 
-}  // namespace
 
 int interrupted_by() { return g_interrupted_by.load(); }
 
@@ -154,8 +157,32 @@ std::string self_executable() {
   return std::string(buf, static_cast<std::size_t>(n));
 }
 
+bool runs_this_executable(const std::string& command) {
+  if (command.empty()) return false;
+  auto resolved = [](const std::string& path) -> std::string {
+    char buf[PATH_MAX];
+    if (access(path.c_str(), X_OK) != 0 || realpath(path.c_str(), buf) == nullptr) return "";
+    return buf;
+  };
+  std::string found;
+  if (command.find('/') != std::string::npos) {
+    found = resolved(command);
+  } else if (const char* path = std::getenv("PATH")) {
+    const std::string dirs = path;
+    std::size_t pos = 0;
+    while (found.empty() && pos <= dirs.size()) {
+      std::size_t end = dirs.find(':', pos);
+      if (end == std::string::npos) end = dirs.size();
+      const std::string dir = end > pos ? dirs.substr(pos, end - pos) : ".";
+      found = resolved(dir + "/" + command);
+      pos = end + 1;
+    }
+  }
+  return !found.empty() && found == resolved(self_executable());
+}
+
 LaunchResult launch(const LaunchOptions& options, const std::vector<std::string>& argv) {
-  validate(options, argv);
+  validate_options(options, argv);
   LaunchOptions opts = options;
   if (opts.master_port == 0) opts.master_port = net::free_tcp_port();
 

@@ -83,6 +83,9 @@ struct LaunchResult {
   std::string failure;  // one line naming the failed rank, "" on success
 };
 
+// Throws UsageError on invalid options (what launch() checks first).
+void validate_options(const LaunchOptions& opts, const std::vector<std::string>& argv);
+
 // Runs `argv` once per local worker and waits for all of them. Throws
 // UsageError on invalid options, IoError when a worker cannot be started.
 LaunchResult launch(const LaunchOptions& opts, const std::vector<std::string>& argv);
@@ -94,5 +97,9 @@ int interrupted_by();
 
 // Absolute path of the running executable (/proc/self/exe).
 std::string self_executable();
+
+// Whether `command` (a path, or a name looked up in PATH as execvp does)
+// is this very executable: its workers are dtbench ranks of this build.
+bool runs_this_executable(const std::string& command);
 
 }  // namespace dtbench::launch

@@ -50,7 +50,7 @@ NodePlan node_plan_from_env(const EnvLookup& env) {
     note("PET_NPROC_PER_NODE", *v);
     p.nproc_per_node = number("PET_NPROC_PER_NODE", *v, 1, 1024,
                               " (dtbench needs the number of ranks per node, not torchrun's auto/gpu/cpu: "
-                              "set numProcPerNode, or --nproc-per-node)");
+                              "set numProcPerNode, or give the ranks per node on the command line)");
   }
   const auto pet_rank = env("PET_NODE_RANK");
   const auto index = env("JOB_COMPLETION_INDEX");
@@ -60,12 +60,11 @@ NodePlan node_plan_from_env(const EnvLookup& env) {
   }
   if (index) {
     note("JOB_COMPLETION_INDEX", *index);
-    const int i = number("JOB_COMPLETION_INDEX", *index, 0, 99999, "");
-    if (p.node_rank && *p.node_rank != i)
+    p.job_index = number("JOB_COMPLETION_INDEX", *index, 0, 99999, "");
+    if (p.node_rank && *p.node_rank != *p.job_index)
       throw UsageError(fmt::format("environment: PET_NODE_RANK={} and JOB_COMPLETION_INDEX={} disagree on this "
                                    "node's rank",
                                    *pet_rank, *index));
-    p.node_rank = i;
   }
   if (const auto v = env("PET_MASTER_ADDR")) {
     note("PET_MASTER_ADDR", *v);
@@ -76,10 +75,53 @@ NodePlan node_plan_from_env(const EnvLookup& env) {
     note("PET_MASTER_PORT", *v);
     p.master_port = number("PET_MASTER_PORT", *v, 1, 65535, "");
   }
-  if (p.nnodes && p.node_rank && *p.node_rank >= *p.nnodes)
-    throw UsageError(fmt::format("environment: node rank {} (from {}) is not below PET_NNODES={}", *p.node_rank,
-                                 pet_rank ? "PET_NODE_RANK" : "JOB_COMPLETION_INDEX", *p.nnodes));
   return p;
+}
+
+std::string apply_node_plan(const NodePlan& plan, LaunchOptions& lo, bool rank_given, bool addr_given) {
+  std::string used;
+  auto note = [&used](const std::string& item) { used += (used.empty() ? "" : " ") + item; };
+  if (plan.nnodes) {
+    lo.nnodes = *plan.nnodes;
+    note(fmt::format("PET_NNODES={}", *plan.nnodes));
+  }
+  if (plan.nproc_per_node) {
+    lo.nproc_per_node = *plan.nproc_per_node;
+    note(fmt::format("PET_NPROC_PER_NODE={}", *plan.nproc_per_node));
+  }
+  std::string rank_from = rank_given ? "--node-rank" : "";
+  if (plan.node_rank) {
+    lo.node_rank = *plan.node_rank;
+    rank_from = "PET_NODE_RANK";
+    note(fmt::format("PET_NODE_RANK={}", *plan.node_rank));
+  } else if (plan.job_index && lo.nnodes > 1 && !rank_given) {
+    lo.node_rank = *plan.job_index;
+    rank_from = "JOB_COMPLETION_INDEX";
+    note(fmt::format("JOB_COMPLETION_INDEX={}", *plan.job_index));
+  }
+  if (plan.master_addr) {
+    lo.master_addr = *plan.master_addr;
+    note("PET_MASTER_ADDR=" + *plan.master_addr);
+  }
+  if (plan.master_port) {
+    lo.master_port = *plan.master_port;
+    note(fmt::format("PET_MASTER_PORT={}", *plan.master_port));
+  }
+  if (used.empty() || lo.nnodes <= 1) return used;
+  // A job of several nodes, placed (in part) by the environment.
+  if (rank_from.empty())
+    throw UsageError(fmt::format("environment: {}: a job of {} nodes, but nothing gives this node's rank "
+                                 "(PET_NODE_RANK, JOB_COMPLETION_INDEX or --node-rank)",
+                                 used, lo.nnodes));
+  if (!plan.master_addr && !addr_given)
+    throw UsageError(fmt::format("environment: {}: a job of {} nodes, but nothing gives node 0's address "
+                                 "(PET_MASTER_ADDR or --master-addr)",
+                                 used, lo.nnodes));
+  if (lo.node_rank >= lo.nnodes)
+    throw UsageError(fmt::format("environment: node rank {} (from {}) is not below the {} nodes of the job",
+                                 lo.node_rank, rank_from, lo.nnodes));
+  if (lo.master_port == 0) lo.master_port = 29500;  // torchrun's default
+  return used;
 }
 
 }  // namespace dtbench::launch

@@ -122,14 +122,16 @@ def ephemeral_ports(path="/proc/sys/net/ipv4/ip_local_port_range"):
 def port_candidates(ephemeral, rng, count=200):
     """Store ports to try, outside the ephemeral range (as dtbench's
     net::free_tcp_port): the port is chosen on one machine and bound later by
-    rank 0, and no outgoing connection can take it meanwhile. Ports 20000 up
-    to the range's start when that leaves 1000 or more, else those above its
-    end; never 29400 or 29500 (torchrun's and torch's defaults)."""
-    first, last = 20000, ephemeral[0] - 1
+    rank 0, and no outgoing connection can take it meanwhile. Ports
+    20000-29999 below the range's start when that leaves 1000 or more, else
+    those from 32768 above its end (30000-32767 is Kubernetes' NodePort
+    range); never 29400 or 29500 (torchrun's and torch's defaults). Empty
+    when neither side leaves 1000 ports: then the kernel's choice."""
+    first, last = 20000, min(29999, ephemeral[0] - 1)
     if last - first + 1 < 1000:
-        first, last = max(20000, ephemeral[1] + 1), 65535
+        first, last = max(32768, ephemeral[1] + 1), 65535
     if last - first + 1 < 1000:
-        raise RuntimeError(f"no port range outside the ephemeral ports {ephemeral[0]}-{ephemeral[1]}")
+        return []
     out = []
     while len(out) < count:
         p = rng.randint(first, last)

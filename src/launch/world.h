@@ -67,12 +67,13 @@ int slurm_tasks_on_node(const std::string& tasks_per_node, int node);
 // True when MASTER_ADDR names this host's loopback ("127.x", "localhost", "::1").
 bool is_loopback(const std::string& addr);
 // The store port of a Slurm step without MASTER_PORT: a hash of job id and
-// step id over 20000-32767 (below Linux's ephemeral range, so no outgoing
-// connection holds it; never 29400 or 29500), the same on every node of the
-// step. Two concurrent steps on one first node meet with probability about
-// 1 in 12,700 (no pattern of ids does it more often); the second one's rank
-// 0 then fails with "address in use" and the step's ranks find a foreign
-// store's ranks taken: set MASTER_PORT.
+// step id over 20000-29999 (below Linux's default ephemeral range, so no
+// outgoing connection holds it where that default is kept, and below
+// Kubernetes' NodePorts; never 29400 or 29500), the same on every node of
+// the step. Two concurrent steps on one first node meet with probability
+// about 1 in 10,000 (no pattern of ids does it more often); the second one's
+// rank 0 then fails with "address in use" and the step's ranks find a
+// foreign store's ranks taken: set MASTER_PORT.
 int slurm_store_port(long long job_id, long long step_id);
 
 }  // namespace dtbench::launch

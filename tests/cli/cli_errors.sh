@@ -222,8 +222,10 @@ PET_NNODES=2 PET_NPROC_PER_NODE=auto PET_NODE_RANK=0 expect_usage_error -m "numP
 PET_NNODES=2 PET_NODE_RANK=0 PET_MASTER_ADDR=127.0.0.1 expect_usage_error -m "dtbench launch -- dtbench ddp" ddp --model mlp
 PET_NNODES=2 PET_NODE_RANK=0 PET_MASTER_ADDR=127.0.0.1 expect_usage_error -m "dtbench launch -- dtbench compare" compare --models mlp
 PET_NNODES=2 PET_NODE_RANK=1 PET_MASTER_ADDR=127.0.0.1 expect_usage_error -m "dtbench launch -- dtbench kvstore" kvstore
-PET_NNODES=2 PET_NODE_RANK=1 expect_usage_error -m "no PET_MASTER_ADDR" comm
-PET_NNODES=2 expect_usage_error -m "no node rank" comm
+PET_NNODES=2 PET_NODE_RANK=1 expect_usage_error -m "nothing gives node 0's address" comm
+PET_NNODES=2 expect_usage_error -m "nothing gives this node's rank" comm
+PET_NNODES=2 PET_NODE_RANK=1 PET_MASTER_PORT=29400 expect_usage_error -m "nothing gives node 0's address" launch -- true
+PET_NNODES=2 PET_NODE_RANK=0 PET_MASTER_ADDR=127.0.0.1 expect_usage_error -m "dtbench launch -- dtbench hybrid" hybrid
 HOROVOD_CYCLE_TIME=fast expect_usage_error -m "HOROVOD_CYCLE_TIME='fast'" ddp --model mlp --reducer horovod
 expect_usage_error compare --models mlp --reducers ddp,zero2 --fusion-threshold-mb 1
 expect_usage_error ddp --model mlp --reducer fsdp --reshard-after-forward maybe

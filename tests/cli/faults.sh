@@ -190,24 +190,58 @@ check "SIGHUP ignored by the caller (nohup): the job runs on" $st "rc $rc: $(cat
 
 # 5c. A worker sees torchrun's world and no other launcher's.
 env -u OMP_NUM_THREADS OMPI_COMM_WORLD_SIZE=9 SLURM_NTASKS=9 PMI_RANK=5 "$DTBENCH" launch --nproc-per-node 2 -- sh -c \
-  'echo "$RANK $ROLE_RANK $ROLE_NAME $ROLE_WORLD_SIZE $GROUP_WORLD_SIZE $TORCHELASTIC_RUN_ID $TORCHELASTIC_RESTART_COUNT $TORCHELASTIC_MAX_RESTARTS $TORCHELASTIC_USE_AGENT_STORE ${DTBENCH_AGENT_STORE:+agent} $OMP_NUM_THREADS ${OMPI_COMM_WORLD_SIZE-unset} ${SLURM_NTASKS-unset} ${PMI_RANK-unset}"' \
+  'echo "$RANK $ROLE_RANK $ROLE_NAME $ROLE_WORLD_SIZE $GROUP_WORLD_SIZE $TORCHELASTIC_RUN_ID $TORCHELASTIC_RESTART_COUNT $TORCHELASTIC_MAX_RESTARTS $TORCHELASTIC_USE_AGENT_STORE ${DTBENCH_AGENT_STORE:-none} $OMP_NUM_THREADS ${OMPI_COMM_WORLD_SIZE-unset} ${SLURM_NTASKS-unset} ${PMI_RANK-unset}"' \
   >"$tmp/env.out" 2>&1
 rc=$?
-[ $rc -eq 0 ] && [ "$(sort "$tmp/env.out" | tr '\n' '|')" = "0 0 default 2 1 none 0 0 True agent 1 unset unset unset|1 1 default 2 1 none 0 0 True agent 1 unset unset unset|" ]
+[ $rc -eq 0 ] && [ "$(sort "$tmp/env.out" | tr '\n' '|')" = "0 0 default 2 1 none 0 0 False none 1 unset unset unset|1 1 default 2 1 none 0 0 False none 1 unset unset unset|" ]
 st=$?
 check "launch: torchrun's worker variables, foreign ones cleared" $st "rc $rc: $(cat "$tmp/env.out")"
 OMP_NUM_THREADS=3 "$DTBENCH" launch --nproc-per-node 2 -- sh -c 'echo $OMP_NUM_THREADS' >"$tmp/omp.out" 2>&1
 [ "$(sort -u "$tmp/omp.out")" = "3" ]
 st=$?
 check "launch: a user's OMP_NUM_THREADS is kept" $st "$(cat "$tmp/omp.out")"
-# The launcher hosts the job's store, as torchrun's agent: MASTER_PORT
-# answers though no worker listens (the workers here are plain shells).
-"$DTBENCH" launch --nproc-per-node 2 -- python3 -c \
-  'import os, socket; socket.create_connection(("127.0.0.1", int(os.environ["MASTER_PORT"])), 2); print("answered")' \
-  >"$tmp/agent.out" 2>&1
+# dtbench's workers join the store their launcher hosts, as torchrun's agent
+# store: two launchers on this host as two nodes, rank 0 SIGKILLed, and
+# node 1's ranks still read the cause node 0's launcher published (when rank
+# 0 hosted the store, they could only say it did not answer). multinode.sh
+# does the same across namespace hosts; this runs in both flavours.
+port=$(free_port)
+for node in 0 1; do
+  timeout 60 "$DTBENCH" launch --nnodes 2 --node-rank $node --nproc-per-node 2 --master-addr 127.0.0.1 \
+    --master-port "$port" -- "$DTBENCH" comm -b 64K -e 64K -n 1000000 -w 1 --timeout 8s \
+    >"$tmp/r0.$node.out" 2>"$tmp/r0.$node.err" &
+  eval "r0_$node=\$!"
+done
+for _ in $(seq 1 100); do grep -q "dtbench comm:" "$tmp/r0.0.out" 2>/dev/null && break; sleep 0.2; done
+sleep 1
+victim=$(pgrep -P "$(pgrep -P "$r0_0" | head -1)" | sort -n | head -1)  # timeout -> launcher -> rank 0
+[ -n "$victim" ] && kill -9 "$victim"
+wait "$r0_0"; rc0=$?; wait "$r0_1"; rc1=$?
+[ -n "$victim" ] && [ "$rc0" -ne 0 ] && [ "$rc1" -ne 0 ] &&
+  grep -q "cause: rank 0 (pid $victim) was killed by signal 9 (Killed) on node 0" "$tmp/r0.1.err"
+check "launch: rank 0 killed, the other node's ranks name it from the launcher's store (exit $rc0/$rc1)" $? \
+  "victim=$victim: $(cat "$tmp/r0.0.err" "$tmp/r0.1.err" | head -8)"
+# Another program's workers (here PyTorch's own init_process_group, whose
+# TCPStore may be another LibTorch's protocol) keep rank 0's store, as
+# torchrun without its agent store: TORCHELASTIC_USE_AGENT_STORE=False.
+"$DTBENCH" launch --nproc-per-node 2 -- /usr/bin/python3 -c '
+import os, torch.distributed as dist
+assert os.environ["TORCHELASTIC_USE_AGENT_STORE"] == "False", os.environ["TORCHELASTIC_USE_AGENT_STORE"]
+import sys
+dist.init_process_group("gloo"); dist.barrier()
+sys.stdout.write("joined %d\n" % dist.get_world_size()); sys.stdout.flush()' >"$tmp/py.out" 2>&1
 rc=$?
-[ $rc -eq 0 ] && [ "$(sort -u "$tmp/agent.out")" = "answered" ]
-check "launch: the launcher hosts the store at MASTER_PORT" $? "rc $rc: $(cat "$tmp/agent.out")"
+[ $rc -eq 0 ] && [ "$(grep -c "joined 2" "$tmp/py.out")" -eq 2 ]
+check "launch: a PyTorch program's init_process_group under dtbench launch (rank 0 hosts)" $? \
+  "rc $rc: $(tail -5 "$tmp/py.out")"
+# A flag wins over its variable, as torchrun's flags over PET_*: with the
+# variables alone this would be a 3-node job (and 'auto' refused).
+env PET_NNODES=3 PET_NPROC_PER_NODE=auto JOB_COMPLETION_INDEX=2 PET_MASTER_ADDR=127.0.0.1 "$DTBENCH" launch \
+  --nnodes 1 --nproc-per-node 2 -- sh -c 'echo "$WORLD_SIZE $RANK ${DTBENCH_NODE_PLAN-none}"' >"$tmp/flags.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && [ "$(sort "$tmp/flags.out" | tr '\n' '|')" = "2 0 PET_MASTER_ADDR=127.0.0.1|2 1 PET_MASTER_ADDR=127.0.0.1|" ]
+check "launch: --nnodes/--nproc-per-node win over PET_*, the index ignored for one node" $? \
+  "rc $rc: $(cat "$tmp/flags.out")"
 
 # 5b. A rank stopped (SIGSTOP), not killed: it never exits, so the launcher
 # publishes that it is stopped and the ranks waiting on it end after

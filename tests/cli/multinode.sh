@@ -323,7 +323,9 @@ else:
     specs = doc["spec"]["mpiReplicaSpecs"]
     cmd = specs["Launcher"]["template"]["spec"]["containers"][0]["command"]
     np = int(cmd[cmd.index("-np") + 1])
+    worker = specs["Worker"]["template"]["spec"]["containers"][0]
     assert cmd[0] == "mpirun" and np == specs["Worker"]["replicas"] * doc["spec"]["slotsPerWorker"], cmd
+    assert worker.get("command", [""])[0].endswith("sshd"), worker  # mpirun reaches the workers over ssh
     print(specs["Worker"]["replicas"], np)
     cmd = cmd[cmd.index("dtbench"):]
 print("\n".join(cmd))

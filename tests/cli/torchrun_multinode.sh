@@ -3,7 +3,7 @@
 # network namespaces joined by a veth link (tests/cli/netns_lib.sh), named
 # node0 and node1, one torchrun agent on each, meeting through torchrun's
 # c10d rendezvous hosted by node0's agent. Runs the clusters guide's two-node
-# torchrun line as written (extracted from clusters guide.md) on both hosts, a ddp
+# torchrun line as written (extracted from docs/guide/clusters.md) on both hosts, a ddp
 # job, and a worker killed on node1 mid-run (both agents end the job, the
 # rank is named, nothing is left on either host). Needs root and iproute2;
 # exit 77 (skipped) with the reason otherwise or where no torchrun can be

@@ -34,12 +34,11 @@ class StorePort(unittest.TestCase):
         import random
         rng = random.Random(7)
         for p in rd.port_candidates((32768, 60999), rng, count=5000):
-            self.assertTrue(20000 <= p < 32768, p)
+            self.assertTrue(20000 <= p < 30000, p)
             self.assertNotIn(p, (29400, 29500))
         for p in rd.port_candidates((1024, 40000), rng, count=500):
             self.assertGreater(p, 40000)
-        with self.assertRaises(RuntimeError):
-            rd.port_candidates((1024, 65000), rng)
+        self.assertEqual(rd.port_candidates((1024, 65000), rng), [])  # no room: the kernel's choice
 
     def test_ephemeral_range_read_or_default(self):
         first, last = rd.ephemeral_ports()

@@ -68,7 +68,7 @@ TEST(NetRoute, PortCandidatesStayOutsideTheEphemeralRange) {
   for (std::uint64_t draw = 0; draw < 20000; ++draw) {
     const int p = net::port_candidate(linux_default, draw);
     ASSERT_GE(p, 20000) << draw;
-    ASSERT_LT(p, 32768) << draw;
+    ASSERT_LT(p, 30000) << draw;  // below Kubernetes' NodePort range too
     ASSERT_NE(p, 29500);
     ASSERT_NE(p, 29400);
   }
@@ -79,7 +79,8 @@ TEST(NetRoute, PortCandidatesStayOutsideTheEphemeralRange) {
   std::set<int> seen;
   for (std::uint64_t draw = 0; draw < 100; ++draw) seen.insert(net::port_candidate(linux_default, draw));
   EXPECT_GT(seen.size(), 95u);
-  EXPECT_THROW(net::port_candidate(net::PortRange{1024, 65000}, 0), IoError);
+  EXPECT_EQ(net::port_candidate(net::PortRange{1024, 65000}, 0), 0);  // no room: the kernel's choice
+  EXPECT_EQ(net::port_candidate(net::PortRange{1024, 65535}, 0), 0);
 }
 
 TEST(NetRoute, AddressesLeaveOutLoopbackAndAFreePortBinds) {
