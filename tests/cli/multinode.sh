@@ -253,21 +253,29 @@ check "kill on node 1: node 0 exits $rc_a, node 1 exits $rc_b within ${elapsed}s
 grep -q "cause: rank 3 (pid $victim) was killed by signal 9 (Killed) on node 1" "$tmp/kill.a.err"
 check "kill on node 1: node 0's ranks name rank 3, its signal and its node" $? "$(cat "$tmp/kill.a.err")"
 
+# long_comm NAME TIMEOUT: a long comm run of 2 nodes x 2 ranks, one launcher
+# on each host (pids in $pA, $pB; output in $tmp/NAME.{A,B}.{out,err}),
+# returning once its first collective is under way.
+long_comm() {
+  local tag ns node
+  for side in "A:$A:0" "B:$B:1"; do
+    IFS=: read -r tag ns node <<<"$side"
+    ip netns exec "$ns" timeout 90 "$DTBENCH" launch --nnodes 2 --node-rank "$node" --nproc-per-node 2 \
+      --master-addr "$ADDR_A" --master-port "$port" -- "$DTBENCH" comm -b 64K -e 64K -n 1000000 -w 1 \
+      --timeout "$2" >"$tmp/$1.$tag.out" 2>"$tmp/$1.$tag.err" &
+    eval "p$tag=\$!"
+  done
+  for _ in $(seq 1 100); do grep -q "dtbench comm:" "$tmp/$1.A.out" 2>/dev/null && break; sleep 0.2; done
+  sleep 2  # the header is printed just before the first collective
+}
+
 # 5b. Rank 0 SIGKILLed on node 0: the store lives in node 0's launcher, not
 # in rank 0, so node 1's ranks still read the published cause (when rank 0
 # hosted it, they could only say "the store, hosted by rank 0, did not
 # answer").
 port=$((port + 1))
 start=$(date +%s)
-for side in "A:$A:0" "B:$B:1"; do
-  IFS=: read -r tag ns node <<<"$side"
-  ip netns exec "$ns" timeout 90 "$DTBENCH" launch --nnodes 2 --node-rank "$node" --nproc-per-node 2 \
-    --master-addr "$ADDR_A" --master-port "$port" -- "$DTBENCH" comm -b 64K -e 64K -n 1000000 -w 1 \
-    --timeout 8s >"$tmp/r0.$tag.out" 2>"$tmp/r0.$tag.err" &
-  eval "p$tag=\$!"
-done
-for _ in $(seq 1 100); do grep -q "dtbench comm:" "$tmp/r0.A.out" 2>/dev/null && break; sleep 0.2; done
-sleep 2
+long_comm r0 8s
 victim=$(pgrep -P "$(pgrep -P "$pA" | head -1)" | sort -n | head -1)  # timeout -> launcher -> rank 0
 kill -9 "$victim"
 wait "$pA"; rc_a=$?
@@ -393,15 +401,7 @@ fi
 # 7. The link cut mid-run: both sides report a timeout, neither hangs.
 port=$((port + 1))
 start=$(date +%s)
-for side in "A:$A:0" "B:$B:1"; do
-  IFS=: read -r tag ns node <<<"$side"
-  ip netns exec "$ns" timeout 90 "$DTBENCH" launch --nnodes 2 --node-rank "$node" --nproc-per-node 2 \
-    --master-addr "$ADDR_A" --master-port "$port" -- "$DTBENCH" comm -b 64K -e 64K -n 1000000 -w 1 \
-    --timeout 5s >"$tmp/cut.$tag.out" 2>"$tmp/cut.$tag.err" &
-  eval "p$tag=\$!"
-done
-for _ in $(seq 1 100); do grep -q "dtbench comm:" "$tmp/cut.A.out" 2>/dev/null && break; sleep 0.2; done
-sleep 2
+long_comm cut 5s
 ip -n "$B" link set "$VB" down
 wait "$pA"; rc_a=$?
 wait "$pB"; rc_b=$?
