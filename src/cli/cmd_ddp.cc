@@ -7,273 +7,44 @@
 //  - row worker (--run-json, internal): one job of the sweep;
 //  - external launcher (torchrun/mpirun/srun environment): one run on the
 //    world that launcher built.
+// The command's flags; its run is ddp_job (cli/jobs/ddp.cc).
 #include <algorithm>
-#include <iostream>
 #include <memory>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "bench/ddp/ddp_bench.h"
-#include "bench/env_info.h"
 #include "cli/commands.h"
-#include "cli/ddp_job.h"
+#include "cli/jobs.h"
 #include "cli/run_options.h"
-#include "cli/sweep_log.h"
-#include "comm/communicator.h"
-#include "comm/factory.h"
-#include "comm/topology.h"
+#include "cli/train_flags.h"
 #include "core/error.h"
-#include "device/device.h"
-#include "core/log.h"
-#include "core/net_route.h"
-#include "core/units.h"
-#include "launch/world.h"
 #include "report/ddp_record.h"
-#include "report/ddp_reporter.h"
-#include "report/env_reporter.h"
-#include "report/json_io.h"
-#include "report/trace_reporter.h"
 
 namespace dtbench::cli {
-namespace {
 
-using Json = nlohmann::ordered_json;
-
-struct DdpFlags {
-  RunOptions run;
-  train::TrainOptions train;
-  std::string world_sizes = "1,2";
-  bool no_baseline = false;
-  std::string percentiles = "50,75,90,95";  // benchmark.py's
-  std::string jsonl;     // append each finished row here ("" = no log)
-  std::string resume;    // continue this log
-  std::string run_json;  // internal: a row worker writes its record here
-  std::string label;     // internal: the row's label
-  bool world_sizes_given = false;
-};
-
-Json config_json(const DdpFlags& f) {
-  Json c = train_config_json(f.train);
-  c["backend"] = f.run.comm.backend;
-  c["bind"] = f.run.bind;
-  c["timeout_ms"] = f.run.comm.timeout.count();
-  c["world_sizes"] = f.world_sizes;
-  c["baseline"] = !f.no_baseline;
-  return c;
-}
-
-Json new_report(const DdpFlags& f, const Json& env) {
-  Json doc;
-  doc["schema"] = "dtbench.ddp";
-  // 2: runs[].summary became benchmark.py's figures (pooled, per rank);
-  // slowest_rank_summary holds what summary held in 1. Readers take both.
-  doc["schema_version"] = 2;
-  doc["created"] = report::utc_timestamp();
-  doc["complete"] = false;
-  doc["command"] = original_args();
-  doc["env"] = env;
-  doc["config"] = config_json(f);
-  doc["runs"] = Json::array();
-  return doc;
-}
-
-std::string details(const DdpFlags& f) {
-  const auto& t = f.train;
-  return fmt::format("reducer {}, backend {}{}, bucket {:g} MB{}{}, {} iters + {} warm-up", t.reducer,
-                     f.run.comm.backend, f.run.bind == "none" ? "" : ", ranks bound to " + f.run.bind + "s",
-                     t.bucket_cap_mb,
-                     t.compression == "none" ? "" : ", compression " + t.compression,
-                     t.amp == "none" ? "" : ", amp " + t.amp, t.iters, t.warmup);
-}
-
-// ---- one run on the current world (row worker or external launcher) ----
-
-struct RunOutcome {
-  bench::DdpBenchResult result;
-  launch::World world;
-  launch::Topology topology;
-};
-
-RunOutcome run_here(const DdpFlags& f, const std::string& label_override) {
-  RunOutcome out;
-  // Under mpirun without MASTER_ADDR rank 0 publishes the store's address over MPI.
-  out.world = comm::resolve_master(launch::world_from_env(launch::process_env()), f.run.comm);
-  const auto& world = out.world;
-  log::set_rank(world.world_size > 1 ? world.rank : -1);
-  if (f.train.reducer == "none" && world.world_size > 1)
-    throw UsageError(fmt::format(
-        "--reducer none trains without synchronisation and needs exactly one rank (world size is {})",
-        world.world_size));
-  std::unique_ptr<comm::Communicator> comm;
-  if (f.train.reducer != "none") comm = comm::make_communicator(world, f.run.comm);
-  // The nodes as measured (host identities), not as the environment guessed.
-  out.topology = comm ? comm::gather_topology(*comm) : launch::topology_from_hosts({net::host_identity()});
-  out.world.num_nodes = out.topology.nodes();
-  const std::string label = label_override.empty() ? out.world.label() : label_override;
-  out.result = bench::run_ddp_bench(f.train, out.world, out.topology, comm.get(), label);
-  for (auto& r : out.result.run.ranks)
-    if (r.rank < out.topology.ranks()) r.node = out.topology.node_of_rank[r.rank];
-  if (comm) comm->barrier();
-  return out;
-}
-
-int run_worker(const DdpFlags& f) {
-  const auto outcome = run_here(f, f.label);
-  if (outcome.world.rank == 0) {
-    Json doc{{"run", report::to_json(outcome.result.run)},
-             {"extras", bench::run_extras_json(outcome.result)}};
-    report::write_json_atomic(f.run_json, doc);
-  }
-  return 0;
-}
-
-int run_external(const DdpFlags& f, const std::vector<double>& pcts) {
-  auto env = bench::collect_env();
-  const auto outcome = run_here(f, "");
-  if (outcome.world.rank != 0) return 0;
-  env["world"] = bench::world_json(outcome.world, outcome.topology);
-  report::print_env(std::cout, env);
-  report::DdpConsoleReporter console(std::cout, pcts);
-  console.header(f.train.model, f.train.batch_size, details(f));
-  console.row(outcome.result.run);
-  report::print_trace_summary(std::cout, outcome.result.trace);
-  console.phases({outcome.result.run});
-  if (!f.run.json_path.empty()) {
-    auto doc = new_report(f, env);
-    auto j = report::to_json(outcome.result.run);
-    j["extras"] = bench::run_extras_json(outcome.result);
-    doc["runs"].push_back(j);
-    doc["config"]["param_tensors"] = outcome.result.param_tensors;
-    doc["config"]["param_elements"] = outcome.result.param_elements;
-    doc["complete"] = true;
-    report::write_json_atomic(f.run.json_path, doc);
-  }
-  return 0;
-}
-
-// ---- the sweep ----
-
-int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vector<double>& pcts) {
-  struct Row {
-    std::string label, reducer;
-    int world;
-  };
-  std::vector<Row> rows;
-  if (!f.no_baseline && f.train.reducer != "none") rows.push_back({"no ddp", "none", 1});
-  for (int w : sizes) rows.push_back({"", f.train.reducer, w});
-
-  // The rows already finished in a --resume log are taken from it.
-  SweepLog log(f.jsonl, f.resume, config_json(f));
-  auto env = bench::collect_env();
-  report::print_env(std::cout, env);
-  log.begin(env, config_json(f));
-  report::DdpConsoleReporter console(std::cout, pcts);
-  console.header(f.train.model, f.train.batch_size, details(f));
-  auto doc = new_report(f, env);
-  std::vector<report::DdpRun> runs;
-  auto record = [&](const report::DdpRun& run, const Json& extras, std::size_t i) {
-    console.row(run);
-    if (extras.contains("trace")) report::print_trace_summary(std::cout, extras["trace"]);
-    auto j = report::to_json(run);
-    j["extras"] = extras;
-    if (doc["config"].find("param_elements") == doc["config"].end()) {
-      doc["config"]["param_tensors"] = extras.at("param_tensors");
-      doc["config"]["param_elements"] = extras.at("param_elements");
-    }
-    doc["runs"].push_back(j);
-    runs.push_back(run);
-    doc["complete"] = i + 1 == rows.size();
-    if (!f.run.json_path.empty()) report::write_json_atomic(f.run.json_path, doc);
-  };
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto& row = rows[i];
-    const std::string label = row.label.empty() ? fmt::format("1N/{}R", row.world) : row.label;
-    report::ComparePoint p;
-    p.key.model = f.train.model;
-    p.key.world_size = row.world;
-    p.key.reducer = row.reducer;
-    p.key.bucket_cap_mb = f.train.bucket_cap_mb;
-    p.key.compression = row.reducer == "none" ? "none" : f.train.compression;
-    p.key.amp = f.train.amp;
-    if (const auto* old = log.find(p.key.id())) {
-      log::info(fmt::format("[{}/{}] {}: already in {}", i + 1, rows.size(), label, log.path()));
-      record(old->run, old->extras, i);
-      continue;
-    }
-    log::info(fmt::format("[{}/{}] {}: {} rank(s), reducer {}", i + 1, rows.size(), label,
-                          row.world, row.reducer));
-    auto job = f.train;
-    job.reducer = row.reducer;
-    if (row.reducer == "none") {
-      job.compression = "none";
-      job.reshard_after_forward = -1;
-      job.param_dtype.clear();
-      job.fusion_threshold_mb = job.cycle_time_ms = -1;
-    }
-    if (!job.trace_path.empty()) job.trace_path = trace_path_for(f.train.trace_path, label);
-    const auto outcome = run_ddp_job(job, f.run, row.world, label);
-    const int code = outcome.status;
-    if (code != 0) {
-      if (!f.run.json_path.empty()) report::write_json_atomic(f.run.json_path, doc);
-      std::string kept;
-      if (!f.run.json_path.empty()) kept += "; the rows before it are in " + f.run.json_path;
-      if (!log.path().empty()) kept += fmt::format(" (continue with --resume {})", log.path());
-      log::error(fmt::format("row '{}' ({} rank(s)) failed with exit status {}{}", label, row.world,
-                             code, kept));
-      return code;
-    }
-    p.run = report::ddp_run_from_json(outcome.record.at("run"), "worker record");
-    p.extras = outcome.record.at("extras");
-    log.append(p);
-    record(p.run, p.extras, i);
-  }
-  console.phases(runs);
-  if (!f.run.json_path.empty()) std::cout << "\nReport: " << f.run.json_path << "\n";
-  return 0;
-}
-
-int run_ddp(DdpFlags& f) {
-  finish_run_options(f.run);  // backend built in, --timeout, --json writable
-  // Fail on bad values, an unknown model or a too small image before anything starts.
-  check_trainable(f.train, f.run.comm.backend);
-  train::resolve_horovod(f.train);  // HOROVOD_* read here, forwarded to the workers as flags
-  if (!f.world_sizes_given) f.world_sizes = train::default_world_sizes(
-        f.train.device, f.train.device == "cuda" ? device::cuda_device_count() : 0);
-  const auto sizes = parse_world_sizes(f.world_sizes);
-  const auto pcts = report::parse_percentiles(f.percentiles, "--percentiles");
+void check_ddp_world_sizes(const DdpFlags& f, const std::vector<int>& sizes) {
   if (f.train.reducer == "none")
     for (int w : sizes)
       if (w > 1)
         throw UsageError("--reducer none trains without synchronisation: use --world-sizes 1");
-  if (!f.run_json.empty()) return run_worker(f);
+  if (!f.run_json.empty()) return;  // a row worker: its row's ranks
   if (f.train.inject_delay_rank >= *std::max_element(sizes.begin(), sizes.end()))
     throw UsageError(fmt::format("--inject-delay: there is no rank {} in --world-sizes {}",
                                  f.train.inject_delay_rank, f.world_sizes));
+}
 
-  const auto world = launch::world_from_env(launch::process_env());
-  // Enough GPUs for the widest row (--device cuda), before anything starts.
-  device::check_available(f.train.device, world.source == "single"
-                                              ? *std::max_element(sizes.begin(), sizes.end())
-                                              : world.local_world_size);
-  if (world.source == "single") {
-    refuse_pod_of_larger_job("ddp");
-    // Cores enough for the widest row, before anything starts.
-    plan_local_binding(f.run.bind, *std::max_element(sizes.begin(), sizes.end()));
-    // Every row (the "no ddp" baseline too) gets the same threads per rank.
-    f.train.threads = sweep_threads(f.train.threads, sizes);
-  }
-  if (world.source != "single") {
-    if (!f.jsonl.empty() || !f.resume.empty())
-      throw UsageError(fmt::format("--jsonl/--resume belong to sweeps this command starts itself; "
-                                   "under {} it runs one job (use --json)",
-                                   world.source));
-    if (f.world_sizes_given && (sizes.size() != 1 || sizes[0] != world.world_size))
-      throw UsageError(fmt::format("--world-sizes {} does not match the {} rank(s) started by {}",
-                                   f.world_sizes, world.world_size, world.source));
-    return run_external(f, pcts);
-  }
-  return run_sweep(f, sizes, pcts);
+namespace {
+
+// What can be checked without LibTorch; the job checks the rest.
+void check_ddp(DdpFlags& f) {
+  finish_run_options(f.run);  // backend built in, --timeout, --json writable
+  check_train_flags(f.train, f.run.comm.backend);
+  report::parse_percentiles(f.percentiles, "--percentiles");
+  // Without --world-sizes, --device cuda sweeps the GPUs there are: the job counts them.
+  if (!f.world_sizes_given && f.train.device != "cpu") return;
+  check_ddp_world_sizes(f, parse_world_sizes(f.world_sizes_given ? f.world_sizes
+                                                                  : train::default_world_sizes("cpu", 0)));
 }
 
 }  // namespace
@@ -306,7 +77,8 @@ Action register_ddp(CLI::App& app) {
   cmd->add_option("--label", f->label, "(internal) row label")->group("");
   return [f, world_sizes]() {
     f->world_sizes_given = world_sizes->count() > 0;
-    return run_ddp(*f);
+    check_ddp(*f);
+    return ddp_job(*f);
   };
 }
 

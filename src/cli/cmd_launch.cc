@@ -7,7 +7,6 @@
 
 #include "cli/commands.h"
 #include "cli/run_options.h"
-#include "comm/store.h"
 #include "core/net_route.h"
 #include "core/units.h"
 #include "launch/binding.h"
@@ -120,10 +119,7 @@ Action register_launch(CLI::App& app) {
       return flagged ? std::nullopt : env(name);
     });
     const std::string used = launch::apply_node_plan(plan, *opts, node_rank->count() > 0, master_addr->count() > 0);
-    if (!used.empty()) {
-      opts->extra_env.push_back(std::string(launch::kNodePlanEnv) + "=" + used);
-      if (opts->verbose) fmt::print(stderr, "dtbench launch: from the environment: {}\n", used);
-    }
+    if (!used.empty()) opts->extra_env.push_back(std::string(launch::kNodePlanEnv) + "=" + used);
     opts->cpu_sets = plan_local_binding(*bind, opts->nproc_per_node);
     opts->torchrun_threads = true;  // OMP_NUM_THREADS=1 with several workers, unless set (torchrun's)
     return launch_node(*opts, *command);

@@ -1,16 +1,13 @@
 // `dtbench models`: every model with its parameter tensors, elements, size
 // and FLOPs per example at the input `dtbench ddp` gives it by default.
-#include <algorithm>
-#include <iostream>
+// The command's flags; its run is models_job (cli/jobs/models.cc).
+#include <memory>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "models/model.h"
+#include "cli/jobs.h"
 #include "report/json_io.h"
-#include "train/flops.h"
-#include "train/train_options.h"
 
 namespace dtbench::cli {
 
@@ -20,55 +17,11 @@ Action register_models(CLI::App& app) {
       "List the models: parameter tensors, elements, MB (float32), forward multiply-adds and training "
       "FLOPs per example at dtbench ddp's default input (images 224x224 or the model's minimum, "
       "128 tokens, 1024 features), description");
-  auto json_path = std::make_shared<std::string>();
-  cmd->add_option("--json", *json_path, "Also write the list as JSON to this file");
-  return [json_path]() {
-    if (!json_path->empty()) report::require_writable_path(*json_path, "--json");
-    std::cout << fmt::format("{:<18} {:>8} {:>13} {:>10} {:>10} {:>12} {:>11}  {}\n", "model", "tensors",
-                             "elements", "MB", "input", "fwd GMAC/ex", "train GFLOP", "description");
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    const train::TrainOptions defaults;
-    for (const auto& entry : models::model_registry()) {
-      std::int64_t tensors = 0, elements = 0;
-      double macs = 0;
-      std::string input;
-      if (entry.count_parameters && entry.forward_macs) {  // from the shapes: no multi-GB model made
-        elements = entry.count_parameters(entry.defaults);
-        tensors = -1;
-        macs = entry.forward_macs(entry.defaults, defaults.seq_len);
-        input = fmt::format("{} tok", defaults.seq_len);
-      } else {
-        auto model = entry.make(entry.defaults);
-        for (const auto& p : model->module()->parameters()) {
-          ++tensors;
-          elements += p.numel();
-        }
-        model.reset();
-        train::TrainOptions o;
-        o.model = entry.name;
-        o.image_size = std::max(defaults.image_size, entry.min_image_size);
-        macs = train::measure_forward_cost(o).macs_per_example;
-        input = entry.input == models::InputKind::kImage    ? fmt::format("{0}x{0}", o.image_size)
-                : entry.input == models::InputKind::kTokens ? fmt::format("{} tok", o.seq_len)
-                                                            : fmt::format("{} feat", entry.defaults.in_features);
-      }
-      const double mb = static_cast<double>(elements) * 4 / 1e6;
-      const double train_flops = 6 * macs;  // forward + backward ~ 3 forward passes, 2 FLOPs per MAC
-      std::cout << fmt::format("{:<18} {:>8} {:>13} {:>10.1f} {:>10} {:>12.3f} {:>11.2f}  {}\n", entry.name,
-                               tensors >= 0 ? std::to_string(tensors) : std::string("-"), elements, mb,
-                               input, macs / 1e9, train_flops / 1e9, entry.description);
-      std::cout.flush();
-      list.push_back({{"name", entry.name},
-                      {"tensors", tensors >= 0 ? nlohmann::ordered_json(tensors) : nlohmann::ordered_json()},
-                      {"elements", elements},
-                      {"megabytes_fp32", mb},
-                      {"input", input},
-                      {"forward_macs_per_example", macs},
-                      {"train_flops_per_example", train_flops},
-                      {"description", entry.description}});
-    }
-    if (!json_path->empty()) report::write_json_atomic(*json_path, list);
-    return 0;
+  auto f = std::make_shared<ModelsFlags>();
+  cmd->add_option("--json", f->json_path, "Also write the list as JSON to this file");
+  return [f]() {
+    if (!f->json_path.empty()) report::require_writable_path(f->json_path, "--json");
+    return models_job(*f);
   };
 }
 

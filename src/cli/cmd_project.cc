@@ -3,31 +3,26 @@
 // --trace, or a model and per-phase times) and a network (measured `dtbench
 // comm` reports, or bandwidth and latency per level). docs/metrics.md
 // "Projection" derives the model.
+// The command's flags; its run is project_job (cli/jobs/project.cc).
 #include <algorithm>
-#include <iostream>
 #include <memory>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "cli/commands.h"
-#include "cli/project_flags.h"
-#include "cli/project_profile.h"
+#include "cli/jobs.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "project/comm_fit.h"
-#include "project/profile.h"
-#include "project/project_reporter.h"
-#include "project/projection.h"
 #include "report/json_io.h"
 #include "train/train_options.h"
 
 namespace dtbench::cli {
 namespace {
 
-std::vector<int> parse_world_sizes(const std::string& text) {
+std::vector<int> parse_projected_world_sizes(const std::string& text) {
   std::vector<int> out;
   for (const auto& item : split_list(text)) {
     const auto v = parse_number(item);
@@ -66,7 +61,9 @@ project::MeasuredLevel make_level(const std::string& bw, const std::string& late
   return m;
 }
 
-int run_project(const ProjectFlags& f) {
+}  // namespace
+
+ProjectPlan project_plan(const ProjectFlags& f) {
   if (!f.json.empty()) report::require_writable_path(f.json, "--json");
   if (f.profile.empty() == f.model.empty())
     throw UsageError("give the compute profile either as --profile REPORT (a `dtbench ddp --trace` report) or as "
@@ -83,8 +80,10 @@ int run_project(const ProjectFlags& f) {
         "(profile the size to project: `dtbench ddp --world-sizes 1 --trace T --json R`; --batch-size and "
         "--seq-len move a report's profile)",
         fmt::join(f.model_only_given, ", ")));
-  project::ProjectOptions o;
-  const auto strategies = project::parse_strategies(f.reducers);
+  ProjectPlan plan;
+  auto& o = plan.options;
+  plan.strategies = project::parse_strategies(f.reducers);
+  const auto& strategies = plan.strategies;
   if (f.optimizer == "sgd") o.memory.optimizer_states = 1;
   else if (f.optimizer == "adamw") o.memory.optimizer_states = 2;
   else throw UsageError(fmt::format("--optimizer: '{}' is not an optimizer (use sgd or adamw)", f.optimizer));
@@ -117,7 +116,7 @@ int run_project(const ProjectFlags& f) {
     throw UsageError(fmt::format("--reduce-scatter: '{}' is not native or allreduce", f.reduce_scatter));
   if (!f.activation_memory.empty() && !f.profile.empty())
     throw UsageError("--activation-memory goes with --model; a --profile report's activations are measured");
-  o.world_sizes = parse_world_sizes(f.world_sizes);
+  o.world_sizes = parse_projected_world_sizes(f.world_sizes);
   o.algo = project::parse_algo(f.algo);
   o.overlap = !f.no_overlap;
   o.cores_per_node = f.cores_per_node;
@@ -154,28 +153,8 @@ int run_project(const ProjectFlags& f) {
   for (auto* s : {&o.net.all_gather, &o.net.reduce_scatter})
     for (auto* l : {&s->intra, &s->inter})
       if (*l) scale(**l);
-
-  project::ComputeProfile p = project_profile(f);
-
-  std::vector<project::StrategyProjection> all;
-  for (auto s : strategies) {
-    o.strategy = s;
-    all.push_back({o, project::project(p, o)});
-  }
-  std::ostringstream text;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    if (i > 0) text << "\n";
-    project::write_projection_table(text, p, all[i].options, all[i].rows);
-  }
-  std::cout << text.str();
-  if (!f.json.empty()) {
-    report::write_json_atomic(f.json, project::projection_json(p, all));
-    std::cout << "Report: " << f.json << "\n";
-  }
-  return 0;
+  return plan;
 }
-
-}  // namespace
 
 Action register_project(CLI::App& app) {
   auto f = std::make_shared<ProjectFlags>();
@@ -270,7 +249,8 @@ Action register_project(CLI::App& app) {
       if (cmd->get_option(name)->count() > 0) f->model_only_given.push_back(name);
     f->batch_given = cmd->get_option("--batch-size")->count() > 0;
     f->seq_given = cmd->get_option("--seq-len")->count() > 0;
-    return run_project(*f);
+    project_plan(*f);
+    return project_job(*f);
   };
 }
 

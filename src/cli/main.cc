@@ -1,6 +1,8 @@
 // dtbench: distributed deep-learning training benchmarks.
 // main() parses the command line, runs one subcommand and maps errors to exit
-// codes: 0 success, 1 runtime failure, 2 usage error, 3 wrong results.
+// codes: 0 success, 1 runtime failure, 2 usage error, 3 wrong results. Both
+// executables run it: the front end (dtbench) and dtbench-torch, to which the
+// front end hands the commands that need LibTorch (cli/jobs.h).
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -13,7 +15,7 @@
 #include "build_config.h"
 #include "cli/commands.h"
 #include "cli/run_options.h"
-#include "comm/liveness.h"
+#include "cli/jobs.h"
 #include "core/allocator.h"
 #include "core/error.h"
 #include "launch/launcher.h"
@@ -38,21 +40,22 @@ int fail(int code, const std::string& msg) {
   return code;
 }
 
-// The exit status, after the heartbeat thread (comm/liveness) has stopped:
-// static destructors must not run while it is inside a store request. If it
-// does not finish in time, the process ends without them (output flushed).
+// The exit status, after what a job left running has stopped (cli/jobs.h:
+// the heartbeat thread must not be inside a store request while static
+// destructors run). If it does not stop in time, the process ends without
+// them (output flushed).
 int finish(int code) {
   // Ended by a signal the launcher forwarded to its workers: die by it, so
   // the caller (a shell loop, a scheduler) sees the signal, not a status.
   if (const int sig = dtbench::launch::interrupted_by(); sig != 0) {
-    dtbench::comm::stop_heartbeat();
+    dtbench::cli::end_jobs();
     std::cout.flush();
     std::cerr.flush();
     std::fflush(nullptr);
     std::signal(sig, SIG_DFL);
     std::raise(sig);
   }
-  if (!dtbench::comm::stop_heartbeat()) {
+  if (!dtbench::cli::end_jobs()) {
     std::cout.flush();
     std::cerr.flush();
     std::fflush(nullptr);

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/factory.h"
+#include "comm/factory.h"  // CommOptions
 #include "launch/launcher.h"
 
 namespace CLI {

@@ -29,25 +29,29 @@ struct Entry {
   Maker make;  // empty when not built
 };
 
+// known_backends()'s rows with their versions and constructors.
 std::vector<Entry> table() {
   std::vector<Entry> t;
-  t.push_back({{"gloo", true, std::string("c10d ProcessGroupGloo, LibTorch ") + compat::torch_version(),
-                "CPU collectives over TCP (c10d ProcessGroupGloo)", true},
-               make_gloo_communicator});
+  for (auto& info : known_backends()) {
+    Entry e{info, {}};
+    if (info.name == "gloo") {
+      e.info.version = std::string("c10d ProcessGroupGloo, LibTorch ") + compat::torch_version();
+      e.make = make_gloo_communicator;
+    }
 #if DTBENCH_HAVE_MPI
-  t.push_back({{"mpi", true, mpi_library_version(),
-                "MPI collectives through the MPI C API (run under mpirun)", false},
-               make_mpi_communicator});
-#else
-  t.push_back({{"mpi", false, "", "MPI collectives (not built: no MPI found at build time)"}, {}});
+    if (info.name == "mpi") {
+      e.info.version = mpi_library_version();
+      e.make = make_mpi_communicator;
+    }
 #endif
 #if DTBENCH_HAVE_NCCL
-  t.push_back({{"nccl", true, nccl_library_version(),
-                "GPU collectives (c10d ProcessGroupNCCL; CUDA tensors, one GPU per rank)", true},
-               make_nccl_communicator});
-#else
-  t.push_back({{"nccl", false, "", "GPU collectives (not built: this LibTorch has no CUDA; build the wheel flavour, make TORCH=wheel)"}, {}});
+    if (info.name == "nccl") {
+      e.info.version = nccl_library_version();
+      e.make = make_nccl_communicator;
+    }
 #endif
+    t.push_back(e);
+  }
   return t;
 }
 
@@ -57,27 +61,6 @@ std::vector<BackendInfo> backends() {
   std::vector<BackendInfo> out;
   for (const auto& e : table()) out.push_back(e.info);
   return out;
-}
-
-void require_c10d_group(const std::string& backend) {
-  for (const auto& e : table())
-    if (e.info.name == backend && !e.info.c10d_group)
-      throw UsageError(fmt::format(
-          "--reducer ddp drives c10d::Reducer, which needs a c10d process group; the {} backend "
-          "has none in this build (use --backend gloo, or --reducer overlap/sync with {})",
-          backend, backend));
-}
-
-void require_backend(const std::string& name) {
-  std::string known;
-  for (const auto& e : table()) {
-    if (e.info.name == name) {
-      if (!e.info.built) throw UsageError(fmt::format("backend '{}' is not built into this dtbench: {}", name, e.info.description));
-      return;
-    }
-    known += (known.empty() ? "" : ", ") + e.info.name;
-  }
-  throw UsageError(fmt::format("unknown backend '{}' (valid: {})", name, known));
 }
 
 std::unique_ptr<Communicator> make_communicator(const launch::World& world,

@@ -1,7 +1,8 @@
 #pragma once
-// The one place that knows which backends exist in this build. Backends are
-// rows in a table (name, availability, constructor); the #if guards for
-// optional backends live in factory.cc and in each backend's folder only.
+// The one place that makes a backend's communicator. Backends are rows in a
+// table (comm/backends.h's name and availability, the library's version, the
+// constructor); the #if guards for optional backends live in factory.cc and
+// in each backend's folder only.
 #include <chrono>
 #include <memory>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "comm/backends.h"
 #include "launch/world.h"
 
 namespace dtbench::comm {
@@ -27,22 +29,9 @@ struct CommOptions {
   int gloo_threads = 2;
 };
 
-struct BackendInfo {
-  std::string name;
-  bool built = false;       // compiled into this binary
-  std::string version;      // library version string, when built
-  std::string description;  // one line
-  bool c10d_group = false;  // offers a c10d::ProcessGroup (what --reducer ddp needs)
-};
-
-// Every backend dtbench knows, built or not.
+// Every backend dtbench knows, built or not, with its library's version
+// (comm/backends.h's list; require_backend and require_c10d_group are there).
 std::vector<BackendInfo> backends();
-
-// Throws UsageError for an unknown backend or one not built in.
-void require_backend(const std::string& name);
-
-// Throws UsageError when `backend` cannot drive c10d::Reducer (--reducer ddp).
-void require_c10d_group(const std::string& backend);
 
 // Creates the communicator for this rank. Throws UsageError (unknown backend,
 // bad interface) or CommError (rendezvous failed).

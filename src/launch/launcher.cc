@@ -150,11 +150,34 @@ void validate_options(const LaunchOptions& opts, const std::vector<std::string>&
 
 int interrupted_by() { return g_interrupted_by.load(); }
 
-std::string self_executable() {
+namespace {
+
+std::string running_executable() {
   char buf[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   if (n <= 0) throw IoError("cannot resolve /proc/self/exe");
   return std::string(buf, static_cast<std::size_t>(n));
+}
+
+// `name` in the folder of `path`.
+std::string beside(const std::string& path, const std::string& name) {
+  return path.substr(0, path.rfind('/') + 1) + name;
+}
+
+}  // namespace
+
+std::string self_executable() {
+  const std::string exe = running_executable();
+  if (exe.substr(exe.rfind('/') + 1) == kTorchHalfName) {
+    const std::string front = beside(exe, kFrontEndName);
+    if (access(front.c_str(), X_OK) == 0) return front;
+  }
+  return exe;
+}
+
+std::string torch_half_executable() {
+  const std::string path = beside(running_executable(), kTorchHalfName);
+  return access(path.c_str(), X_OK) == 0 ? path : "";
 }
 
 bool runs_this_executable(const std::string& command) {
@@ -178,7 +201,7 @@ bool runs_this_executable(const std::string& command) {
       pos = end + 1;
     }
   }
-  return !found.empty() && found == resolved(self_executable());
+  return !found.empty() && (found == resolved(self_executable()) || found == resolved(running_executable()));
 }
 
 LaunchResult launch(const LaunchOptions& options, const std::vector<std::string>& argv) {

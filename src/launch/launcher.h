@@ -95,11 +95,25 @@ LaunchResult launch(const LaunchOptions& opts, const std::vector<std::string>& a
 // program re-raises it at exit (a shell loop around it then stops too).
 int interrupted_by();
 
-// Absolute path of the running executable (/proc/self/exe).
+// dtbench is two executables of one build, side by side: `dtbench`, the
+// front end (no LibTorch: it parses and checks every command line, prints
+// help and runs what needs no tensor), and `dtbench-torch`, which runs the
+// commands that need LibTorch (cli/hand_off.cc execs it with the same
+// arguments). Their file names:
+inline constexpr const char* kFrontEndName = "dtbench";
+inline constexpr const char* kTorchHalfName = "dtbench-torch";
+
+// Absolute path of the dtbench that runs: the front end's, also from within
+// dtbench-torch (workers, ranks and Ray actors are started through it, so
+// their command lines read `dtbench ...`).
 std::string self_executable();
 
+// Absolute path of dtbench-torch beside the running executable ("" if absent).
+std::string torch_half_executable();
+
 // Whether `command` (a path, or a name looked up in PATH as execvp does)
-// is this very executable: its workers are dtbench ranks of this build.
+// is this very build's dtbench (its front end, or dtbench-torch): its
+// workers are dtbench ranks of this build.
 bool runs_this_executable(const std::string& command);
 
 }  // namespace dtbench::launch

@@ -74,14 +74,6 @@ report::CommTiming measure(const CollectiveDef& def, const CollArgs& args, bool 
 
 }  // namespace
 
-void validate_comm_options(const CommBenchOptions& opts, int world_size) {
-  if (opts.root < 0 || opts.root >= world_size)
-    throw UsageError(fmt::format("--root {} is not a rank of this {}-rank job", opts.root, world_size));
-  if (opts.iters < 1) throw UsageError("--iters must be at least 1");
-  if (opts.warmup < 0) throw UsageError("--warmup must not be negative");
-  size_sweep(opts.sweep);
-}
-
 CommBenchResult run_comm_bench(comm::Communicator& comm, const CommBenchOptions& opts,
                                const std::function<void(const report::CommRecord&)>& on_record) {
   validate_comm_options(opts, comm.size());

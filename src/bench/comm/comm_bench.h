@@ -7,9 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/comm/sweep.h"
-#include "comm/types.h"
-#include "launch/topology.h"
+#include "bench/comm/comm_options.h"
 #include "report/comm_record.h"
 
 namespace dtbench::comm {
@@ -18,42 +16,11 @@ class Communicator;
 
 namespace dtbench::bench {
 
-struct CommBenchOptions {
-  // Collectives to run, in order. Default: allreduce.
-  std::vector<comm::Collective> collectives{comm::Collective::kAllreduce};
-  // Message sizes (see sweep.h).
-  SweepOptions sweep;
-  // Timed iterations per size. Default 20.
-  int iters = 20;
-  // Untimed iterations before timing. Default 5.
-  int warmup = 5;
-  // Verify results (#wrong). Default on.
-  bool check = true;
-  comm::DType dtype = comm::DType::kFloat32;
-  comm::ReduceOp op = comm::ReduceOp::kSum;
-  // Root rank of broadcast and reduce. Default 0.
-  int root = 0;
-  // Run the out-of-place / in-place variants. Default both.
-  bool out_of_place = true;
-  bool in_place = true;
-  // Buffers on "cpu" or "cuda" (GPU `device_index`, the rank's LOCAL_RANK):
-  // data is made and checked there. Default "cpu".
-  std::string device = "cpu";
-  int device_index = 0;
-  // Which node each rank is on (comm::gather_topology); fills node_us.
-  // Empty: no per-node times.
-  launch::Topology topology;
-};
-
 struct CommBenchResult {
   std::vector<report::CommRecord> records;
   // "reduce_scatter: gloo: ... does not implement reduce_scatter" per skipped collective.
   std::vector<std::string> skipped;
 };
-
-// Checks the options against the job before anything runs: root within the
-// world, iterations, the size sweep. Throws UsageError.
-void validate_comm_options(const CommBenchOptions& opts, int world_size);
 
 // Runs on every rank (all ranks pass the same options). Throws UsageError for
 // options that cannot apply to this world (root out of range).

@@ -10,22 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/run_options.h"
+#include "cli/train_flags.h"
 #include "train/train_options.h"
-
-namespace CLI {
-class App;
-}
 
 namespace dtbench::cli {
 
-// The training flags of `ddp` and `compare` (model size, batch, iterations,
-// threads, seed, SGD, --amp, --no-broadcast-buffers ...). With `grid`,
-// --model, --reducer, --bucket-cap-mb and --compression are left to the
-// caller (compare takes lists).
-void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid);
-
-// "1,2,4" -> {1, 2, 4}; throws UsageError naming --world-sizes.
-std::vector<int> parse_world_sizes(const std::string& text);
 
 // Intra-op threads per rank for every job of a sweep on this host: the
 // requested count, or (0 = auto) the cores divided by the largest rank count
@@ -51,12 +40,9 @@ struct DdpJobOutcome {
 DdpJobOutcome run_ddp_job(const train::TrainOptions& t, const RunOptions& run, int world,
                           const std::string& label);
 
-// --trace FILE for one row / grid point of a sweep: FILE with the run's name
-// before its extension ("t.json", "1N/2R" -> "t.1N-2R.json").
-std::string trace_path_for(const std::string& base, const std::string& run);
-
-// Throws UsageError when the options cannot run at all (bad values, a
-// reducer the backend cannot serve, an unknown model or too small image).
+// Throws UsageError when the options cannot run at all: check_train_flags's
+// reasons, and those that need LibTorch (fp16 autocast on this CPU, the GPUs,
+// an unknown model or too small image).
 void check_trainable(const train::TrainOptions& t, const std::string& backend);
 
 }  // namespace dtbench::cli

@@ -1,4 +1,4 @@
-#include "cli/project_profile.h"
+#include "cli/jobs/project_profile.h"
 
 #include <fmt/format.h>
 
