@@ -122,6 +122,7 @@ Action register_launch(CLI::App& app) {
     if (!used.empty()) opts->extra_env.push_back(std::string(launch::kNodePlanEnv) + "=" + used);
     opts->cpu_sets = plan_local_binding(*bind, opts->nproc_per_node);
     opts->torchrun_threads = true;  // OMP_NUM_THREADS=1 with several workers, unless set (torchrun's)
+    launch::validate_options(*opts, *command);
     return launch_node(*opts, *command);
   };
 }

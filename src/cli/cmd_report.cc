@@ -10,6 +10,8 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/units.h"
+#include "report/csv_report.h"
 #include "report/html_report.h"
 #include "report/json_io.h"
 #include "report/report_data.h"
@@ -22,11 +24,14 @@ struct ReportFlags {
   std::string html = "dtbench-report.html";
   std::string csv;
   std::string title = "dtbench report";
+  std::string ceiling;  // --busbw-ceiling
 };
 
 int run_report(const ReportFlags& f) {
   if (!f.html.empty()) report::require_writable_path(f.html, "-o");
   if (!f.csv.empty()) report::require_writable_path(f.csv, "--csv");
+  report::FindingsOptions findings;
+  if (!f.ceiling.empty()) findings.busbw_ceiling_gbs = parse_bandwidth(f.ceiling, "--busbw-ceiling") / 1e9;
   std::vector<report::ReportSource> sources;
   for (const auto& path : f.inputs) sources.push_back(report::load_report_source(path));
   bool any = false;
@@ -34,7 +39,7 @@ int run_report(const ReportFlags& f) {
   if (!any) throw UsageError("the inputs hold no runs and no comm results: nothing to chart");
   // Everything is rendered before anything is written: no half-written output.
   std::ostringstream html, csv;
-  if (!f.html.empty()) report::write_html(html, sources, f.title);
+  if (!f.html.empty()) report::write_html(html, sources, f.title, findings);
   if (!f.csv.empty()) report::write_csv(csv, sources);
   if (!f.html.empty()) {
     report::write_text_atomic(f.html, html.str());
@@ -61,6 +66,9 @@ Action register_report(CLI::App& app) {
   cmd->add_option("-o,--output", f->html, "HTML file to write (\"\" = none)")->capture_default_str();
   cmd->add_option("--csv", f->csv, "Also write the data as tidy CSV here");
   cmd->add_option("--title", f->title, "Page title")->capture_default_str();
+  cmd->add_option("--busbw-ceiling", f->ceiling,
+                  "The link's bandwidth, to state each collective's peak busbw as a share of it (e.g. "
+                  "100Gbit/s, 25GB/s, 4x200Gbit/s)");
   return [f]() { return run_report(*f); };
 }
 

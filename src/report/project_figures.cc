@@ -71,25 +71,25 @@ void add_project_figures(std::vector<Figure>& figs, const std::vector<ReportSour
       if (!mem.x.empty()) m.series.push_back(std::move(mem));
     }
     const std::string id = slug(file_basename(s.path));
-    figs.push_back({"project-time-" + id,
+    figs.push_back(chart_figure("project-time-" + id,
                     "`dtbench project`: DDP's iteration = forward + max(backward, last bucket's allreduce done) + "
                     "optimizer + DDP's fixed cost; the sharded strategies' as docs/metrics.md \"Projection: sharded "
                     "strategies\"; measured points from the same or --measured reports.",
-                    render_svg(t)});
-    figs.push_back({"project-efficiency-" + id,
-                    "Projected weak-scaling efficiency = iteration(1 rank) / iteration(N).", render_svg(e)});
+                    render_svg(t)));
+    figs.push_back(chart_figure("project-efficiency-" + id,
+                    "Projected weak-scaling efficiency = iteration(1 rank) / iteration(N).", render_svg(e)));
     if (!several && m.series.empty()) continue;  // a DDP-only report from before the memory figures
-    figs.push_back({"project-rate-" + id,
+    figs.push_back(chart_figure("project-rate-" + id,
                     "Projected throughput per rank (tokens/s for token models, else examples/s), one line per "
                     "strategy.",
-                    render_svg(r)});
+                    render_svg(r)));
     if (m.series.empty()) continue;
     if (s.projection_memory_limit > 0)
       m.series.push_back({"memory limit", {lo, hi}, {s.projection_memory_limit / kGiB, s.projection_memory_limit / kGiB}, {}});
-    figs.push_back({"project-memory-" + id,
+    figs.push_back(chart_figure("project-memory-" + id,
                     "Projected memory per rank: model states + gathered units + buffers + activations (where "
                     "known), one line per strategy; the --memory-per-rank limit across.",
-                    render_svg(m)});
+                    render_svg(m)));
   }
 }
 

@@ -5,7 +5,7 @@
 // strategy, the --memory-per-rank limit drawn across the memory chart.
 #include <vector>
 
-#include "report/html_report.h"
+#include "report/figures.h"
 #include "report/report_data.h"
 
 namespace dtbench::report {

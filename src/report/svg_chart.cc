@@ -26,16 +26,18 @@ std::string number(double v) {
   return fmt::format("{:g}", std::round(v * 1000) / 1000);
 }
 
-std::string open_svg(const std::string& title, const std::string& x_label,
-                     const std::string& y_label) {
+// `extra`: height below the plot beyond the usual (long slanted labels).
+std::string open_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
+                     double extra = 0) {
+  const double height = kHeight + extra;
   std::string s = fmt::format(
       "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {0} {1}\" "
       "width=\"{0}\" height=\"{1}\" role=\"img\" aria-label=\"{2}\">\n",
-      kWidth, kHeight, html_escape(title));
+      kWidth, height, html_escape(title));
   s += fmt::format("<text class=\"title\" x=\"{}\" y=\"20\" text-anchor=\"middle\">{}</text>\n",
                    kLeft + kPlotW / 2, html_escape(title));
   s += fmt::format("<text class=\"xlabel\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                   kLeft + kPlotW / 2, kHeight - 12, html_escape(x_label));
+                   kLeft + kPlotW / 2, height - 12, html_escape(x_label));
   s += fmt::format(
       "<text class=\"ylabel\" x=\"16\" y=\"{0}\" text-anchor=\"middle\" "
       "transform=\"rotate(-90 16 {0})\">{1}</text>\n",
@@ -141,8 +143,12 @@ std::string render_svg(const LineChart& c) {
   // x ticks: the data's own x values (few), else a linear/log spread.
   std::sort(xs.begin(), xs.end());
   xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+  // The data's own values when there are few and their labels have room
+  // (rank counts, message sizes); else evenly spaced ticks.
   std::vector<double> xt;
-  if (xs.size() <= 12) {
+  double gap = kPlotW;
+  for (std::size_t i = 1; i < xs.size(); ++i) gap = std::min(gap, px(xs[i]) - px(xs[i - 1]));
+  if (xs.size() <= 12 && gap >= 48) {
     xt = xs;
   } else if (c.log_x) {
     for (double e = std::ceil(xlo); e <= xhi; e += std::max(1.0, std::ceil((xhi - xlo) / 10)))
@@ -155,7 +161,7 @@ std::string render_svg(const LineChart& c) {
     if (x < kLeft - 0.5 || x > kLeft + kPlotW + 0.5) continue;
     s += fmt::format(
         "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#999\"/>"
-        "<text class=\"tick\" x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+        "<text class=\"tick xtick\" x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
         x, kTop + kPlotH, kTop + kPlotH + 5, kTop + kPlotH + 18,
         c.x_bytes ? format_bytes(static_cast<std::uint64_t>(t)) : number(t));
   }
@@ -186,8 +192,18 @@ std::string render_svg(const LineChart& c) {
 }
 
 std::string render_svg(const BarChart& c) {
-  std::string s = open_svg(c.title, "", c.y_label);
   const std::size_t n = c.categories.size();
+  // Category labels slant just enough that neighbours, a slot apart, clear
+  // each other (the distance between two parallel labels is slot × sin of
+  // the angle; a label is about 14 px tall), from 20° up to vertical; the
+  // chart grows downwards for what the longest one then needs.
+  constexpr double kLabelHeight = 14, kCharWidth = 6.2;
+  const double slot_w = n > 0 ? kPlotW / static_cast<double>(n) : kPlotW;
+  const double slant = std::clamp(std::asin(std::min(1.0, kLabelHeight / slot_w)), 20 * M_PI / 180, M_PI / 2);
+  std::size_t longest = 0;
+  for (const auto& cat : c.categories) longest = std::max(longest, cat.size());
+  const double drop = 14 + static_cast<double>(longest) * kCharWidth * std::sin(slant) + 6;
+  std::string s = open_svg(c.title, "", c.y_label, std::max(0.0, drop - kBottom));
   double yhi = 0;
   for (std::size_t i = 0; i < n; ++i) {
     double stack = 0;
@@ -224,9 +240,9 @@ std::string render_svg(const BarChart& c) {
     }
     const double cx = x0 + group_w / 2;
     labels += fmt::format(
-        "<text class=\"tick\" x=\"{0:.1f}\" y=\"{1}\" text-anchor=\"end\" "
-        "transform=\"rotate(-20 {0:.1f} {1})\">{2}</text>\n",
-        cx, kTop + kPlotH + 14, html_escape(c.categories[i]));
+        "<text class=\"tick xtick\" x=\"{0:.1f}\" y=\"{1}\" text-anchor=\"end\" "
+        "transform=\"rotate({3:.0f} {0:.1f} {1})\">{2}</text>\n",
+        cx, kTop + kPlotH + 14, html_escape(c.categories[i]), -slant * 180 / M_PI);
   }
   std::vector<std::string> names;
   for (const auto& ser : c.series) names.push_back(ser.name);

@@ -6,11 +6,8 @@
 //    (cast to float16 first with --compression fp16, Horovod's
 //    Compression.fp16) as soon as autograd produced it;
 //  - a background thread wakes every cycle time, takes what was enqueued and
-//    agrees with the other ranks which tensors every rank has ready: with
-//    the response cache (tensors seen before have a bit each) one AND
-//    across ranks of the ready bits; a request not in the cache goes to the
-//    coordinator (rank 0: requests gathered, a message table counts them,
-//    the fused response list is broadcast back);
+//    agrees with the other ranks which tensors every rank has ready
+//    (horovod_controller.h: the response cache, the coordinator);
 //  - the ready responses are fused in order up to the fusion threshold
 //    (horovod_plan.h), and each fused group is copied into the fusion
 //    buffer, allreduced (sum), scaled by 1 / size and copied out;
@@ -37,6 +34,7 @@
 #include <torch/torch.h>
 
 #include "core/error.h"
+#include "train/horovod_controller.h"
 #include "train/horovod_plan.h"
 #include "train/replicas.h"
 #include "train/strategies.h"
@@ -71,8 +69,7 @@ class HorovodStrategy : public Strategy {
         threshold_(hvd::fusion_threshold_bytes(
             static_cast<std::int64_t>(opts.fusion_threshold_mb * 1024 * 1024), local_world_size())),
         cycle_(std::chrono::duration<double, std::milli>(opts.cycle_time_ms)),
-        cache_(hvd::kDefaultCacheCapacity),
-        table_(comm.size()) {
+        controller_(comm, threshold_, params_.size()) {
     sync_initial_state(comm_, params_, buffers_);
     const std::size_t n = params_.size();
     broadcast_tensor_ = n;  // the buffer broadcast's request
@@ -83,6 +80,7 @@ class HorovodStrategy : public Strategy {
       bytes_of_[i] = params_[i].numel() * (fp16_ ? 2 : params_[i].element_size());
       dtype_of_[i] = fp16_ ? static_cast<int>(torch::kHalf) : static_cast<int>(params_[i].scalar_type());
     }
+    controller_.describe(bytes_of_, dtype_of_);
     if (fp16_) stats_.dtype = "fp16";
     submitted_.assign(n + 1, false);
     enqueued_at_.assign(n + 1, 0.0);
@@ -220,23 +218,6 @@ class HorovodStrategy : public Strategy {
           std::chrono::duration_cast<std::chrono::milliseconds>(bound).count(), outstanding_));
   }
 
-  // Waits for one of the loop's collectives by polling it, giving the CPU
-  // away between polls, rather than sleeping on the work's condition
-  // variable: a rank whose threads all sleep lets its idle vCPU halt, and
-  // every wake-up then pays the host's reschedule (docs/PERFORMANCE.md "Training: ranks bound to cores"). Horovod's
-  // threads poll too (its synchronize() loops on PollHandle; its gloo
-  // collectives run on the background thread itself, with no hand-off to a
-  // worker thread): on this VM blocking waits made this loop 2x slower than
-  // Horovod's on a small model (docs/PERFORMANCE.md "Horovod"). A poll that
-  // finds another thread runnable hands it the core (sched_yield), so
-  // backward's compute on the same core is not held up.
-  void finish_work(comm::WorkPtr w) {
-    const auto deadline = Clock::now() + comm_.timeout();
-    while (!w->done() && Clock::now() < deadline) std::this_thread::yield();
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    w->wait(std::max(left, std::chrono::milliseconds(1)));  // rethrows a failure; past the deadline, times out
-  }
-
   void stop() {
     if (!thread_.joinable()) return;
     shut_down_ = true;
@@ -253,8 +234,17 @@ class HorovodStrategy : public Strategy {
         const auto wake = last + std::chrono::duration_cast<Clock::duration>(cycle_);
         if (wake > Clock::now()) std::this_thread::sleep_until(wake);
         last = Clock::now();
-        bool agreed_shut_down = false;
-        auto responses = compute_responses(agreed_shut_down);
+        std::deque<hvd::Request> messages, retry;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          messages.swap(queue_);
+        }
+        bool agreed_shut_down = shut_down_;
+        auto responses = controller_.compute_responses(std::move(messages), retry, agreed_shut_down);
+        if (!retry.empty()) {
+          std::lock_guard<std::mutex> lock(mu_);
+          queue_.insert(queue_.end(), retry.begin(), retry.end());
+        }
         const double agreed_at = trace::clock_us();
         for (const auto& r : responses) perform(r, agreed_at);
         if (agreed_shut_down) break;
@@ -265,97 +255,6 @@ class HorovodStrategy : public Strategy {
     }
     std::lock_guard<std::mutex> lock(mu_);
     stopped_ = true;
-  }
-
-  // Horovod's Controller::ComputeResponseList.
-  std::vector<hvd::Response> compute_responses(bool& shut_down) {
-    std::deque<hvd::Request> messages;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      messages.swap(queue_);
-    }
-    const bool cache_on = cache_.capacity() > 0;
-    std::vector<std::uint32_t> hits;
-    bool uncached = false;
-    for (const auto& m : messages) {
-      if (cache_on && cache_.cached(m.tensor))
-        hits.push_back(cache_.bit(m.tensor));
-      else
-        uncached = true;
-    }
-    shut_down = shut_down_;
-    std::set<std::uint32_t> common;
-    if (cache_on) {
-      auto bits = hvd::encode_cache_bits(hits, shut_down, uncached, cache_.num_active_bits());
-      auto t = torch::from_blob(bits.data(), {static_cast<int64_t>(bits.size())}, torch::kInt32).clone();
-      finish_work(comm_.allreduce(t, t, comm::ReduceOp::kMin));
-      std::vector<std::int32_t> anded(t.data_ptr<std::int32_t>(), t.data_ptr<std::int32_t>() + t.numel());
-      const auto agreement = hvd::decode_cache_bits(anded);
-      common.insert(agreement.hits.begin(), agreement.hits.end());
-      shut_down = agreement.shut_down;
-      uncached = agreement.uncached;
-      // Cached requests not ready everywhere wait for the next cycle; the
-      // common ones are answered from the cache below.
-      std::deque<hvd::Request> rest, retry;
-      for (auto& m : messages) {
-        if (!cache_.cached(m.tensor))
-          rest.push_back(m);
-        else if (!common.count(cache_.bit(m.tensor)))
-          retry.push_back(m);
-      }
-      messages.swap(rest);
-      if (!retry.empty()) {
-        std::lock_guard<std::mutex> lock(mu_);
-        queue_.insert(queue_.end(), retry.begin(), retry.end());
-      }
-      if (!uncached) {
-        std::deque<hvd::Response> rs;
-        for (auto bit : common) rs.push_back(cache_.get(bit));
-        return hvd::fuse(std::move(rs), threshold_);
-      }
-    }
-    auto list = coordinate(messages, common, shut_down);
-    if (cache_on)
-      for (const auto& r : list)
-        if (r.type == hvd::OpType::kAllreduce) cache_.put(r, bytes_of_);
-    return list;
-  }
-
-  // The coordinator path: every rank's new requests to rank 0, which counts
-  // them in its message table and broadcasts the fused response list.
-  std::vector<hvd::Response> coordinate(const std::deque<hvd::Request>& messages,
-                                        const std::set<std::uint32_t>& common, bool& shut_down) {
-    const int size = comm_.size();
-    const auto width = static_cast<int64_t>(2 + params_.size() + 1);
-    auto mine = torch::zeros({width}, torch::kInt64);
-    auto* m = mine.data_ptr<int64_t>();
-    m[0] = shut_down ? 1 : 0;
-    m[1] = static_cast<int64_t>(messages.size());
-    for (std::size_t k = 0; k < messages.size(); ++k) m[2 + k] = static_cast<int64_t>(messages[k].tensor);
-    auto all = torch::empty({width * size}, torch::kInt64);
-    finish_work(comm_.allgather(mine, all));
-    auto list = torch::zeros({static_cast<int64_t>(hvd::max_encoded_responses(params_.size() + 1))},
-                             torch::kInt64);
-    if (comm_.rank() == 0) {
-      std::deque<hvd::Response> rs;
-      for (auto bit : common) rs.push_back(cache_.peek(bit));
-      const auto* a = all.data_ptr<int64_t>();
-      for (int r = 0; r < size; ++r) {
-        const auto* row = a + r * width;
-        shut_down = shut_down || row[0] != 0;
-        for (int64_t k = 0; k < row[1]; ++k) {
-          const auto t = static_cast<std::size_t>(row[2 + k]);
-          if (table_.add(t))
-            rs.push_back({t == broadcast_tensor_ ? hvd::OpType::kBroadcast : hvd::OpType::kAllreduce,
-                          dtype_of_[t], {t}, bytes_of_[t]});
-        }
-      }
-      const auto encoded = hvd::encode_responses(hvd::fuse(std::move(rs), threshold_), shut_down);
-      std::copy(encoded.begin(), encoded.end(), list.data_ptr<int64_t>());
-    }
-    finish_work(comm_.broadcast(list, list, 0));
-    return hvd::decode_responses(list.data_ptr<int64_t>(), static_cast<std::size_t>(list.numel()),
-                                 shut_down, bytes_of_);
   }
 
   // Horovod's PerformOperation for one (fused) response.
@@ -391,7 +290,7 @@ class HorovodStrategy : public Strategy {
       observer_.stage(group, trace::Stage::kMemcpyIn, t0, trace::clock_us());
     }
     observer_.collective_launch(group, r.bytes, wire_dtype_of(first), r.tensors);
-    finish_work(comm_.allreduce(buffer, buffer, comm::ReduceOp::kSum));
+    hvd::finish_work(comm_, comm_.allreduce(buffer, buffer, comm::ReduceOp::kSum));
     observer_.collective_done(group);
     buffer.mul_(1.0 / comm_.size());  // postscale: Average
     if (probe_) record_probe(r, buffer);
@@ -413,7 +312,7 @@ class HorovodStrategy : public Strategy {
     std::vector<torch::Tensor> grads;
     for (auto t : r.tensors) grads.push_back(params_[t].grad().reshape({-1}));
     auto exact = torch::cat(grads);
-    finish_work(comm_.allreduce(exact, exact, comm::ReduceOp::kSum));
+    hvd::finish_work(comm_, comm_.allreduce(exact, exact, comm::ReduceOp::kSum));
     exact.div_(static_cast<double>(comm_.size()));
     std::lock_guard<std::mutex> lock(mu_);
     add_compression_error(stats_, averaged.narrow(0, 0, exact.numel()), exact);
@@ -444,8 +343,7 @@ class HorovodStrategy : public Strategy {
   std::vector<int> dtype_of_;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
   // The background thread's own state.
-  hvd::ResponseCache cache_;
-  hvd::MessageTable table_;
+  hvd::Controller controller_;
   torch::Tensor fusion_float_, fusion_half_;
   // Shared with the training thread, under mu_.
   mutable std::mutex mu_;

@@ -39,8 +39,13 @@ export RAY_health_check_initial_delay_ms=1000 RAY_health_check_period_ms=500
 export RAY_health_check_timeout_ms=500 RAY_health_check_failure_threshold=3
 cd "$tmp/work"
 real_d=$(readlink -f "$D")
+# A dtbench process: the front end, or dtbench-torch beside it (its jobs).
+is_dtbench() {
+  local e; e=$(readlink -f "/proc/$1/exe" 2>/dev/null)
+  [ "$e" = "$real_d" ] || [ "$e" = "$(dirname "$real_d")/dtbench-torch" ]
+}
 left() { for ns in "$NS_A" "$NS_B"; do ip netns pids "$ns"; done | while read -r p; do
-  [ "$(readlink -f "/proc/$p/exe" 2>/dev/null)" = "$real_d" ] && echo "$p"; done; }
+  is_dtbench "$p" && echo "$p"; done; }
 # Each host keeps its Ray files apart (RAY_TMPDIR): both share this machine's /tmp.
 on_a() { in_a env RAY_TMPDIR="$tmp/a" "$@"; }
 on_b() { in_b env RAY_TMPDIR="$tmp/b" "$@"; }
@@ -154,7 +159,7 @@ rank1_pid() {
   local p
   for _ in $(seq 60); do
     for p in $(ip netns pids "$NS_B"); do
-      [ "$(readlink -f "/proc/$p/exe" 2>/dev/null)" = "$real_d" ] &&
+      is_dtbench "$p" &&
         tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx RANK=1 && { echo "$p"; return; }
     done
     sleep 0.5

@@ -99,10 +99,15 @@ export PATH="$tmp/bin:$PATH"
 cd "$tmp/work"
 # Every dtbench process on either host (none may be left).
 real_d=$(readlink -f "$D")
+# A dtbench process: the front end, or dtbench-torch beside it (its jobs).
+is_dtbench() {
+  local e; e=$(readlink -f "/proc/$1/exe" 2>/dev/null)
+  [ "$e" = "$real_d" ] || [ "$e" = "$(dirname "$real_d")/dtbench-torch" ]
+}
 # `left` leaves out the time-limit step running beside the others (its
 # --json is limit.json); `left all` counts it too.
 left() { for ns in "$NS_A" "$NS_B"; do ip netns pids "$ns"; done | while read -r p; do
-  [ "$(readlink -f "/proc/$p/exe" 2>/dev/null)" = "$real_d" ] || continue
+  is_dtbench "$p" || continue
   [ "${1:-}" != all ] && grep -qa limit.json "/proc/$p/cmdline" 2>/dev/null && continue
   echo "$p"; done; }
 

@@ -32,8 +32,13 @@ ln -s "$D" "$tmp/bin/dtbench"
 export PATH="$tmp/bin:$PATH"
 cd "$tmp/work"
 real_d=$(readlink -f "$D")
+# A dtbench process: the front end, or dtbench-torch beside it (its jobs).
+is_dtbench() {
+  local e; e=$(readlink -f "/proc/$1/exe" 2>/dev/null)
+  [ "$e" = "$real_d" ] || [ "$e" = "$(dirname "$real_d")/dtbench-torch" ]
+}
 left() { for ns in "$NS_A" "$NS_B"; do ip netns pids "$ns"; done | while read -r p; do
-  [ "$(readlink -f "/proc/$p/exe" 2>/dev/null)" = "$real_d" ] && echo "$p"; done; }
+  is_dtbench "$p" && echo "$p"; done; }
 # on_both NAME LIMIT CMD...: CMD on node0 and node1 at once; rc_a/rc_b, took.
 on_both() {
   local name=$1 limit=$2; shift 2

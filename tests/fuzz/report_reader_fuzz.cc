@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "report/compare_record.h"
 #include "report/ddp_diff.h"
+#include "report/csv_report.h"
 #include "report/html_report.h"
 #include "report/json_io.h"
 #include "report/report_data.h"

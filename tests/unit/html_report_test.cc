@@ -1,5 +1,6 @@
 // The report writers on literal inputs: SVG charts (ticks, escaping, marks,
 // empty charts), the HTML page and the tidy CSV.
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -7,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "report/csv_report.h"
+#include "report/figures.h"
 #include "report/html_report.h"
 #include "report/json_io.h"
 #include "report/svg_chart.h"
@@ -150,9 +153,13 @@ TEST(Html, TimeAgainstMemoryChartPerStrategy) {
   EXPECT_EQ(count(mem->svg, "<circle"), 4u);
   EXPECT_NE(mem->svg.find("peak tensor memory per rank (MiB)"), std::string::npos);
   EXPECT_NE(mem->svg.find(">fsdp<"), std::string::npos);
-  // Without recorded peaks (older reports) there is no such chart.
+  // Without recorded peaks (older reports) the chart is left out, saying why.
   for (auto& p : s.points) p.run.peak_bytes = -1;
-  for (const auto& f : report::build_figures({s})) EXPECT_NE(f.id, "memory-gpt2");
+  for (const auto& f : report::build_figures({s}))
+    if (f.id == "memory-gpt2") {
+      EXPECT_TRUE(f.svg.empty());
+      EXPECT_NE(f.omitted.find("peak tensor memory"), std::string::npos) << f.omitted;
+    }
 
   std::ostringstream csv;
   for (auto& p : s.points) p.run.peak_bytes = 150 << 20;
@@ -162,6 +169,75 @@ TEST(Html, TimeAgainstMemoryChartPerStrategy) {
       << csv.str();
   EXPECT_NE(csv.str().find(",peak_rss_bytes,max_rank,"), std::string::npos);
   EXPECT_NE(csv.str().find(",model_state_bytes,value,"), std::string::npos);
+}
+
+// Ticks: the data's own x values where their labels have room, evenly
+// spaced ones where they would be drawn over each other (two runs whose peak
+// memory differs by 0.05 MiB once printed "473.449" over "473.5").
+TEST(Svg, CloseXValuesGetEvenlySpacedTicks) {
+  report::LineChart c{"m", "MiB", "ms", false, false, {}};
+  c.series.push_back({"ddp", {473.449, 473.5, 480}, {10, 11, 12}, {}});
+  const auto svg = report::render_svg(c);
+  EXPECT_EQ(svg.find(">473.449<"), std::string::npos) << svg;
+  EXPECT_GE(count(svg, "class=\"tick xtick\""), 3u);
+  report::LineChart ranks{"r", "ranks", "ex/s", false, false, {}};
+  ranks.series.push_back({"ddp", {1, 2, 4, 8}, {1, 2, 4, 8}, {}});
+  const auto r = report::render_svg(ranks);
+  for (const char* t : {">1<", ">2<", ">4<", ">8<"}) EXPECT_NE(r.find(t), std::string::npos) << t;
+}
+
+// The page opens with what the runs found; a chart with nothing to draw (a
+// sweep without its 1-rank row has no efficiency) is left out with a line.
+TEST(Html, FindingsFirstAndEmptyChartsLeftOutWithAReason) {
+  auto s = literal_sources();
+  // Make 25 MB buckets faster at 2 ranks; peaks recorded.
+  for (auto& p : s.points) {
+    p.run.peak_bytes = (p.key.bucket_cap_mb == 1.0 ? 40 : 30) << 20;
+    if (p.key.world_size == 2 && p.key.bucket_cap_mb == 25.0)
+      for (auto& r : p.run.ranks) r.total = {0.1, 0.1};
+  }
+  const auto f = report::find_findings({s});
+  ASSERT_FALSE(f.sentences.empty());
+  EXPECT_NE(f.sentences[0].find("mlp at 2 ranks: ddp (25 MB buckets) is the fastest of 2 runs"), std::string::npos)
+      << f.sentences[0];
+  EXPECT_NE(f.sentences[0].find("scaling efficiency is 100 %"), std::string::npos) << f.sentences[0];
+  EXPECT_NE(f.sentences[1].find("from 30 MiB (ddp (25 MB buckets)) to 40 MiB (ddp (1 MB buckets))"), std::string::npos)
+      << f.sentences[1];
+  std::ostringstream html;
+  report::write_html(html, {s}, "t");
+  const auto page = html.str();
+  EXPECT_LT(page.find("What the runs found"), page.find("<svg")) << "findings before the charts";
+  EXPECT_EQ(page.find("Left out"), std::string::npos);
+
+  // Without the 1-rank runs: efficiency unknown, its chart left out.
+  report::ReportSource wide = s;
+  wide.points.erase(std::remove_if(wide.points.begin(), wide.points.end(),
+                                   [](const report::ComparePoint& p) { return p.key.world_size == 1; }),
+                    wide.points.end());
+  EXPECT_NE(report::find_findings({wide}).sentences[0].find("scaling efficiency is unknown: no 1-rank run"),
+            std::string::npos);
+  std::ostringstream h2;
+  report::write_html(h2, {wide}, "t");
+  EXPECT_NE(h2.str().find("Left out: mlp: scaling efficiency vs ranks — no strategy has a 1-rank run"), std::string::npos);
+  EXPECT_EQ(h2.str().find("<figure id=\"efficiency-mlp\""), std::string::npos);
+}
+
+TEST(Findings, CommPeakPlateauAndCeiling) {
+  report::ReportSource c;
+  c.path = "c.json";
+  c.kind = "comm";
+  c.comm.push_back({"allreduce", "nccl", "out_of_place", 8, 1 << 20, 10, 0, 100});
+  c.comm.push_back({"allreduce", "nccl", "out_of_place", 8, 1 << 24, 10, 0, 180});
+  c.comm.push_back({"allreduce", "nccl", "out_of_place", 8, 1 << 28, 10, 0, 185});
+  report::FindingsOptions o;
+  o.busbw_ceiling_gbs = 200;
+  auto f = report::find_findings({c}, o);
+  ASSERT_EQ(f.sentences.size(), 1u);
+  EXPECT_EQ(f.sentences[0], "allreduce over nccl on 8 ranks: bus bandwidth peaks at 185 GB/s (256 MiB messages), "
+                            "where the largest sizes level off; 92 % of the 200 GB/s ceiling.");
+  c.comm.pop_back();  // the largest size is now the peak, 80 % above the one before
+  f = report::find_findings({c});
+  EXPECT_NE(f.sentences[0].find("still rising at the largest size"), std::string::npos) << f.sentences[0];
 }
 
 TEST(Csv, TidyRowsWithHeader) {

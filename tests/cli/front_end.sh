@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# dtbench is a front end without LibTorch and dtbench-torch beside it
+# (cli/jobs.h). Shown here: the front end links no LibTorch; alone in a
+# folder (no dtbench-torch beside it) it prints help, refuses bad command
+# lines in one line with exit 2, and runs `report` and `diff`; a command that
+# needs LibTorch then says in one line that dtbench-torch is missing (exit 1).
+# With both, a job keeps its pid, command line and CPU binding across the
+# hand-off. Usage: front_end.sh path/to/dtbench
+set -u
+DTBENCH=$1
+fail=0
+check() { if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1${3:+: $3}"; fail=1; fi; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+libs=$(ldd "$DTBENCH")
+! grep -qiE 'libtorch|libc10' <<<"$libs"
+check "the front end links no LibTorch" $? "$(grep -iE 'libtorch|libc10' <<<"$libs" | head -3)"
+[ -x "$(dirname "$DTBENCH")/dtbench-torch" ]
+check "dtbench-torch is built beside it" $?
+
+# Reports to read, from the whole program.
+"$DTBENCH" ddp --model mlp --world-sizes 1 --iters 2 --warmup 1 --threads 1 --json "$tmp/a.json" >"$tmp/a.out" 2>&1
+check "ddp through the front end" $? "$(tail -3 "$tmp/a.out")"
+cp "$tmp/a.json" "$tmp/b.json"
+
+# The front end alone.
+mkdir "$tmp/alone"
+cp "$DTBENCH" "$tmp/alone/dtbench"
+alone=$tmp/alone/dtbench
+"$alone" --help >"$tmp/help.out" 2>&1 && grep -q "Run 'dtbench COMMAND --help'" "$tmp/help.out"
+check "alone: --help" $?
+"$alone" ddp --help >"$tmp/help.out" 2>&1 && grep -q -- "--world-sizes" "$tmp/help.out"
+check "alone: ddp --help" $?
+refused() {  # refused TEXT ARGS...: exit 2, one line on stderr holding TEXT, nothing on stdout
+  local text=$1; shift
+  "$alone" "$@" >"$tmp/r.out" 2>"$tmp/r.err"
+  local rc=$?
+  [ "$rc" -eq 2 ] && [ ! -s "$tmp/r.out" ] && [ "$(wc -l <"$tmp/r.err")" -eq 1 ] && grep -qF -- "$text" "$tmp/r.err"
+  check "alone refuses: dtbench $*" $? "rc $rc: $(head -c 300 "$tmp/r.err")"
+}
+refused "--nope" comm --nope
+refused "--batch-size" ddp --batch-size 0
+refused "--timeout" comm --timeout forever
+refused "carrier-pigeon" kvstore --transport carrier-pigeon
+refused "--baseline" compare --models mlp --reducers overlap
+refused "--inject-delay" ddp --world-sizes 1,2 --inject-delay 5:10
+refused "--world-sizes" project --model mlp --forward-ms 1 --backward-ms 2 --optimizer-ms 1 --world-sizes 0
+refused "--node-rank" launch --nnodes 2 --node-rank 5 -- true
+"$alone" diff "$tmp/a.json" "$tmp/b.json" >"$tmp/diff.out" 2>&1
+check "alone: diff" $? "$(tail -3 "$tmp/diff.out")"
+"$alone" report "$tmp/a.json" -o "$tmp/r.html" >"$tmp/report.out" 2>&1 && grep -q "<svg" "$tmp/r.html"
+check "alone: report" $? "$(tail -3 "$tmp/report.out")"
+"$alone" comm -n 1 -b 8 -e 8 >"$tmp/m.out" 2>"$tmp/m.err"
+rc=$?
+[ "$rc" -eq 1 ] && [ ! -s "$tmp/m.out" ] && [ "$(wc -l <"$tmp/m.err")" -eq 1 ] && grep -q "dtbench-torch" "$tmp/m.err"
+check "alone: a job names the missing dtbench-torch in one line (exit 1)" $? "rc $rc: $(cat "$tmp/m.err")"
+
+# The hand-off is an exec: the pid that was started runs dtbench-torch, with
+# the command line as given and the CPUs it was given.
+taskset -c 0 "$DTBENCH" comm -n 1000000 -b 8 -e 8 >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+  [ "$(readlink "/proc/$pid/exe")" = "$(readlink -f "$(dirname "$DTBENCH")/dtbench-torch")" ] && break
+  sleep 0.1
+done
+exe=$(readlink "/proc/$pid/exe")
+cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline")
+cpus=$(taskset -pc "$pid" | sed 's/.*: //')
+kill "$pid"; wait "$pid" 2>/dev/null
+[ "$exe" = "$(readlink -f "$(dirname "$DTBENCH")/dtbench-torch")" ] && [ "$cmdline" = "$DTBENCH comm -n 1000000 -b 8 -e 8 " ] &&
+  [ "$cpus" = 0 ]
+check "the hand-off keeps the pid, command line and CPUs" $? "exe $exe, cmdline '$cmdline', cpus $cpus"
+
+exit $fail
