@@ -53,7 +53,7 @@ train::TrainOptions point_options(const train::TrainOptions& base, const report:
   return t;
 }
 
-bench::GridSpec compare_spec(const CompareFlags& f) {
+bench::GridSpec compare_spec(const CompareFlags& f, bool ranks_known) {
   bench::GridSpec spec;
   spec.models = split_list(f.models);
   spec.world_sizes = parse_world_sizes(f.world_sizes);
@@ -72,6 +72,7 @@ bench::GridSpec compare_spec(const CompareFlags& f) {
   if (!f.train.param_dtype.empty() && !has("fsdp")) throw UsageError("--param-dtype is fsdp's: add fsdp to --reducers");
   if ((f.train.fusion_threshold_mb != -1 || f.train.cycle_time_ms != -1) && !has("horovod"))
     throw UsageError("--fusion-threshold-mb and --cycle-time-ms are horovod's: add horovod to --reducers");
+  if (!ranks_known) return spec;
   const int widest = *std::max_element(spec.world_sizes.begin(), spec.world_sizes.end());
   if (f.train.inject_delay_rank >= widest)
     throw UsageError(fmt::format("--inject-delay: there is no rank {} in --world-sizes {}",
@@ -85,11 +86,12 @@ namespace {
 // What can be checked without LibTorch; the job checks the rest.
 void check_compare(CompareFlags& f) {
   finish_run_options(f.run);
-  // Without --world-sizes, --device cuda compares on the GPUs there are: the job counts them.
-  if (!f.world_sizes_given && f.train.device != "cpu") return;
+  // Without --world-sizes, --device cuda compares on the GPUs there are: the
+  // job counts them, and checks what depends on the widest rank count.
+  const bool ranks_known = f.world_sizes_given || f.train.device == "cpu";
   CompareFlags g = f;
-  if (!g.world_sizes_given) g.world_sizes = train::default_world_sizes("cpu", 0);
-  for (const auto& k : bench::expand_grid(compare_spec(g)).points)
+  if (!g.world_sizes_given) g.world_sizes = ranks_known ? train::default_world_sizes("cpu", 0) : "1";
+  for (const auto& k : bench::expand_grid(compare_spec(g, ranks_known)).points)
     check_train_flags(point_options(g.train, k), g.run.comm.backend);
 }
 

@@ -21,7 +21,7 @@ void check_hybrid(HybridFlags& f) {
   o.check = f.check != 0;
   o.transport.timeout = f.run.comm.timeout;
   bench::hybrid::validate(o);
-  rpc::validate(o.transport);
+  rpc::validate_names(o.transport);  // whether shm/cma can run here: the job
   if (f.run.comm.backend != "gloo")
     throw UsageError("hybrid: the trainers' DDP group runs c10d::Reducer on a gloo group (CPU or GPU "
                      "tensors); use --backend gloo");

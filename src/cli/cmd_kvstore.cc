@@ -42,7 +42,7 @@ void check_kvstore(KvFlags& f) {
   }
   o.transport.timeout = f.run.comm.timeout;
   if (f.model.empty()) bench::kv::validate(o);
-  rpc::validate(o.transport);
+  rpc::validate_names(o.transport);  // whether shm/cma can run here: the job
   if (f.run.comm.backend == "nccl" && o.device != "cuda")
     throw UsageError("--backend nccl reduces GPU tensors: add --device cuda (with --mode device)");
   if (f.run.comm.backend == "mpi" && o.device == "cuda")

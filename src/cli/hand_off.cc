@@ -4,6 +4,7 @@
 // commands that need no tensor (diff, report) never load it; the job execs
 // dtbench-torch with the same arguments (argv[0] included, so the process
 // keeps its pid, its command line and its CPU binding).
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,10 +25,19 @@ namespace {
 
 int hand_off() {
   const std::string torch = launch::torch_half_executable();
-  if (torch.empty())
+  const std::string self = launch::running_executable();
+  struct stat st {};
+  if (stat(torch.c_str(), &st) != 0)
     throw IoError(fmt::format("{} (the half of dtbench that runs LibTorch) is missing beside {}: rebuild "
-                              "(make build), or run {} from its build folder",
-                              launch::kTorchHalfName, launch::self_executable(), launch::kFrontEndName));
+                              "(make build), or keep the two executables together",
+                              launch::kTorchHalfName, self));
+  struct stat me {};
+  if (stat(self.c_str(), &me) == 0 && me.st_dev == st.st_dev && me.st_ino == st.st_ino)
+    throw IoError(fmt::format("{} is this front end itself, not the half that runs LibTorch: rebuild (make build)",
+                              torch));
+  if (access(torch.c_str(), X_OK) != 0)
+    throw IoError(fmt::format("cannot run {} (the half of dtbench that runs LibTorch): {}", torch,
+                              std::strerror(errno)));
   const auto& args = original_args();
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -51,6 +61,7 @@ int hybrid_job(HybridFlags&) { return hand_off(); }
 int project_job(const ProjectFlags&) { return hand_off(); }
 int launch_node(launch::LaunchOptions, const std::vector<std::string>&) { return hand_off(); }
 
+void begin_jobs() {}
 bool end_jobs() { return true; }  // the front end starts no thread
 
 }  // namespace dtbench::cli

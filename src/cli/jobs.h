@@ -108,8 +108,9 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f);
 void check_ddp_world_sizes(const DdpFlags& f, const std::vector<int>& sizes);
 // compare's grid from its flags (--world-sizes as given), checked: the
 // lists, --baseline among --reducers, a reducer's own flags with that
-// reducer, --inject-delay's rank, cores for --bind. Throws UsageError.
-bench::GridSpec compare_spec(const CompareFlags& f);
+// reducer and, where `ranks_known` (the world sizes are the run's, not a
+// stand-in), --inject-delay's rank and cores for --bind. Throws UsageError.
+bench::GridSpec compare_spec(const CompareFlags& f, bool ranks_known = true);
 // project's options and strategies from its flags and network reports,
 // checked. Throws UsageError.
 struct ProjectPlan {
@@ -133,6 +134,11 @@ int project_job(const ProjectFlags& f);
 // One node of a launch (run_options.h's launch_node: it hosts the job's
 // store, a c10d TCPStore) is a job too, so `dtbench launch` and every
 // --nproc start in dtbench-torch.
+
+// Called by main() first: in dtbench-torch, the process takes the front
+// end's name (/proc/PID/comm: `pgrep -x dtbench` finds it; /proc/PID/exe
+// still names dtbench-torch).
+void begin_jobs();
 
 // Called by main() before it returns: stops what a job left running (the
 // heartbeat thread of comm/liveness). False when it did not stop in time

@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   // (Python, hence PyTorch, ignores SIGPIPE at start-up for this reason).
   // Workers the launcher execs get the default back (launch/launcher.cc).
   std::signal(SIGPIPE, SIG_IGN);
+  cli::begin_jobs();
   // Before anything large is allocated: fixed malloc thresholds (core/allocator.h).
   try {
     alloc::configure_from_env();

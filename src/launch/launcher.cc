@@ -150,14 +150,14 @@ void validate_options(const LaunchOptions& opts, const std::vector<std::string>&
 
 int interrupted_by() { return g_interrupted_by.load(); }
 
-namespace {
-
 std::string running_executable() {
   char buf[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   if (n <= 0) throw IoError("cannot resolve /proc/self/exe");
   return std::string(buf, static_cast<std::size_t>(n));
 }
+
+namespace {
 
 // `name` in the folder of `path`.
 std::string beside(const std::string& path, const std::string& name) {
@@ -175,10 +175,7 @@ std::string self_executable() {
   return exe;
 }
 
-std::string torch_half_executable() {
-  const std::string path = beside(running_executable(), kTorchHalfName);
-  return access(path.c_str(), X_OK) == 0 ? path : "";
-}
+std::string torch_half_executable() { return beside(running_executable(), kTorchHalfName); }
 
 bool runs_this_executable(const std::string& command) {
   if (command.empty()) return false;

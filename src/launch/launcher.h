@@ -108,8 +108,12 @@ inline constexpr const char* kTorchHalfName = "dtbench-torch";
 // their command lines read `dtbench ...`).
 std::string self_executable();
 
-// Absolute path of dtbench-torch beside the running executable ("" if absent).
+// Absolute path of dtbench-torch beside the running executable (whether or
+// not it is there).
 std::string torch_half_executable();
+
+// Absolute path of the running executable itself (/proc/self/exe).
+std::string running_executable();
 
 // Whether `command` (a path, or a name looked up in PATH as execvp does)
 // is this very build's dtbench (its front end, or dtbench-torch): its

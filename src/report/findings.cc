@@ -16,6 +16,7 @@ namespace {
 
 // One training run of a source, with its throughput row.
 struct Run {
+  const ReportSource* source;
   const ComparePoint* point;
   ThroughputRow row;
 };
@@ -30,8 +31,9 @@ void training_findings(Findings& out, const std::vector<ReportSource>& sources) 
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& p = s.points[i];
       if (p.key.reducer == "none") continue;  // the "no ddp" baseline is no strategy
+      if (!(rows[i].total > 0)) continue;      // no timed iteration: nothing to rank
       if (!runs.count(p.key.model)) models.push_back(p.key.model);
-      runs[p.key.model].push_back({&p, rows[i]});
+      runs[p.key.model].push_back({&s, &p, rows[i]});
     }
   }
   for (const auto& model : models) {
@@ -40,14 +42,20 @@ void training_findings(Findings& out, const std::vector<ReportSource>& sources) 
     for (const auto& r : all) widest = std::max(widest, r.point->key.world_size);
     std::vector<const Run*> at;
     std::set<double> buckets;
+    std::set<const ReportSource*> files;
     for (const auto& r : all)
       if (r.point->key.world_size == widest) {
         at.push_back(&r);
         buckets.insert(r.point->key.bucket_cap_mb);
+        files.insert(r.source);
       }
+    // A run's name: its strategy, with the bucket size and the file where
+    // those vary (`dtbench report before.json after.json`).
     auto name = [&](const Run* r) {
-      return buckets.size() > 1 ? fmt::format("{} ({:g} MB buckets)", r->point->key.strategy(), r->point->key.bucket_cap_mb)
-                                : r->point->key.strategy();
+      std::string n = r->point->key.strategy();
+      if (buckets.size() > 1) n += fmt::format(" ({:g} MB buckets)", r->point->key.bucket_cap_mb);
+      if (files.size() > 1) n += " [" + file_basename(r->source->path) + "]";
+      return n;
     };
     std::stable_sort(at.begin(), at.end(), [](const Run* a, const Run* b) { return a->row.total > b->row.total; });
     const Run* best = at.front();

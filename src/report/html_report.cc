@@ -53,8 +53,9 @@ details{margin:8px 0}#render-warning{display:none;color:#b00;font-weight:bold})"
 // other on the page (and in data- attributes a headless browser can read).
 constexpr const char* kScript = R"(<script>
 // A label's box as drawn (slanted labels too): its four corners in the
-// chart's coordinates; two boxes are apart when some edge's normal separates
-// them by more than half a unit (the separating axis test).
+// chart's coordinates; two boxes are apart when, along some edge's normal,
+// they overlap by at most half a unit (the separating axis test; glyph boxes
+// of neighbouring labels may touch).
 function corners(t){var b=t.getBBox(),m=t.getCTM();
 return [[b.x,b.y],[b.x+b.width,b.y],[b.x+b.width,b.y+b.height],[b.x,b.y+b.height]].map(function(p){
 return [m.a*p[0]+m.c*p[1]+m.e,m.b*p[0]+m.d*p[1]+m.f];});}
@@ -72,7 +73,8 @@ for(var i=0;i<r.length;i++)for(var j=i+1;j<r.length;j++)if(!apart(r[i],r[j]))n++
 svg.setAttribute('data-overlapping-ticks',n);over+=n;});
 document.body.setAttribute('data-charts',document.querySelectorAll('svg.chart').length);
 document.body.setAttribute('data-empty-charts',bad);document.body.setAttribute('data-overlapping-ticks',over);
-if(bad){var w=document.getElementById('render-warning');w.style.display='block';w.textContent=bad+' chart(s) have nothing plotted';}})();
+var msg=[];if(bad)msg.push(bad+' chart(s) have nothing plotted');if(over)msg.push(over+' pair(s) of axis labels are drawn over each other');
+if(msg.length){var w=document.getElementById('render-warning');w.style.display='block';w.textContent=msg.join('; ');}})();
 </script>)";
 
 void write_sources(std::ostream& out, const std::vector<ReportSource>& sources) {

@@ -28,16 +28,17 @@ std::string number(double v) {
 
 // `extra`: height below the plot beyond the usual (long slanted labels).
 std::string open_svg(const std::string& title, const std::string& x_label, const std::string& y_label,
-                     double extra = 0) {
+                     double extra = 0, double plot_w = kPlotW) {
   const double height = kHeight + extra;
+  const double width = kLeft + plot_w + kRight;
   std::string s = fmt::format(
       "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {0} {1}\" "
       "width=\"{0}\" height=\"{1}\" role=\"img\" aria-label=\"{2}\">\n",
-      kWidth, height, html_escape(title));
+      width, height, html_escape(title));
   s += fmt::format("<text class=\"title\" x=\"{}\" y=\"20\" text-anchor=\"middle\">{}</text>\n",
-                   kLeft + kPlotW / 2, html_escape(title));
+                   kLeft + plot_w / 2, html_escape(title));
   s += fmt::format("<text class=\"xlabel\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                   kLeft + kPlotW / 2, height - 12, html_escape(x_label));
+                   kLeft + plot_w / 2, height - 12, html_escape(x_label));
   s += fmt::format(
       "<text class=\"ylabel\" x=\"16\" y=\"{0}\" text-anchor=\"middle\" "
       "transform=\"rotate(-90 16 {0})\">{1}</text>\n",
@@ -45,30 +46,30 @@ std::string open_svg(const std::string& title, const std::string& x_label, const
   s += fmt::format(
       "<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" "
       "stroke=\"#999\"/>\n",
-      kLeft, kTop, kPlotW, kPlotH);
+      kLeft, kTop, plot_w, kPlotH);
   return s;
 }
 
-std::string y_axis(const std::vector<double>& ticks, double lo, double hi) {
+std::string y_axis(const std::vector<double>& ticks, double lo, double hi, double plot_w = kPlotW) {
   std::string s;
   for (double t : ticks) {
     const double y = kTop + kPlotH - (t - lo) / (hi - lo) * kPlotH;
     s += fmt::format(
         "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#e5e5e5\"/>"
         "<text class=\"tick\" x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-        kLeft, kLeft + kPlotW, y, kLeft - 6, y + 4, number(t));
+        kLeft, kLeft + plot_w, y, kLeft - 6, y + 4, number(t));
   }
   return s;
 }
 
-std::string legend(const std::vector<std::string>& names) {
+std::string legend(const std::vector<std::string>& names, double plot_w = kPlotW) {
   std::string s = "<g class=\"legend\">\n";
   for (std::size_t i = 0; i < names.size(); ++i) {
     const double y = kTop + 8 + 18.0 * static_cast<double>(i);
     s += fmt::format(
         "<rect x=\"{}\" y=\"{:.1f}\" width=\"12\" height=\"12\" fill=\"{}\"/>"
         "<text x=\"{}\" y=\"{:.1f}\">{}</text>\n",
-        kLeft + kPlotW + 12, y - 10, color(i), kLeft + kPlotW + 30, y, html_escape(names[i]));
+        kLeft + plot_w + 12, y - 10, color(i), kLeft + plot_w + 30, y, html_escape(names[i]));
   }
   return s + "</g>\n";
 }
@@ -196,14 +197,16 @@ std::string render_svg(const BarChart& c) {
   // Category labels slant just enough that neighbours, a slot apart, clear
   // each other (the distance between two parallel labels is slot × sin of
   // the angle; a label is about 14 px tall), from 20° up to vertical; the
-  // chart grows downwards for what the longest one then needs.
+  // chart grows downwards for what the longest one then needs, and wider
+  // where even vertical labels would not fit (a slot under 16 px).
   constexpr double kLabelHeight = 14, kCharWidth = 6.2;
-  const double slot_w = n > 0 ? kPlotW / static_cast<double>(n) : kPlotW;
+  const double plot_w = std::max(kPlotW, 16.0 * static_cast<double>(n));
+  const double slot_w = n > 0 ? plot_w / static_cast<double>(n) : plot_w;
   const double slant = std::clamp(std::asin(std::min(1.0, kLabelHeight / slot_w)), 20 * M_PI / 180, M_PI / 2);
   std::size_t longest = 0;
   for (const auto& cat : c.categories) longest = std::max(longest, cat.size());
   const double drop = 14 + static_cast<double>(longest) * kCharWidth * std::sin(slant) + 6;
-  std::string s = open_svg(c.title, "", c.y_label, std::max(0.0, drop - kBottom));
+  std::string s = open_svg(c.title, "", c.y_label, std::max(0.0, drop - kBottom), plot_w);
   double yhi = 0;
   for (std::size_t i = 0; i < n; ++i) {
     double stack = 0;
@@ -216,9 +219,9 @@ std::string render_svg(const BarChart& c) {
   if (n == 0 || c.series.empty()) return s + empty_note() + "</svg>\n";
   const auto yt = nice_ticks(0, yhi > 0 ? yhi : 1);
   const double ytop = yt.back();
-  s += y_axis(yt, 0, ytop);
+  s += y_axis(yt, 0, ytop, plot_w);
   auto py = [&](double y) { return kTop + kPlotH - y / ytop * kPlotH; };
-  const double slot = kPlotW / static_cast<double>(n);
+  const double slot = slot_w;
   const double group_w = slot * 0.8;
   const std::size_t per = c.stacked ? 1 : c.series.size();
   const double bar_w = group_w / static_cast<double>(per);
@@ -246,7 +249,7 @@ std::string render_svg(const BarChart& c) {
   }
   std::vector<std::string> names;
   for (const auto& ser : c.series) names.push_back(ser.name);
-  s += "\n</g>\n" + labels + legend(names) + "</svg>\n";
+  s += "\n</g>\n" + labels + legend(names, plot_w) + "</svg>\n";
   return s;
 }
 

@@ -31,17 +31,13 @@ std::string uv_host(const TransportOptions& o) {
 }  // namespace
 
 void validate(const TransportOptions& o) {
-  if (o.transport != "auto" && o.transport != "shm" && o.transport != "uv")
-    throw UsageError(fmt::format("--transport '{}' must be auto, shm or uv", o.transport));
-  if (o.channel != "auto" && o.channel != "cma" && o.channel != "basic")
-    throw UsageError(fmt::format("--channel '{}' must be auto, cma or basic", o.channel));
+  validate_names(o);
   if (o.transport == "shm" && !shm_viable())
     throw UsageError("--transport shm: TensorPipe's shm transport is not usable on this host");
   if (o.channel == "cma" && !cma_viable())
     throw UsageError(
         "--channel cma: cross-memory attach is not permitted here (ptrace scope or "
         "container policy); use --channel basic");
-  if (o.timeout.count() <= 0) throw UsageError("rpc: the request timeout must be positive");
 }
 
 std::string encode_endpoint(const Endpoint& e) {

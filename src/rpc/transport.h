@@ -23,8 +23,13 @@ struct TransportOptions {
   std::chrono::milliseconds timeout{60000};
 };
 
-// Throws UsageError for an unknown transport/channel or one that cannot run
-// on this host (e.g. --transport shm where shm is not viable).
+// Throws UsageError for an unknown transport or channel name, or a
+// non-positive timeout (rpc/transport_options.cc: no TensorPipe, so the
+// LibTorch-free front end can check the flags).
+void validate_names(const TransportOptions& opts);
+
+// validate_names, and throws UsageError for a transport or channel that
+// cannot run on this host (e.g. --transport shm where shm is not viable).
 void validate(const TransportOptions& opts);
 
 // A server's addresses as published in the store: the host it runs on and

@@ -56,20 +56,43 @@ rc=$?
 [ "$rc" -eq 1 ] && [ ! -s "$tmp/m.out" ] && [ "$(wc -l <"$tmp/m.err")" -eq 1 ] && grep -q "dtbench-torch" "$tmp/m.err"
 check "alone: a job names the missing dtbench-torch in one line (exit 1)" $? "rc $rc: $(cat "$tmp/m.err")"
 
+# A dtbench-torch that cannot run, and a front end standing in for it: one line each, exit 1.
+cp "$DTBENCH" "$tmp/alone/dtbench-torch"
+chmod -x "$tmp/alone/dtbench-torch"
+"$alone" comm -n 1 -b 8 -e 8 >/dev/null 2>"$tmp/x.err"
+rc=$?
+[ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/x.err")" -eq 1 ] && grep -q "cannot run .*dtbench-torch.*Permission denied" "$tmp/x.err"
+check "alone: a dtbench-torch without x permission is named (exit 1)" $? "rc $rc: $(cat "$tmp/x.err")"
+chmod +x "$tmp/alone/dtbench-torch"
+"$tmp/alone/dtbench-torch" comm -n 1 -b 8 -e 8 >/dev/null 2>"$tmp/x.err"
+rc=$?
+[ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/x.err")" -eq 1 ] && grep -q "is this front end itself" "$tmp/x.err"
+check "a front end copied as dtbench-torch does not exec itself (exit 1)" $? "rc $rc: $(cat "$tmp/x.err")"
+rm -f "$tmp/alone/dtbench-torch"
+
 # The hand-off is an exec: the pid that was started runs dtbench-torch, with
 # the command line as given and the CPUs it was given.
 taskset -c 0 "$DTBENCH" comm -n 1000000 -b 8 -e 8 >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 100); do
-  [ "$(readlink "/proc/$pid/exe")" = "$(readlink -f "$(dirname "$DTBENCH")/dtbench-torch")" ] && break
+# (dtbench-torch takes the name dtbench in main, after LibTorch has loaded.)
+for _ in $(seq 150); do
+  [ "$(readlink "/proc/$pid/exe")" = "$(readlink -f "$(dirname "$DTBENCH")/dtbench-torch")" ] &&
+    [ "$(cat "/proc/$pid/comm")" = dtbench ] && break
   sleep 0.1
 done
 exe=$(readlink "/proc/$pid/exe")
+comm=$(cat "/proc/$pid/comm")
 cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline")
 cpus=$(taskset -pc "$pid" | sed 's/.*: //')
 kill "$pid"; wait "$pid" 2>/dev/null
 [ "$exe" = "$(readlink -f "$(dirname "$DTBENCH")/dtbench-torch")" ] && [ "$cmdline" = "$DTBENCH comm -n 1000000 -b 8 -e 8 " ] &&
-  [ "$cpus" = 0 ]
-check "the hand-off keeps the pid, command line and CPUs" $? "exe $exe, cmdline '$cmdline', cpus $cpus"
+  [ "$cpus" = 0 ] && [ "$comm" = dtbench ]
+check "the hand-off keeps the pid, command line, CPUs and the name dtbench" $? "exe $exe, name $comm, cmdline '$cmdline', cpus $cpus"
+
+# The start-up benchmark of docs/PERFORMANCE.md runs (one round).
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bash "$root/bench/startup.sh" "$(dirname "$DTBENCH")" 1 >"$tmp/startup.out" 2>&1 &&
+  [ "$(grep -cE '^(--help|comm --nope|ddp --batch-size 0|report) +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$tmp/startup.out")" -eq 4 ]
+check "bench/startup.sh measures its four commands" $? "$(cat "$tmp/startup.out")"
 
 exit $fail

@@ -19,6 +19,7 @@
 
 netns_pair() {
   local tag=$1 subnet=$2
+  netns_reap_stale "$tag"
   NS_A=${tag}A$$; NS_B=${tag}B$$
   DEV_A=${tag}a$$; DEV_B=${tag}b$$
   ADDR_A=$subnet.1; ADDR_B=$subnet.2
@@ -42,6 +43,21 @@ netns_pair() {
       printf '127.0.0.1 localhost\n%s %s\n%s %s\n' "$ADDR_A" "$HOST_A" "$ADDR_B" "$HOST_B" >"/etc/netns/$ns/hosts"
     done
   fi
+}
+
+# A test that was killed (ctest's timeout kills without running its traps)
+# leaves its pair behind, with whatever still runs inside (daemons: slurmd,
+# raylets): pairs of this tag whose creating shell (the pid in their name)
+# is gone are emptied and removed first.
+netns_reap_stale() {  # TAG
+  local ns owner
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^$1[AB][0-9]+$"); do
+    owner=${ns#"$1"?}
+    kill -0 "$owner" 2>/dev/null && continue
+    ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+    ip netns del "$ns" 2>/dev/null
+    rm -rf "/etc/netns/$ns"
+  done
 }
 
 _in_ns() {  # NS HOSTNAME CMD...

@@ -155,11 +155,14 @@ TEST(Html, TimeAgainstMemoryChartPerStrategy) {
   EXPECT_NE(mem->svg.find(">fsdp<"), std::string::npos);
   // Without recorded peaks (older reports) the chart is left out, saying why.
   for (auto& p : s.points) p.run.peak_bytes = -1;
+  bool left_out = false;
   for (const auto& f : report::build_figures({s}))
     if (f.id == "memory-gpt2") {
+      left_out = true;
       EXPECT_TRUE(f.svg.empty());
       EXPECT_NE(f.omitted.find("peak tensor memory"), std::string::npos) << f.omitted;
     }
+  EXPECT_TRUE(left_out) << "the memory chart is neither drawn nor left out with a reason";
 
   std::ostringstream csv;
   for (auto& p : s.points) p.run.peak_bytes = 150 << 20;
@@ -220,6 +223,38 @@ TEST(Html, FindingsFirstAndEmptyChartsLeftOutWithAReason) {
   report::write_html(h2, {wide}, "t");
   EXPECT_NE(h2.str().find("Left out: mlp: scaling efficiency vs ranks — no strategy has a 1-rank run"), std::string::npos);
   EXPECT_EQ(h2.str().find("<figure id=\"efficiency-mlp\""), std::string::npos);
+}
+
+// Bar charts with many categories grow wider rather than draw their labels
+// over each other: at least 16 units a category.
+TEST(Svg, ManyCategoriesWidenTheChart) {
+  report::BarChart g{"p", "ms", {}, {{"p50", {}}}, false};
+  for (int i = 0; i < 40; ++i) {
+    g.categories.push_back("ddp 25MB " + std::to_string(i) + "R");
+    g.series[0].values.push_back(i);
+  }
+  const auto svg = report::render_svg(g);
+  const auto at = svg.find("viewBox=\"0 0 ");
+  ASSERT_NE(at, std::string::npos);
+  const double width = std::stod(svg.substr(at + 12));
+  EXPECT_GE(width, 78 + 40 * 16 + 250 - 0.5) << svg.substr(at, 40);
+  EXPECT_NE(svg.find("rotate(-"), std::string::npos);
+}
+
+// Runs from two files are named by file: `report before.json after.json`.
+TEST(Findings, RunsOfTwoFilesAreNamedByFile) {
+  auto a = literal_sources();
+  auto b = a;
+  b.path = "b.json";
+  for (auto& p : b.points) for (auto& r : p.run.ranks) r.total = {0.05 * p.key.world_size, 0.05 * p.key.world_size};
+  for (auto* s : {&a, &b})
+    s->points.erase(std::remove_if(s->points.begin(), s->points.end(),
+                                   [](const report::ComparePoint& p) { return p.key.bucket_cap_mb != 25.0; }),
+                    s->points.end());
+  const auto f = report::find_findings({a, b});
+  ASSERT_FALSE(f.sentences.empty());
+  EXPECT_NE(f.sentences[0].find("ddp [b.json] is the fastest of 2 runs"), std::string::npos) << f.sentences[0];
+  EXPECT_NE(f.sentences[0].find("ahead of ddp [a.json]"), std::string::npos) << f.sentences[0];
 }
 
 TEST(Findings, CommPeakPlateauAndCeiling) {

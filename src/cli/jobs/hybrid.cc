@@ -43,6 +43,7 @@ nlohmann::ordered_json config_json(const HybridFlags& f, const std::string& tran
 int run_hybrid(HybridFlags& f) {
   // The flags passed check_hybrid (cmd_hybrid.cc); what needs LibTorch: the GPUs.
   auto& o = f.h;
+  rpc::validate(o.transport);  // shm, cma: usable on this host?
   device::check_available(o.device, 1);
   f.run.nproc = bench::hybrid::world_size_for(o);
   if (auto code = self_launch(f.run, /*nproc_implicit=*/true)) return *code;

@@ -75,6 +75,7 @@ int run_kvstore(KvFlags& f) {
     o.arrays = model_arrays(f.model);
     bench::kv::validate(o);
   }
+  rpc::validate(o.transport);  // shm, cma: usable on this host?
   // Workers run on this host when dtbench starts them: one GPU each.
   device::check_available(o.device, o.workers);
   f.run.nproc = bench::kv::world_size_for(o);
