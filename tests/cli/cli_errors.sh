@@ -267,6 +267,8 @@ expect_usage_error report "$fx/empty.json"
 expect_usage_error report "$fx/array.json"
 expect_usage_error report "$fx/v99.json"
 expect_usage_error report "$fx/truncated.json"
+expect_usage_error report "$fx/empty.json" --busbw-ceiling fast
+expect_usage_error report "$fx/empty.json" --busbw-ceiling 0Gbit/s
 expect_usage_error -m "hold no runs" report "$fx/ok.json"
 expect_usage_error report "$fx/ok.json" -o "$fx"
 expect_usage_error report "$fx/ok.json" --csv "$fx/nodir/x.csv"
