@@ -1,6 +1,9 @@
 // `dtbench comm`: nccl-tests-style collective bandwidth sweep.
 // The command's flags; its run is comm_job (cli/jobs/comm.cc).
+#include <algorithm>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -8,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/jobs.h"
 #include "cli/run_options.h"
+#include "comm/backends.h"
 #include "core/error.h"
 #include "core/units.h"
 
@@ -34,6 +38,43 @@ std::vector<comm::Collective> parse_collectives(const std::string& text) {
   return out;
 }
 
+std::vector<double> parse_percentiles(const std::string& text) {
+  std::vector<double> out;
+  for (const auto& item : split_list(text)) {
+    std::size_t used = 0;
+    double q = -1;
+    try {
+      q = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || !(q >= 0 && q <= 100))
+      throw UsageError(fmt::format("--percentiles: '{}' is not a percentile within 0-100 (e.g. 50,99)", item));
+    out.push_back(q);
+  }
+  if (out.empty()) throw UsageError("--percentiles: give at least one (e.g. 50,99)");
+  return out;
+}
+
+// "RANK:MICROSECONDS".
+void parse_delay(const std::string& text, int* rank, double* us) {
+  const auto colon = text.find(':');
+  std::size_t a = 0, b = 0;
+  try {
+    if (colon != std::string::npos) {
+      *rank = std::stoi(text.substr(0, colon), &a);
+      *us = std::stod(text.substr(colon + 1), &b);
+    }
+  } catch (const std::exception&) {
+    a = b = 0;
+  }
+  if (colon == std::string::npos || a != colon || b != text.size() - colon - 1 || *rank < 0 || !(*us > 0) ||
+      *us > 60e6)
+    throw UsageError(fmt::format(
+        "--inject-delay '{}' must be RANK:MICROSECONDS (a rank, and a delay above 0 and at most 60 s, e.g. 1:2000)",
+        text));
+}
+
 }  // namespace
 
 bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
@@ -54,10 +95,37 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
     throw UsageError(fmt::format("--placement '{}' must be both, in or out", f.placement));
   o.in_place = f.placement != "out";
   o.out_of_place = f.placement != "in";
+  o.seed = static_cast<std::uint64_t>(f.seed);
+  o.percentiles = parse_percentiles(f.percentiles);
+  o.spike_mad = f.spike_mad;
+  o.run_cycles = f.run_cycles;
+  if (!f.inject_delay.empty()) parse_delay(f.inject_delay, &o.delay_rank, &o.delay_us);
+  o.split = bench::parse_split(f.split);
+  if (o.split.kind != bench::SplitSpec::Kind::kNone && f.run.nproc > 1) {
+    std::size_t smallest = static_cast<std::size_t>(f.run.nproc);
+    for (const auto& g : bench::split_groups(o.split, f.run.nproc)) smallest = std::min(smallest, g.size());
+    if (o.root >= static_cast<int>(smallest))
+      throw UsageError(fmt::format("--root {} is not a rank of every --split {} group (the smallest has {} rank(s))",
+                                   o.root, o.split.text, smallest));
+  }
+  if (o.split.kind != bench::SplitSpec::Kind::kNone && f.run.comm.backend == "mpi")
+    throw UsageError("--split needs --backend gloo or nccl (dtbench's mpi backend runs on MPI_COMM_WORLD only)");
   // Checked before any worker starts; with --nproc the world size is known
   // here, otherwise the root is checked again once the world is known.
-  bench::validate_comm_options(o, f.run.nproc > 1 ? f.run.nproc : o.root + 1);
+  bench::validate_comm_options(o, f.run.nproc > 1 ? f.run.nproc : std::max(o.root, o.delay_rank) + 1);
   check_device_backend(f.device, f.run.comm.backend);
+  // Nothing to measure: every collective asked for out of place only, and
+  // the backend has no out-of-place form of any.
+  if (!o.in_place) {
+    std::string why;
+    for (const auto c : o.collectives) {
+      why = comm::out_of_place_reason(f.run.comm.backend, c);
+      if (why.empty()) break;
+    }
+    if (!why.empty())
+      throw UsageError(fmt::format("nothing to measure: --placement out, and {}; use --placement in or both{}", why,
+                                   f.run.comm.backend == "gloo" ? ", or --backend mpi" : ""));
+  }
   return o;
 }
 
@@ -88,16 +156,35 @@ Action register_comm(CLI::App& app) {
                   "Data type: float32, float64, float16, bfloat16, int32, int64")
       ->capture_default_str();
   cmd->add_option("--collective", f->collective,
-                  "allreduce, broadcast, reduce, allgather, reduce_scatter, alltoall, sendrecv, "
-                  "a comma list, or all")
+                  "allreduce, broadcast, reduce, allgather, reduce_scatter, alltoall, sendrecv, gather, "
+                  "scatter, a comma list, or all")
       ->capture_default_str();
-  cmd->add_option("-r,--root", f->root, "Root rank of broadcast and reduce")->capture_default_str();
+  cmd->add_option("-r,--root", f->root, "Root rank of broadcast, reduce, gather and scatter")->capture_default_str();
   cmd->add_option("--device", f->device,
                   "Buffers on: cpu, or cuda (the GPU of each rank's LOCAL_RANK; data made and "
                   "checked there)")
       ->capture_default_str();
   cmd->add_option("--placement", f->placement, "Buffers: both, in (in-place) or out (out-of-place)")
       ->capture_default_str();
+  cmd->add_option("--seed", f->seed,
+                  "Test data seed (0 = a new one each run; the footer and JSON name the one used)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--percentiles", f->percentiles,
+                  "Percentiles of every rank's every iteration shown per row (comma list)")
+      ->capture_default_str();
+  cmd->add_option("--spike-mad", f->spike_mad,
+                  "An iteration beyond its rank's median + this many MADs is a spike")
+      ->capture_default_str();
+  cmd->add_option("-N,--run-cycles", f->run_cycles, "Passes over the whole sweep (to see drift)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--split", f->split,
+                  "Groups that each run the collective at once, as nccl-tests' NCCL_TESTS_SPLIT: mod:N (rank mod "
+                  "N), div:N (rank div N: runs of N ranks), and:MASK (rank & MASK)");
+  cmd->add_option("--inject-delay", f->inject_delay,
+                  "RANK:MICROSECONDS: that rank sleeps this long before each timed iteration (a straggler "
+                  "on purpose: see how the late-rank analysis names it)");
   return [f]() {
     finish_run_options(f->run);
     comm_bench_options(*f);

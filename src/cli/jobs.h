@@ -49,6 +49,12 @@ struct CommFlags {
   int root = 0;
   std::string placement = "both";
   std::string device = "cpu";
+  std::int64_t seed = 0;
+  std::string percentiles = "50,99";
+  double spike_mad = 5;
+  int run_cycles = 1;
+  std::string inject_delay;  // "RANK:MICROSECONDS", "" = none
+  std::string split;         // "mod:N", "div:N", "and:MASK", "" = none
 };
 
 struct DdpFlags {

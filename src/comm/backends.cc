@@ -44,4 +44,11 @@ void require_backend(const std::string& name) {
   throw UsageError(fmt::format("unknown backend '{}' (valid: {})", name, known));
 }
 
+std::string out_of_place_reason(const std::string& backend, Collective c) {
+  if (backend != "gloo" && backend != "nccl") return "";
+  if (c != Collective::kAllreduce && c != Collective::kBroadcast && c != Collective::kReduce) return "";
+  return fmt::format("{}: c10d's {} works in place (an out-of-place call copies the input into the output first)",
+                     backend, to_string(c));
+}
+
 }  // namespace dtbench::comm

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "comm/types.h"
+
 namespace dtbench::comm {
 
 struct BackendInfo {
@@ -23,5 +25,11 @@ void require_backend(const std::string& name);
 
 // Throws UsageError when `backend` cannot drive c10d::Reducer (--reducer ddp).
 void require_c10d_group(const std::string& backend);
+
+// "" when `backend` has an out-of-place form of `c` (input and output
+// buffers apart, one call); else why not. The c10d backends (gloo, nccl)
+// allreduce, broadcast and reduce in place: an out-of-place call copies the
+// input into the output first (Communicator::out_of_place_reason).
+std::string out_of_place_reason(const std::string& backend, Collective c);
 
 }  // namespace dtbench::comm

@@ -10,6 +10,8 @@ namespace dtbench::comm {
 c10::intrusive_ptr<c10d::ProcessGroup> Communicator::c10d_group() const { return {}; }
 
 std::string Communicator::composite_reason(Collective) const { return ""; }
+std::string Communicator::out_of_place_reason(Collective) const { return ""; }
+std::string Communicator::staging_note(Collective, bool) const { return ""; }
 
 bool Communicator::has_own_reduce_scatter() const {
   return unsupported_reason(Collective::kReduceScatter, DType::kFloat32, ReduceOp::kSum).empty() &&

@@ -5,11 +5,15 @@
 // they may be the same tensor (in place). Shapes:
 //   allreduce       out = op over ranks of in            (numel(out) == numel(in))
 //   broadcast       out = in of `root`                   (numel(out) == numel(in))
-//   reduce          out on `root` = op over ranks of in  (others: unspecified)
+//   reduce          out on `root` = op over ranks of in  (others: out untouched when out of place)
 //   allgather       out = concat over ranks of in        (numel(out) == size * numel(in))
 //   reduce_scatter  out = chunk `rank` of op over in     (numel(in) == size * numel(out))
 //   alltoall        chunk j of out = chunk `rank` of in on rank j (numel divisible by size)
 //   sendrecv        sends in to `dst` while receiving out from `src`
+//   gather          out on `root` = concat over ranks of in  (numel(out) == size * numel(in);
+//                   others: out untouched)
+//   scatter         out = chunk `rank` of in on `root`       (numel(in) == size * numel(out);
+//                   in is read on the root only)
 // Tensors are contiguous and of the same dtype. Calls return a Work handle;
 // every rank must issue the same collectives in the same order.
 #include <chrono>
@@ -79,6 +83,15 @@ class Communicator {
   // collectives at no saving (Gloo 2.x's reduce_scatter: allreduces of the
   // input's chunks), so that a strategy uses the cheaper one it is made of.
   virtual std::string composite_reason(Collective c) const;
+  // "" when the backend has an out-of-place form of `c` (input and output
+  // buffers apart, one call); else why not: c10d's allreduce, broadcast and
+  // reduce work in place, so an out-of-place call here copies the input
+  // first, and a benchmark timing it would time the copy too.
+  virtual std::string out_of_place_reason(Collective c) const;
+  // "" when `c` moves buffers where they are; else how they move otherwise
+  // (gloo stages device buffers of sendrecv, reduce_scatter and alltoall
+  // through host memory).
+  virtual std::string staging_note(Collective c, bool device_buffers) const;
   // Whether the backend has a float32 sum reduce_scatter of its own (neither
   // unsupported nor composite): else the sharded strategies allreduce and
   // keep their shard.
@@ -93,6 +106,8 @@ class Communicator {
   virtual WorkPtr send(const at::Tensor& t, int dst, int tag) = 0;
   virtual WorkPtr recv(at::Tensor& t, int src, int tag) = 0;
   virtual WorkPtr sendrecv(const at::Tensor& in, at::Tensor& out, int dst, int src) = 0;
+  virtual WorkPtr gather(const at::Tensor& in, at::Tensor& out, int root) = 0;
+  virtual WorkPtr scatter(const at::Tensor& in, at::Tensor& out, int root) = 0;
   // All ranks reach this point, or TimeoutError/CommError.
   virtual void barrier() = 0;
 

@@ -23,16 +23,19 @@ constexpr std::int64_t kWords = 32;
 
 }  // namespace
 
-launch::Topology gather_topology(Communicator& comm) {
-  const std::string id = net::host_identity();
+std::vector<std::string> gather_strings(Communicator& comm, const std::string& mine_text) {
   at::Tensor mine = at::zeros({kWords}, at::kLong);
-  std::memcpy(mine.data_ptr(), id.data(), std::min<std::size_t>(id.size(), kWords * 8 - 1));
+  std::memcpy(mine.data_ptr(), mine_text.data(), std::min<std::size_t>(mine_text.size(), kWords * 8 - 1));
   at::Tensor all = at::zeros({kWords * comm.size()}, at::kLong);
   comm.allgather(mine, all)->wait(comm.timeout());
-  std::vector<std::string> ids;
+  std::vector<std::string> out;
   const char* bytes = static_cast<const char*>(all.data_ptr());
-  for (int r = 0; r < comm.size(); ++r) ids.emplace_back(bytes + r * kWords * 8);
-  return launch::topology_from_hosts(ids);
+  for (int r = 0; r < comm.size(); ++r) out.emplace_back(bytes + r * kWords * 8);
+  return out;
+}
+
+launch::Topology gather_topology(Communicator& comm) {
+  return launch::topology_from_hosts(gather_strings(comm, net::host_identity()));
 }
 
 launch::Topology gather_topology(c10d::Store& store, int rank, int world_size,

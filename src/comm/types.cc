@@ -27,7 +27,9 @@ const Named<Collective> kCollectives[] = {{Collective::kAllreduce, "allreduce"},
                                           {Collective::kAllgather, "allgather"},
                                           {Collective::kReduceScatter, "reduce_scatter"},
                                           {Collective::kAlltoall, "alltoall"},
-                                          {Collective::kSendrecv, "sendrecv"}};
+                                          {Collective::kSendrecv, "sendrecv"},
+                                          {Collective::kGather, "gather"},
+                                          {Collective::kScatter, "scatter"}};
 
 template <typename E, std::size_t N>
 std::string name_of(const Named<E> (&table)[N], E v) {

@@ -18,6 +18,8 @@ enum class Collective {
   kReduceScatter,
   kAlltoall,
   kSendrecv,
+  kGather,
+  kScatter,
 };
 
 std::string to_string(DType t);

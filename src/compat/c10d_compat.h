@@ -79,6 +79,11 @@ inline GlooLimits gloo_limits() {
 #endif
 }
 
+// Whether this LibTorch's ProcessGroupGloo has the flat-tensor allgather and
+// reduce_scatter (_allgather_base, _reduce_scatter_base) for host tensors:
+// 1.13's refuses both ("no support for _allgather_base in Gloo process group").
+inline constexpr bool gloo_has_flat_collectives() { return DTBENCH_TORCH_AT_LEAST(2, 0); }
+
 // A c10d::ProcessGroup for engines that take one (the Reducer). In 1.13
 // ProcessGroupGloo is a ProcessGroup; since 2.0 it is a Backend that a
 // ProcessGroup dispatches to.

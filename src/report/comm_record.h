@@ -7,6 +7,13 @@
 
 namespace dtbench::report {
 
+// A timed iteration far beyond its rank's usual time (iteration_stats.h).
+struct CommSpike {
+  int rank = 0;
+  int iter = 0;    // 0-based timed iteration
+  double us = 0;   // its time
+};
+
 // One placement (out-of-place or in-place) of one size.
 struct CommTiming {
   bool ran = false;            // false where the placement does not apply
@@ -14,10 +21,23 @@ struct CommTiming {
   double algbw_gbs = 0;        // bytes / time_us / 1e3  (GB/s, 1 GB = 1e9 B)
   double busbw_gbs = 0;        // algbw * bus factor of the collective
   std::int64_t wrong = 0;      // elements that differ from the exact expected value, all ranks
-  double min_rank_us = 0;      // fastest rank's mean time
-  double max_rank_us = 0;      // slowest rank's mean time (the straggler)
+  // Percentiles of every rank's every timed iteration (pooled), at the
+  // run's --percentiles (CommRecord::percentiles).
+  std::vector<double> percentile_us;
   std::vector<double> rank_us; // every rank's mean time, indexed by rank
   std::vector<double> node_us; // mean of rank_us over each node's ranks (launch::Topology)
+  // Arrival: per rank, the median over iterations of when it started the
+  // iteration minus when the median rank did (on the job's common clock);
+  // positive = later. A synchronising collective ends on every rank
+  // together, so a late rank slows every rank's time alike: lateness, not
+  // time, names it.
+  std::vector<double> lateness_us;
+  int late_rank = -1;          // the (job) rank with the largest lateness
+  double late_us = 0;          // its lateness
+  bool straggler = false;      // late_us beyond what clocks and jitter explain
+  std::int64_t spikes = 0;     // iterations beyond their rank's median + k * MAD
+  std::vector<CommSpike> spike_list;              // the first of them (at most 16)
+  std::vector<std::vector<double>> samples_us;    // [rank][iteration] times
   // Cores each rank's process kept busy during the timed iterations (CPU
   // seconds / wall seconds, every thread: the backend's included), mean over
   // ranks; -1 in reports written before it was measured.
@@ -25,12 +45,20 @@ struct CommTiming {
 };
 
 struct CommRecord {
+  int cycle = 0;            // pass over the whole sweep (--run-cycles), from 0
+  // With --split: which group ran this row (from 0, groups ordered by their
+  // lowest rank) and its ranks (job ranks); -1 and empty without a split.
+  int group = -1;
+  std::vector<int> group_ranks;
   std::string collective;   // "allreduce", ...
   std::uint64_t bytes = 0;  // message size as nccl-tests counts it (see docs/metrics.md)
-  std::uint64_t count = 0;  // bytes / element size
+  // Elements as nccl-tests counts them: the buffer's, or each rank's part
+  // where the collective splits it (allgather, reduce_scatter, alltoall).
+  std::uint64_t count = 0;
   std::string dtype;
   std::string op;           // reduction op, "none" for non-reductions
   int root = -1;            // root rank of broadcast/reduce, -1 otherwise
+  std::vector<double> percentiles;  // the q of each CommTiming::percentile_us (e.g. 50, 99)
   CommTiming out_of_place;
   CommTiming in_place;
 };

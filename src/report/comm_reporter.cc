@@ -1,30 +1,53 @@
 #include "report/comm_reporter.h"
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+
 #include <fmt/format.h>
+
+#include "stats/stats.h"
 
 namespace dtbench::report {
 namespace {
 
-std::string placement_cells(const CommTiming& t, bool with_ranks) {
-  if (!t.ran) {
-    return with_ranks ? fmt::format("{:>10} {:>7} {:>7} {:>6} {:>9} {:>9}", "n/a", "", "", "", "", "")
-                      : fmt::format("{:>10} {:>7} {:>7} {:>6}", "n/a", "", "", "");
-  }
-  std::string s = fmt::format("{:>10.2f} {:>7.2f} {:>7.2f} {:>6}", t.time_us, t.algbw_gbs,
-                              t.busbw_gbs, t.wrong);
-  if (with_ranks) s += fmt::format(" {:>9.2f} {:>9.2f}", t.min_rank_us, t.max_rank_us);
-  return s;
+std::string size_text(std::uint64_t b) {
+  if (b >= (1u << 20) && b % (1u << 20) == 0) return fmt::format("{} MiB", b >> 20);
+  if (b >= 1024 && b % 1024 == 0) return fmt::format("{} KiB", b >> 10);
+  return fmt::format("{} B", b);
 }
 
-nlohmann::ordered_json timing_json(const CommTiming& t) {
+// Samples to the nanosecond: shorter JSON, nothing a clock resolves lost.
+std::vector<std::vector<double>> rounded(std::vector<std::vector<double>> v) {
+  for (auto& row : v)
+    for (auto& x : row) x = std::round(x * 1000) / 1000;
+  return v;
+}
+
+nlohmann::ordered_json timing_json(const CommTiming& t, const std::vector<double>& qs) {
   if (!t.ran) return nullptr;
-  return {{"time_us", t.time_us},         {"algbw_gbs", t.algbw_gbs}, {"busbw_gbs", t.busbw_gbs},
-          {"wrong", t.wrong},             {"min_rank_us", t.min_rank_us},
-          {"max_rank_us", t.max_rank_us}, {"rank_us", t.rank_us},
-          {"node_us", t.node_us},         {"cpu_util", t.cpu_util}};
+  nlohmann::ordered_json pct = nlohmann::ordered_json::object();
+  for (std::size_t i = 0; i < qs.size() && i < t.percentile_us.size(); ++i) pct[percentile_name(qs[i])] = t.percentile_us[i];
+  nlohmann::ordered_json spikes = nlohmann::ordered_json::array();
+  for (const auto& s : t.spike_list) spikes.push_back({{"rank", s.rank}, {"iter", s.iter}, {"us", s.us}});
+  return {{"time_us", t.time_us},
+          {"algbw_gbs", t.algbw_gbs},
+          {"busbw_gbs", t.busbw_gbs},
+          {"wrong", t.wrong},
+          {"percentiles_us", pct},
+          {"rank_us", t.rank_us},
+          {"node_us", t.node_us},
+          {"lateness_us", t.lateness_us},
+          {"late_rank", t.late_rank},
+          {"late_us", t.late_us},
+          {"straggler", t.straggler},
+          {"spikes", t.spikes},
+          {"spike_list", spikes},
+          {"cpu_util", t.cpu_util},
+          {"samples_us", rounded(t.samples_us)}};
 }
 
-CommTiming timing_from_json(const nlohmann::ordered_json& j) {
+CommTiming timing_from_json(const nlohmann::ordered_json& j, const std::vector<double>& qs) {
   CommTiming t;
   if (j.is_null()) return t;
   t.ran = true;
@@ -32,85 +55,168 @@ CommTiming timing_from_json(const nlohmann::ordered_json& j) {
   t.algbw_gbs = j.at("algbw_gbs").get<double>();
   t.busbw_gbs = j.at("busbw_gbs").get<double>();
   t.wrong = j.at("wrong").get<std::int64_t>();
-  t.min_rank_us = j.at("min_rank_us").get<double>();
-  t.max_rank_us = j.at("max_rank_us").get<double>();
   t.rank_us = j.at("rank_us").get<std::vector<double>>();
   if (j.contains("node_us")) t.node_us = j.at("node_us").get<std::vector<double>>();
   if (j.contains("cpu_util")) t.cpu_util = j.at("cpu_util").get<double>();
+  // Reports written before per-iteration samples have none of these.
+  if (j.contains("percentiles_us"))
+    for (double q : qs) t.percentile_us.push_back(j.at("percentiles_us").at(percentile_name(q)).get<double>());
+  if (j.contains("lateness_us")) t.lateness_us = j.at("lateness_us").get<std::vector<double>>();
+  if (j.contains("late_rank")) t.late_rank = j.at("late_rank").get<int>();
+  if (j.contains("late_us")) t.late_us = j.at("late_us").get<double>();
+  if (j.contains("straggler")) t.straggler = j.at("straggler").get<bool>();
+  if (j.contains("spikes")) t.spikes = j.at("spikes").get<std::int64_t>();
+  if (j.contains("spike_list"))
+    for (const auto& s : j.at("spike_list"))
+      t.spike_list.push_back({s.at("rank").get<int>(), s.at("iter").get<int>(), s.at("us").get<double>()});
+  if (j.contains("samples_us")) t.samples_us = j.at("samples_us").get<std::vector<std::vector<double>>>();
   return t;
+}
+
+// The timed placements of a record.
+std::vector<const CommTiming*> timed(const CommRecord& r) {
+  std::vector<const CommTiming*> out;
+  for (const auto* t : {&r.out_of_place, &r.in_place})
+    if (t->ran) out.push_back(t);
+  return out;
 }
 
 }  // namespace
 
+std::string CommConsoleReporter::cells(const CommTiming& t) const {
+  std::string s;
+  if (!t.ran) {
+    s = fmt::format("{:>10} {:>7} {:>7} {:>6}", "n/a", "", "", "");
+    for (std::size_t i = 0; i < qs_.size(); ++i) s += fmt::format(" {:>9}", "");
+    return s;
+  }
+  s = fmt::format("{:>10.2f} {:>7.2f} {:>7.2f} {:>6}", t.time_us, t.algbw_gbs, t.busbw_gbs, t.wrong);
+  for (std::size_t i = 0; i < qs_.size(); ++i)
+    s += i < t.percentile_us.size() ? fmt::format(" {:>9.2f}", t.percentile_us[i]) : fmt::format(" {:>9}", "");
+  return s;
+}
+
 void CommConsoleReporter::header() {
-  out_ << fmt::format("#{:>62}   {:<52}  {}\n", "", "out-of-place", "in-place");
-  out_ << fmt::format(
-      "# {:>12} {:>12} {:>14} {:>8} {:>5}  {:>10} {:>7} {:>7} {:>6} {:>9} {:>9}  {:>10} {:>7} "
-      "{:>7} {:>6}\n",
-      "size", "count", "collective", "type", "redop", "time", "algbw", "busbw", "#wrong",
-      "min-rank", "max-rank", "time", "algbw", "busbw", "#wrong");
-  out_ << fmt::format(
-      "# {:>12} {:>12} {:>14} {:>8} {:>5}  {:>10} {:>7} {:>7} {:>6} {:>9} {:>9}  {:>10} {:>7} "
-      "{:>7} {:>6}\n",
-      "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)",
-      "(GB/s)", "(GB/s)", "");
+  const std::size_t width = 33 + 10 * qs_.size();
+  std::string names, units;
+  for (double q : qs_) {
+    names += fmt::format(" {:>9}", percentile_name(q));
+    units += fmt::format(" {:>9}", "(us)");
+  }
+  const std::string placement_names = fmt::format("{:>10} {:>7} {:>7} {:>6}{}", "time", "algbw", "busbw", "#wrong", names);
+  const std::string placement_units = fmt::format("{:>10} {:>7} {:>7} {:>6}{}", "(us)", "(GB/s)", "(GB/s)", "", units);
+  out_ << fmt::format("#{:>58}{:<{}}  {}\n", "", "out-of-place", width, "in-place");
+  out_ << fmt::format("# {:>12} {:>12} {:>14} {:>8} {:>5}  {}  {}\n", "size", "count", "collective", "type", "redop",
+                      placement_names, placement_names);
+  out_ << fmt::format("# {:>12} {:>12} {:>14} {:>8} {:>5}  {}  {}\n", "(B)", "(elements)", "", "", "",
+                      placement_units, placement_units);
   out_.flush();
 }
 
 void CommConsoleReporter::row(const CommRecord& r) {
-  out_ << fmt::format("  {:>12} {:>12} {:>14} {:>8} {:>5}  {}  {}\n", r.bytes, r.count,
-                      r.collective, r.dtype, r.op, placement_cells(r.out_of_place, true),
-                      placement_cells(r.in_place, false));
+  // With --split, each group's row names its group: "allreduce g1".
+  const std::string name = r.group >= 0 ? fmt::format("{} g{}", r.collective, r.group) : r.collective;
+  out_ << fmt::format("  {:>12} {:>12} {:>14} {:>8} {:>5}  {}  {}\n", r.bytes, r.count, name, r.dtype, r.op,
+                      cells(r.out_of_place), cells(r.in_place));
   out_.flush();
 }
 
-void CommConsoleReporter::footer(const std::vector<CommRecord>& records,
-                                 const std::vector<std::string>& skipped) {
+void CommConsoleReporter::footer(const std::vector<CommRecord>& records, const std::vector<std::string>& skipped,
+                                 const std::vector<std::string>& notes, const std::vector<std::string>& node_names,
+                                 const std::vector<int>& node_of_rank) {
   for (const auto& s : skipped) out_ << "# skipped " << s << "\n";
+  for (const auto& n : notes) out_ << "# note: " << n << "\n";
+  // Late ranks: per rank, the rows where it was flagged and its lateness there.
+  std::map<int, std::vector<const CommRecord*>> rows_of;
+  std::map<int, std::vector<double>> late_of;
+  std::size_t placements = 0;
+  for (const auto& r : records)
+    for (const auto* t : timed(r)) {
+      ++placements;
+      if (!t->straggler) continue;
+      if (rows_of[t->late_rank].empty() || rows_of[t->late_rank].back() != &r) rows_of[t->late_rank].push_back(&r);
+      late_of[t->late_rank].push_back(t->late_us);
+    }
+  if (rows_of.empty()) {
+    out_ << "# Late ranks           : none (no rank started later than clock error and jitter explain)\n";
+  } else {
+    for (const auto& [rank, rows] : rows_of) {
+      std::string where;
+      if (rank >= 0 && static_cast<std::size_t>(rank) < node_of_rank.size() && node_names.size() > 1) {
+        const auto node = static_cast<std::size_t>(node_of_rank[static_cast<std::size_t>(rank)]);
+        if (node < node_names.size()) where = ", " + node_names[node];
+      }
+      std::uint64_t lo = rows.front()->bytes, hi = lo;
+      for (const auto* r : rows) {
+        lo = std::min(lo, r->bytes);
+        hi = std::max(hi, r->bytes);
+      }
+      out_ << fmt::format("# Late rank            : rank {}{} started a median {:.1f} us after the median rank in {} of "
+                          "{} timed rows ({}){}\n",
+                          rank, where, stats::median(late_of[rank]), late_of[rank].size(), placements,
+                          lo == hi ? size_text(lo) : size_text(lo) + " to " + size_text(hi),
+                          late_of[rank].size() * 2 > placements ? ": a straggler" : "");
+    }
+  }
+  std::int64_t spikes = 0;
+  std::string first;
+  for (const auto& r : records)
+    for (const auto* t : timed(r)) {
+      spikes += t->spikes;
+      if (first.empty() && !t->spike_list.empty())
+        first = fmt::format(" (first: {} {} rank {} iteration {}: {:.1f} us against a median {:.1f} us)", r.collective,
+                            size_text(r.bytes), t->spike_list[0].rank, t->spike_list[0].iter, t->spike_list[0].us,
+                            t->spike_list[0].rank < static_cast<int>(t->samples_us.size())
+                                ? stats::median(t->samples_us[static_cast<std::size_t>(t->spike_list[0].rank)])
+                                : 0.0);
+    }
+  out_ << fmt::format("# Spikes               : {} iteration(s) beyond their rank's median + k * MAD{}\n", spikes, first);
   const auto wrong = total_wrong(records);
   out_ << fmt::format("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
   out_ << fmt::format("# Avg bus bandwidth    : {:.4f} GB/s\n", average_busbw(records));
   out_.flush();
 }
 
-void CommConsoleReporter::nodes(const std::vector<CommRecord>& records,
-                                const std::vector<std::string>& node_names) {
+void CommConsoleReporter::nodes(const std::vector<CommRecord>& records, const std::vector<std::string>& node_names,
+                                const std::vector<int>& node_of_rank) {
   if (node_names.size() < 2) return;
-  const auto ratios = node_time_ratios(records, node_names.size());
-  std::size_t slowest = 0;
-  for (std::size_t n = 0; n < ratios.size(); ++n)
-    if (ratios[n] > ratios[slowest]) slowest = n;
-  out_ << "# Per node: mean time of its ranks / the job's mean time, over every row\n";
+  const auto late = node_lateness(records, node_of_rank, node_names.size());
+  std::size_t latest = 0;
+  for (std::size_t n = 0; n < late.size(); ++n)
+    if (late[n] > late[latest]) latest = n;
+  out_ << "# Per node: median start after the median rank, over every row\n";
   for (std::size_t n = 0; n < node_names.size(); ++n)
-    out_ << fmt::format("#   {:<40} {:.3f}x{}\n", node_names[n], ratios[n],
-                        n == slowest ? "  (slowest)" : "");
+    out_ << fmt::format("#   {:<40} {:>10.1f} us{}\n", node_names[n], late[n], n == latest ? "  (latest)" : "");
   out_.flush();
 }
 
-std::vector<double> node_time_ratios(const std::vector<CommRecord>& records, std::size_t nodes) {
-  std::vector<double> sum(nodes, 0.0);
-  int n = 0;
-  for (const auto& r : records) {
-    for (const auto* t : {&r.out_of_place, &r.in_place}) {
-      if (!t->ran || t->node_us.size() != nodes || !(t->time_us > 0)) continue;
-      for (std::size_t i = 0; i < nodes; ++i) sum[i] += t->node_us[i] / t->time_us;
-      ++n;
+std::vector<double> node_lateness(const std::vector<CommRecord>& records, const std::vector<int>& node_of_rank,
+                                  std::size_t nodes) {
+  std::vector<std::vector<double>> per(nodes);
+  for (const auto& r : records)
+    for (const auto* t : timed(r)) {
+      if (t->lateness_us.size() != node_of_rank.size()) continue;
+      std::vector<std::vector<double>> mine(nodes);
+      for (std::size_t k = 0; k < node_of_rank.size(); ++k) {
+        const auto node = static_cast<std::size_t>(node_of_rank[k]);
+        if (node < nodes) mine[node].push_back(t->lateness_us[k]);
+      }
+      for (std::size_t n = 0; n < nodes; ++n)
+        if (!mine[n].empty()) per[n].push_back(stats::median(mine[n]));
     }
-  }
-  for (auto& x : sum) x = n == 0 ? 0.0 : x / n;
-  return sum;
+  std::vector<double> out;
+  for (const auto& v : per) out.push_back(v.empty() ? 0.0 : stats::median(v));
+  return out;
 }
 
 double average_busbw(const std::vector<CommRecord>& records) {
   double sum = 0;
   int n = 0;
-  for (const auto& r : records) {
-    for (const auto* t : {&r.out_of_place, &r.in_place}) {
-      if (!t->ran) continue;
+  for (const auto& r : records)
+    for (const auto* t : timed(r)) {
       sum += t->busbw_gbs;
       ++n;
     }
-  }
   return n == 0 ? 0 : sum / n;
 }
 
@@ -121,26 +227,38 @@ std::int64_t total_wrong(const std::vector<CommRecord>& records) {
 }
 
 nlohmann::ordered_json to_json(const CommRecord& r) {
-  return {{"collective", r.collective},
-          {"bytes", r.bytes},
-          {"count", r.count},
-          {"dtype", r.dtype},
-          {"op", r.op},
-          {"root", r.root},
-          {"out_of_place", timing_json(r.out_of_place)},
-          {"in_place", timing_json(r.in_place)}};
+  nlohmann::ordered_json j;
+  j["cycle"] = r.cycle;
+  if (r.group >= 0) {
+    j["group"] = r.group;
+    j["group_ranks"] = r.group_ranks;
+  }
+  j["collective"] = r.collective;
+  j["bytes"] = r.bytes;
+  j["count"] = r.count;
+  j["dtype"] = r.dtype;
+  j["op"] = r.op;
+  j["root"] = r.root;
+  j["percentiles"] = r.percentiles;
+  j["out_of_place"] = timing_json(r.out_of_place, r.percentiles);
+  j["in_place"] = timing_json(r.in_place, r.percentiles);
+  return j;
 }
 
 CommRecord comm_record_from_json(const nlohmann::ordered_json& j) {
   CommRecord r;
+  if (j.contains("cycle")) r.cycle = j.at("cycle").get<int>();
+  if (j.contains("group")) r.group = j.at("group").get<int>();
+  if (j.contains("group_ranks")) r.group_ranks = j.at("group_ranks").get<std::vector<int>>();
   r.collective = j.at("collective").get<std::string>();
   r.bytes = j.at("bytes").get<std::uint64_t>();
   r.count = j.at("count").get<std::uint64_t>();
   r.dtype = j.at("dtype").get<std::string>();
   r.op = j.at("op").get<std::string>();
   r.root = j.at("root").get<int>();
-  r.out_of_place = timing_from_json(j.at("out_of_place"));
-  r.in_place = timing_from_json(j.at("in_place"));
+  if (j.contains("percentiles")) r.percentiles = j.at("percentiles").get<std::vector<double>>();
+  r.out_of_place = timing_from_json(j.at("out_of_place"), r.percentiles);
+  r.in_place = timing_from_json(j.at("in_place"), r.percentiles);
   return r;
 }
 

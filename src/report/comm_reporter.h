@@ -8,22 +8,32 @@
 #include <nlohmann/json.hpp>
 
 #include "report/comm_record.h"
+#include "report/ddp_reporter.h"  // percentile_name
 
 namespace dtbench::report {
 
 class CommConsoleReporter {
  public:
-  explicit CommConsoleReporter(std::ostream& out) : out_(out) {}
+  // `percentiles`: the q of the percentile columns each placement shows.
+  explicit CommConsoleReporter(std::ostream& out, std::vector<double> percentiles = {50, 99})
+      : out_(out), qs_(std::move(percentiles)) {}
   void header();
   void row(const CommRecord& r);
-  // Average busbw over all rows and placements, total #wrong, skipped notes.
-  void footer(const std::vector<CommRecord>& records, const std::vector<std::string>& skipped);
-  // With more than one node: each node's time relative to the job's, the
-  // slowest marked. `node_names[n]` describes node n (launch::describe_node).
-  void nodes(const std::vector<CommRecord>& records, const std::vector<std::string>& node_names);
+  // Notes, skipped collectives, late ranks and spikes, total #wrong, and the
+  // average busbw over all rows and placements. `node_names[n]` describes
+  // node n and `node_of_rank[r]` is rank r's node (empty: no topology).
+  void footer(const std::vector<CommRecord>& records, const std::vector<std::string>& skipped,
+              const std::vector<std::string>& notes = {}, const std::vector<std::string>& node_names = {},
+              const std::vector<int>& node_of_rank = {});
+  // With more than one node: each node's median lateness over every row
+  // (its ranks' start against the median rank's), the latest marked.
+  void nodes(const std::vector<CommRecord>& records, const std::vector<std::string>& node_names,
+             const std::vector<int>& node_of_rank);
 
  private:
+  std::string cells(const CommTiming& t) const;
   std::ostream& out_;
+  std::vector<double> qs_;
 };
 
 nlohmann::ordered_json to_json(const CommRecord& r);
@@ -32,8 +42,9 @@ CommRecord comm_record_from_json(const nlohmann::ordered_json& j);
 // Mean busbw over every timed placement (GB/s), as nccl-tests' footer.
 double average_busbw(const std::vector<CommRecord>& records);
 std::int64_t total_wrong(const std::vector<CommRecord>& records);
-// For each node, the mean over timed placements of node_us[n] / time_us
-// (1.0 = as fast as the job's average rank); rows without node times are left out.
-std::vector<double> node_time_ratios(const std::vector<CommRecord>& records, std::size_t nodes);
+// Per node, the median over timed placements (with lateness) of the median
+// lateness of its ranks, in us. Rows without lateness are left out.
+std::vector<double> node_lateness(const std::vector<CommRecord>& records, const std::vector<int>& node_of_rank,
+                                  std::size_t nodes);
 
 }  // namespace dtbench::report

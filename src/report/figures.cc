@@ -216,24 +216,27 @@ void add_comm_figures(std::vector<Figure>& figs, const std::vector<ReportSource>
     LineChart c{fmt::format("{}: bus bandwidth vs message size", coll), "message size",
                 "busbw (GB/s, 1 GB = 1e9 B)", true, true, {}};
     for (const auto& s : sources) {
-      LineSeries ser;
-      for (const auto& r : s.comm) {
-        if (r.collective != coll || r.placement != "out_of_place") continue;
-        ser.x.push_back(static_cast<double>(r.bytes));
-        ser.y.push_back(r.busbw_gbs);
+      // Out of place where measured; in place where the backend has no
+      // out-of-place form (c10d's allreduce) or only it was run.
+      for (const char* placement : {"out_of_place", "in_place"}) {
+        LineSeries ser;
+        for (const auto& r : s.comm) {
+          if (r.collective != coll || r.placement != placement) continue;
+          ser.x.push_back(static_cast<double>(r.bytes));
+          ser.y.push_back(r.busbw_gbs);
+        }
+        if (ser.x.empty()) continue;
+        ser.name = fmt::format("{} {}R", s.comm.front().backend, s.comm.front().world_size);
+        if (std::string(placement) == "in_place") ser.name += " in-place";
+        if (comm_sources > 1) ser.name += " [" + file_basename(s.path) + "]";
+        c.series.push_back(std::move(ser));
+        break;
       }
-      if (ser.x.empty()) continue;
-      ser.name = fmt::format("{} {}R", s.comm.front().backend, s.comm.front().world_size);
-      if (comm_sources > 1) ser.name += " [" + file_basename(s.path) + "]";
-      c.series.push_back(std::move(ser));
     }
-    if (c.series.empty())
-      figs.push_back(omitted_figure("busbw-" + slug(coll), c.title,
-                      "only in-place rows were measured (run with --placement both or out)"));
-    else
-      figs.push_back(chart_figure("busbw-" + slug(coll),
-                      "Out-of-place bus bandwidth (nccl-tests definition) per backend.",
-                      render_svg(c)));
+    figs.push_back(chart_figure("busbw-" + slug(coll),
+                    "Bus bandwidth (nccl-tests definition) per backend: out of place, or in place (so named) "
+                    "where the backend has no out-of-place form or only that was run.",
+                    render_svg(c)));
   }
 }
 

@@ -111,9 +111,14 @@ void comm_findings(Findings& out, const std::vector<ReportSource>& sources, cons
       if (std::find(collectives.begin(), collectives.end(), r.collective) == collectives.end())
         collectives.push_back(r.collective);
     for (const auto& coll : collectives) {
+      // Out-of-place rows, as nccl-tests' first columns; in-place where the
+      // backend has no out-of-place form (c10d's allreduce).
       std::vector<const CommRow*> rows;
-      for (const auto& r : s.comm)
-        if (r.collective == coll && r.placement == "out_of_place") rows.push_back(&r);
+      for (const char* placement : {"out_of_place", "in_place"}) {
+        for (const auto& r : s.comm)
+          if (r.collective == coll && r.placement == placement) rows.push_back(&r);
+        if (!rows.empty()) break;
+      }
       if (rows.empty()) continue;
       std::stable_sort(rows.begin(), rows.end(), [](const CommRow* a, const CommRow* b) { return a->bytes < b->bytes; });
       const CommRow* peak = *std::max_element(rows.begin(), rows.end(), [](const CommRow* a, const CommRow* b) {

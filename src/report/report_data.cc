@@ -130,8 +130,9 @@ ReportSource load(const std::string& path) {
   const auto schema = json_value_or<std::string>(doc, "schema", "", path);
   const auto version = json_value_or<int>(doc, "schema_version", 0, path);
   // dtbench.ddp and dtbench.compare are at 2 (runs[].summary pooled as
-  // benchmark.py's); the rest at 1. Runs are read from their samples, so 1 reads too.
-  const int newest = schema == "dtbench.ddp" || schema == "dtbench.compare" ? 2 : 1;
+  // benchmark.py's), dtbench.comm at 2 (per-iteration samples, lateness); the
+  // rest at 1. Version 1 reads too (the fields read are in both).
+  const int newest = schema == "dtbench.ddp" || schema == "dtbench.compare" || schema == "dtbench.comm" ? 2 : 1;
   if (version < 1 || version > newest)
     throw UsageError(fmt::format("{}: {} schema_version {} (this dtbench reads 1{})", path, schema,
                                  version, newest > 1 ? fmt::format(" to {}", newest) : ""));

@@ -91,7 +91,7 @@ mutate ok.json config_arr.json "d['config'] = [1]"
 printf '{"schema": "dtbench.ddp", "schema_version": 1, "runs": [], "big": 1e400}' >overflow.json
 mutate comm.json comm_results_null.json "d['results'] = None"
 mutate comm.json comm_bytes_str.json "d['results'][0]['bytes'] = 'many'"
-mutate comm.json comm_time_str.json "d['results'][0]['out_of_place']['time_us'] = 'slow'"
+mutate comm.json comm_time_str.json "d['results'][0]['in_place']['time_us'] = 'slow'"
 mutate comm.json comm_v0.json "d['schema_version'] = 0"
 mutate cmp.json cmp_points_str.json "d['points'] = 'none'"
 mutate cmp.json cmp_key_num.json "d['points'][0]['key'] = 5"

@@ -67,7 +67,7 @@ expect_usage_error comm -w -1
 expect_usage_error comm -c 2
 expect_usage_error comm -d float8
 expect_usage_error comm -o xor
-expect_usage_error comm --collective gather
+expect_usage_error comm --collective gatherv
 expect_usage_error comm --collective allreduce,,broadcast
 expect_usage_error comm --backend carrier-pigeon
 expect_usage_error comm --backend nccl
@@ -79,6 +79,20 @@ expect_usage_error comm --placement sideways
 expect_usage_error comm -r 3
 expect_usage_error comm --nproc 2 -r 2
 expect_usage_error -m "more than 10000 sizes" comm -e 1M -b 1K -i 1 -n 1
+expect_usage_error -m "--inject-delay 'x' must be RANK:MICROSECONDS" comm --inject-delay x
+expect_usage_error -m "--inject-delay '1:0' must be" comm --inject-delay 1:0
+expect_usage_error -m "--inject-delay '-1:50' must be" comm --inject-delay=-1:50
+expect_usage_error -m "--inject-delay: rank 2 is not a rank of this 2-rank job" comm --nproc 2 --inject-delay 2:100
+expect_usage_error -m "--percentiles: '101'" comm --percentiles 50,101
+expect_usage_error -m "--percentiles: 'p50'" comm --percentiles p50
+expect_usage_error -m "--spike-mad must be positive" comm --spike-mad 0
+expect_usage_error comm --run-cycles 0
+expect_usage_error -m "--split 'sideways'" comm --split sideways
+expect_usage_error -m "--split 'mod:0'" comm --split mod:0
+expect_usage_error comm --backend mpi --split mod:2
+expect_usage_error -m "--root 2 is not a rank of every --split mod:2 group" comm --nproc 4 --split mod:2 -r 2
+expect_usage_error comm --seed -3
+expect_usage_error -m "nothing to measure: --placement out" comm --placement out --collective allreduce,broadcast
 expect_usage_error -m "command is required" launch --nproc-per-node 2
 expect_usage_error launch --nproc-per-node 0 -- true
 expect_usage_error launch --nnodes 2 --node-rank 5 -- true

@@ -27,33 +27,91 @@ std::vector<double> values(const at::Tensor& t) {
   return std::vector<double>(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
 }
 
-TEST(Data, SumOfTwoRanks) {
-  DataSpec s{comm::DType::kFloat32, comm::ReduceOp::kSum, true, 2};
-  EXPECT_EQ(values(rank_data(s, 0, 0, 4)), (std::vector<double>{1, 2, 3, 4}));
-  EXPECT_EQ(values(rank_data(s, 1, 0, 4)), (std::vector<double>{2, 3, 4, 5}));
-  EXPECT_EQ(values(reduced_data(s, 0, 4)), (std::vector<double>{3, 5, 7, 9}));
-  EXPECT_EQ(values(reduced_data(s, 6, 3)), (std::vector<double>{15, 9, 3}));  // wraps at 8
+// The op over ranks, element by element, from each rank's data: what
+// reduced_data's closed form must equal.
+at::Tensor fold(const DataSpec& s, std::int64_t offset, std::int64_t count) {
+  DataSpec wide = s;
+  wide.dtype = comm::DType::kFloat64;
+  at::Tensor acc = rank_data(wide, 0, offset, count);
+  for (int r = 1; r < s.nranks; ++r) {
+    const auto x = rank_data(wide, r, offset, count);
+    switch (s.op) {
+      case comm::ReduceOp::kSum:
+      case comm::ReduceOp::kAvg:
+        acc = acc + x;
+        break;
+      case comm::ReduceOp::kProd:
+        acc = acc * x;
+        break;
+      case comm::ReduceOp::kMin:
+        acc = at::minimum(acc, x);
+        break;
+      case comm::ReduceOp::kMax:
+        acc = at::maximum(acc, x);
+        break;
+    }
+  }
+  if (s.op == comm::ReduceOp::kAvg) acc = acc / s.nranks;
+  return acc;
 }
 
-TEST(Data, ProdMinMax) {
-  DataSpec p{comm::DType::kInt32, comm::ReduceOp::kProd, true, 3};
-  EXPECT_EQ(values(reduced_data(p, 0, 3)), (std::vector<double>{2, 1, 1}));
-  DataSpec mn{comm::DType::kInt64, comm::ReduceOp::kMin, true, 2};
-  // rank 0: (7i)%16+1 = 1, 8; rank 1: (7i+5)%16+1 = 6, 13
-  EXPECT_EQ(values(reduced_data(mn, 0, 2)), (std::vector<double>{1, 8}));
-  DataSpec mx = mn;
-  mx.op = comm::ReduceOp::kMax;
-  EXPECT_EQ(values(reduced_data(mx, 0, 2)), (std::vector<double>{6, 13}));
+TEST(Data, ClosedFormEqualsTheFoldOverRanks) {
+  for (const auto op : comm::all_ops())
+    for (int n : {1, 2, 3, 7, 8, 9, 64, 200, 300})
+      for (std::uint64_t seed : {1ULL, 99ULL}) {
+        DataSpec s{comm::DType::kFloat64, op, true, n, c10::Device(c10::DeviceType::CPU), seed};
+        EXPECT_EQ(count_wrong(reduced_data(s, 5, 777), fold(s, 5, 777)), 0)
+            << comm::to_string(op) << " over " << n << " ranks, seed " << seed;
+      }
 }
 
-TEST(Data, SumStaysExactInBfloat16ForManyRanks) {
-  for (int n : {1, 2, 3, 4, 16, 64}) {
+TEST(Data, NoPeriodAcrossChunks) {
+  // Chunks whose size is a multiple of any small period must differ: a
+  // reduce_scatter or alltoall that sends chunk k where chunk j belongs is
+  // then wrong in most elements.
+  for (const auto op : {comm::ReduceOp::kSum, comm::ReduceOp::kMax, comm::ReduceOp::kProd})
+    for (int n : {2, 8, 16, 32})
+      for (std::int64_t c : {64, 128, 256, 1024}) {
+        DataSpec s{comm::DType::kFloat32, op, true, n, c10::Device(c10::DeviceType::CPU), 7};
+        const auto wrong = count_wrong(reduced_data(s, 0, c), reduced_data(s, c, c));
+        // Products are powers of two with few exponents: fewer differ, but
+        // periodic data would give none.
+        EXPECT_GT(wrong, op == comm::ReduceOp::kProd ? c / 10 : c / 4)
+            << comm::to_string(op) << " " << n << " ranks, chunks of " << c;
+      }
+  // Sums over as many ranks as values (the old pattern's blind spot: every
+  // element expected the same) still vary.
+  DataSpec s{comm::DType::kFloat32, comm::ReduceOp::kSum, true, 64, c10::Device(c10::DeviceType::CPU), 3};
+  EXPECT_GT(std::get<0>(at::_unique(reduced_data(s, 0, 4096))).numel(), 4);
+}
+
+TEST(Data, RanksAndSeedsDiffer) {
+  DataSpec g{comm::DType::kInt32, comm::ReduceOp::kSum, false, 4, c10::Device(c10::DeviceType::CPU), 11};
+  EXPECT_GT(count_wrong(rank_data(g, 0, 0, 1024), rank_data(g, 1, 0, 1024)), 900);  // 63/64 differ
+  DataSpec other = g;
+  other.seed = 12;
+  EXPECT_GT(count_wrong(rank_data(g, 0, 0, 1024), rank_data(other, 0, 0, 1024)), 900);
+  // Reductions: each rank's contribution differs from its neighbour's.
+  DataSpec r{comm::DType::kFloat32, comm::ReduceOp::kSum, true, 4, c10::Device(c10::DeviceType::CPU), 11};
+  EXPECT_EQ(count_wrong(rank_data(r, 0, 0, 1024), rank_data(r, 1, 0, 1024)), 1024);
+  // Offsets are global: elements [10, 20) are elements 10-19 of [0, 20).
+  EXPECT_EQ(count_wrong(rank_data(g, 2, 10, 10), rank_data(g, 2, 0, 20).narrow(0, 10, 10)), 0);
+}
+
+TEST(Data, SumStaysExactInBfloat16UpTo256Ranks) {
+  for (int n : {1, 2, 3, 4, 16, 64, 128, 129, 256}) {
     DataSpec s{comm::DType::kBFloat16, comm::ReduceOp::kSum, true, n};
+    EXPECT_EQ(tolerance(s), 0) << n;
     const auto got = reduced_data(s, 0, 1000);
     DataSpec wide = s;
     wide.dtype = comm::DType::kFloat64;
     EXPECT_EQ(count_wrong(got, reduced_data(wide, 0, 1000)), 0) << n << " ranks";
   }
+  // Beyond 256 ranks (and for avg of floats) the check allows rounding.
+  EXPECT_GT(tolerance(DataSpec{comm::DType::kBFloat16, comm::ReduceOp::kSum, true, 300}), 0);
+  EXPECT_GT(tolerance(DataSpec{comm::DType::kFloat32, comm::ReduceOp::kAvg, true, 3}), 0);
+  EXPECT_EQ(tolerance(DataSpec{comm::DType::kInt32, comm::ReduceOp::kAvg, true, 3}), 0);
+  EXPECT_EQ(tolerance(DataSpec{comm::DType::kFloat32, comm::ReduceOp::kSum, true, 3}), 0);
 }
 
 TEST(Data, CountWrong) {
@@ -63,6 +121,10 @@ TEST(Data, CountWrong) {
   EXPECT_EQ(count_wrong(at::tensor({std::numeric_limits<double>::quiet_NaN()}), at::tensor({1.0})), 1);
   EXPECT_EQ(count_wrong(a, at::tensor({1.0})), 3);  // size mismatch counts every element
   EXPECT_EQ(count_wrong(at::zeros({0}), at::zeros({0})), 0);
+  // With a tolerance: relative to max(1, |expected|).
+  EXPECT_EQ(count_wrong(at::tensor({100.0, 1.0}), at::tensor({100.5, 1.0}), 0.01), 0);
+  EXPECT_EQ(count_wrong(at::tensor({100.0, 1.0}), at::tensor({102.0, 1.0}), 0.01), 1);
+  EXPECT_EQ(count_wrong(at::tensor({std::numeric_limits<double>::quiet_NaN()}), at::tensor({1.0}), 0.5), 1);
 }
 
 }  // namespace dtbench::bench

@@ -51,10 +51,27 @@ TEST(Sweep, Rejects) {
 }
 
 TEST(Sweep, ElementCountRoundsToWholeElementsAndRanks) {
-  EXPECT_EQ(element_count(1024, 4, 1), 256u);
-  EXPECT_EQ(element_count(7, 4, 1), 1u);
-  EXPECT_EQ(element_count(7, 4, 2), 0u);
-  EXPECT_EQ(element_count(40, 4, 3), 9u);
+  EXPECT_EQ(element_count(1024, 4), 256u);
+  EXPECT_EQ(element_count(7, 4), 1u);
+  // Split buffers as nccl-tests' allgather/reduce_scatter: each rank's part
+  // a multiple of 4 elements (count / (4 n)) * 4.
+  EXPECT_EQ(split_element_count(1024, 4, 2, 4), 256u);  // parts of 128
+  EXPECT_EQ(split_element_count(1024, 4, 3, 4), 252u);  // parts of 84, not 85
+  EXPECT_EQ(split_element_count(40, 4, 3, 4), 0u);      // 10 elements: parts of 3 round to 0
+  EXPECT_EQ(split_element_count(96, 8, 3, 4), 12u);     // float64: parts of 4
+  EXPECT_EQ(split_element_count(7, 4, 1, 1), 1u);
+}
+
+TEST(Sweep, BufferWindowsRotateSmallMessagesThroughTheLargestBuffer) {
+  // 32 MiB of float32 (8 Mi elements) holds 32768 windows of 1 KiB: 20
+  // iterations touch 20 different KiB, not one KiB 20 times.
+  EXPECT_EQ(buffer_windows(8 << 20, 256, 8 << 20, 256), 32768);
+  EXPECT_EQ(buffer_windows(8 << 20, 8 << 20, 8 << 20, 8 << 20), 1);  // the largest: one window
+  // allgather: input a part, output the whole; the tighter of the two.
+  EXPECT_EQ(buffer_windows(4 << 20, 128, 8 << 20, 256), 32768);
+  EXPECT_EQ(buffer_windows(0, 0, 1000, 300), 3);  // in place: the output only
+  EXPECT_EQ(buffer_windows(1000, 0, 1000, 0), 1000);  // empty messages
+  EXPECT_EQ(buffer_windows(10, 20, 10, 20), 1);       // never 0
 }
 
 }  // namespace dtbench::bench

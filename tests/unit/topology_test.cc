@@ -131,18 +131,22 @@ TEST(DdpPerNode, SlowestRankOfEachNode) {
   EXPECT_EQ(j.at("per_node").size(), 2u);
 }
 
-TEST(CommPerNode, RatiosAndSlowestNode) {
+TEST(CommPerNode, LatenessAndLatestNode) {
+  // Ranks 0,1 on node 0 and 2,3 on node 1; node 1's ranks start 40 and 60 us
+  // after the median rank, so node 1 is the latest (median 50 us).
   report::CommRecord r;
   r.out_of_place.ran = true;
   r.out_of_place.time_us = 10;
   r.out_of_place.node_us = {8, 12};
-  EXPECT_EQ(report::node_time_ratios({r}, 2), (std::vector<double>{0.8, 1.2}));
+  r.out_of_place.lateness_us = {0, 0, 40, 60};
+  const std::vector<int> node_of_rank{0, 0, 1, 1};
+  EXPECT_EQ(report::node_lateness({r}, node_of_rank, 2), (std::vector<double>{0, 50}));
   std::ostringstream out;
-  report::CommConsoleReporter(out).nodes({r}, {"node 0 (a, rank 0)", "node 1 (b, rank 1)"});
-  EXPECT_NE(out.str().find("node 1 (b, rank 1)"), std::string::npos);
-  EXPECT_NE(out.str().find("1.200x  (slowest)"), std::string::npos) << out.str();
+  report::CommConsoleReporter(out).nodes({r}, {"node 0 (a, ranks 0-1)", "node 1 (b, ranks 2-3)"}, node_of_rank);
+  EXPECT_NE(out.str().find("node 1 (b, ranks 2-3)"), std::string::npos);
+  EXPECT_NE(out.str().find("50.0 us  (latest)"), std::string::npos) << out.str();
   std::ostringstream one;
-  report::CommConsoleReporter(one).nodes({r}, {"node 0"});
+  report::CommConsoleReporter(one).nodes({r}, {"node 0"}, {0, 0, 0, 0});
   EXPECT_EQ(one.str(), "");  // nothing for a single node
   EXPECT_EQ(report::comm_record_from_json(report::to_json(r)).out_of_place.node_us, r.out_of_place.node_us);
   r.out_of_place.cpu_util = 0.75;

@@ -24,7 +24,9 @@ TEST(Types, UnknownNamesListValidOnes) {
     EXPECT_NE(std::string(e.what()).find("float32"), std::string::npos);
   }
   EXPECT_THROW(parse_op("xor"), UsageError);
-  EXPECT_THROW(parse_collective("gather"), UsageError);
+  EXPECT_THROW(parse_collective("gatherv"), UsageError);
+  EXPECT_EQ(parse_collective("gather"), Collective::kGather);
+  EXPECT_EQ(to_string(Collective::kScatter), "scatter");
 }
 
 }  // namespace dtbench::comm

@@ -25,11 +25,15 @@ Buffers prepare_buffers(const CollectiveDef& def, const CollArgs& args, bool in_
   return b;
 }
 
-std::int64_t run_and_count_wrong(const CollectiveDef& def, const CollArgs& args, bool in_place) {
+std::int64_t run_and_count_wrong(const CollectiveDef& def, const CollArgs& args_in, bool in_place) {
+  CollArgs args = args_in;
+  args.in_place = in_place;
   Buffers b = prepare_buffers(def, args, in_place);
   def.run(args, b.in, b.out)->wait(args.comm->timeout());
   const at::Tensor expected = def.expected(args);
-  return expected.defined() ? count_wrong(b.out, expected) : 0;
+  if (!expected.defined()) return 0;
+  const bool reduction = comm::is_reduction(def.kind);
+  return count_wrong(b.out, expected, tolerance(DataSpec{args.dtype, args.op, reduction, args.nranks}));
 }
 
 }  // namespace dtbench::bench

@@ -22,6 +22,8 @@ struct CollArgs {
   int rank = 0;
   int nranks = 1;
   c10::Device device{c10::DeviceType::CPU};  // where buffers and data live
+  std::uint64_t seed = 0;  // test data of this run and size (data.h)
+  bool in_place = false;   // the placement being run (what `expected` may assume)
 };
 
 // How the in-place variant places the input.
@@ -33,7 +35,9 @@ enum class InPlace {
 
 struct CollectiveDef {
   comm::Collective kind;
-  // The count is divided among ranks, so it must be a multiple of nranks.
+  // The count is divided among ranks: a multiple of nranks, each rank's
+  // part a multiple of kSplitAlign elements (as nccl-tests), and the count
+  // column shows the part (nccl-tests' per-rank count).
   bool splits = false;
   InPlace in_place = InPlace::kNone;
   // busbw = algbw * bus_factor(nranks).
@@ -43,10 +47,15 @@ struct CollectiveDef {
   // This rank's input data.
   at::Tensor (*input)(const CollArgs&) = nullptr;
   // What this rank's output must hold afterwards; an undefined tensor where
-  // nothing is defined on this rank (reduce on non-roots).
+  // nothing is defined on this rank (reduce in place on non-roots; out of
+  // place their output must stay as prepare_buffers left it).
   at::Tensor (*expected)(const CollArgs&) = nullptr;
   comm::WorkPtr (*run)(const CollArgs&, const at::Tensor& in, at::Tensor& out) = nullptr;
 };
+
+// Each rank's part of a split buffer is a multiple of this many elements
+// (nccl-tests' ALIGN).
+inline constexpr std::int64_t kSplitAlign = 4;
 
 const CollectiveDef& allreduce_def();
 const CollectiveDef& broadcast_def();
@@ -55,6 +64,8 @@ const CollectiveDef& allgather_def();
 const CollectiveDef& reduce_scatter_def();
 const CollectiveDef& alltoall_def();
 const CollectiveDef& sendrecv_def();
+const CollectiveDef& gather_def();
+const CollectiveDef& scatter_def();
 
 // The row for `c`.
 const CollectiveDef& collective_def(comm::Collective c);

@@ -8,7 +8,7 @@
 namespace dtbench::bench {
 
 inline DataSpec data_spec(const CollArgs& a, bool reduction) {
-  return DataSpec{a.dtype, a.op, reduction, a.nranks, a.device};
+  return DataSpec{a.dtype, a.op, reduction, a.nranks, a.device, a.seed};
 }
 inline std::int64_t whole(const CollArgs& a) { return a.count; }
 inline std::int64_t per_rank(const CollArgs& a) { return a.count / a.nranks; }

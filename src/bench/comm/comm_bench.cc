@@ -1,12 +1,19 @@
 #include "bench/comm/comm_bench.h"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
+#include <random>
+#include <thread>
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
 #include "bench/comm/buffers.h"
+#include "bench/comm/clock_sync.h"
 #include "bench/comm/collective.h"
+#include "bench/comm/data.h"
+#include "bench/comm/iteration_stats.h"
 #include "comm/communicator.h"
 #include "core/cpu_time.h"
 #include "core/error.h"
@@ -19,101 +26,279 @@ using Clock = std::chrono::steady_clock;
 
 // On a GPU an operation has finished when the device has: gloo's wait only
 // orders the current stream after it.
-void run_once(const CollectiveDef& def, const CollArgs& args, Buffers& b) {
-  def.run(args, b.in, b.out)->wait(args.comm->timeout());
+void run_once(const CollectiveDef& def, const CollArgs& args, const at::Tensor& in, at::Tensor& out) {
+  def.run(args, in, out)->wait(args.comm->timeout());
   device::synchronize(args.device);
 }
 
-report::CommTiming measure(const CollectiveDef& def, const CollArgs& args, bool in_place,
-                           const CommBenchOptions& opts, std::uint64_t bytes) {
-  comm::Communicator& comm = *args.comm;
-  report::CommTiming t;
-  t.ran = true;
-  Buffers b = prepare_buffers(def, args, in_place);
-  for (int i = 0; i < opts.warmup; ++i) run_once(def, args, b);
-  comm.barrier();
+// Buffers for every size of one collective and placement, sized for the
+// largest: iteration i runs on window i mod (how many fit), as nccl-tests
+// shifts its send and receive pointers by the message size each iteration.
+struct Arena {
+  at::Tensor in;   // undefined for in-place (the input lives in `out`)
+  at::Tensor out;
+  bool in_place = false;
+
+  Arena(const CollectiveDef& def, const CollArgs& largest, bool in_place_) : in_place(in_place_) {
+    const auto options = at::TensorOptions().dtype(comm::to_scalar_type(largest.dtype)).device(largest.device);
+    // Any valid data will do for timing (the check runs on fresh buffers).
+    const std::int64_t in_cap = std::max<std::int64_t>(def.in_count(largest), 1);
+    const std::int64_t out_cap = std::max<std::int64_t>(def.out_count(largest), 1);
+    const bool reduction = comm::is_reduction(def.kind);
+    DataSpec spec{largest.dtype, largest.op, reduction, largest.nranks, largest.device, largest.seed};
+    if (in_place && def.in_place == InPlace::kSame) {
+      out = rank_data(spec, largest.rank, 0, out_cap);
+    } else {
+      out = at::zeros({out_cap}, options);
+      if (!in_place) in = rank_data(spec, largest.rank, 0, in_cap);
+      else out.copy_(rank_data(spec, largest.rank, 0, out_cap));
+    }
+  }
+
+  // How many windows of this size fit.
+  std::int64_t windows(std::int64_t in_count, std::int64_t out_count) const {
+    return buffer_windows(in.defined() ? in.numel() : 0, in_count, out.numel(), out_count);
+  }
+
+  // Window k's input and output.
+  std::pair<at::Tensor, at::Tensor> window(const CollectiveDef& def, const CollArgs& a, std::int64_t k) const {
+    const std::int64_t ic = def.in_count(a), oc = def.out_count(a);
+    at::Tensor o = out.narrow(0, k * oc, oc);
+    if (!in_place) return {in.narrow(0, k * ic, ic), o};
+    if (def.in_place == InPlace::kSame) return {o, o};
+    return {o.narrow(0, a.rank * ic, ic), o};  // kRankChunk
+  }
+};
+
+// Each collective and size gets its own data.
+std::uint64_t size_seed(std::uint64_t run_seed, comm::Collective c, std::uint64_t bytes) {
+  return run_seed ^ (0x9E3779B97F4A7C15ULL * (bytes + 1)) ^ (0xC2B2AE3D27D4EB4FULL * (static_cast<std::uint64_t>(c) + 1));
+}
+
+// The ranks this run spans: `world` (every rank: start lines, gathers) and
+// `group` (the ranks this one runs the collective with: `world` without a
+// split), and every group's job ranks.
+struct Job {
+  comm::Communicator& world;
+  comm::Communicator& group;
+  std::vector<std::vector<int>> groups;
+};
+
+// Times one placement of one size on every group at once; returns each
+// group's timing, in the order of job.groups.
+std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs& args, bool in_place,
+                                        const CommBenchOptions& opts, const ClockSync& clock, const Arena& arena,
+                                        const Job& job, const std::vector<std::uint64_t>& group_bytes) {
+  comm::Communicator& world = job.world;
+  const int me = world.rank();
+  const std::int64_t windows = arena.windows(def.in_count(args), def.out_count(args));
+  for (int i = 0; i < opts.warmup; ++i) {
+    auto [in, out] = arena.window(def, args, i % windows);
+    run_once(def, args, in, out);
+  }
+  const bool delayed = opts.delay_rank == me && opts.delay_us > 0;
+  const double my_offset = clock.offset_us[static_cast<std::size_t>(me)];
+  const auto iters = static_cast<std::size_t>(opts.iters);
+  std::vector<double> mine(2 * iters + 2);  // starts, times, cores busy, wrong elements
+  world.barrier();  // every group starts together
   const double cpu_start = process_cpu_seconds();
-  const auto start = Clock::now();
-  for (int i = 0; i < opts.iters; ++i) run_once(def, args, b);
-  const double wall_us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
-  const double my_us = wall_us / opts.iters;
-  const double my_cpu_util = wall_us > 0 ? (process_cpu_seconds() - cpu_start) * 1e6 / wall_us : 0;
+  const auto wall_start = Clock::now();
+  for (std::size_t i = 0; i < iters; ++i) {
+    auto [in, out] = arena.window(def, args, static_cast<std::int64_t>(i) % windows);
+    if (delayed) std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(opts.delay_us));
+    const double s = steady_now_us();
+    run_once(def, args, in, out);
+    const double e = steady_now_us();
+    mine[i] = s - my_offset;
+    mine[iters + i] = e - s;
+  }
+  const double wall_us = std::chrono::duration<double, std::micro>(Clock::now() - wall_start).count();
+  mine[2 * iters] = wall_us > 0 ? (process_cpu_seconds() - cpu_start) * 1e6 / wall_us : 0;
 
-  const std::int64_t my_wrong = opts.check ? run_and_count_wrong(def, args, in_place) : 0;
+  CollArgs check_args = args;
+  check_args.in_place = in_place;
+  mine[2 * iters + 1] = opts.check ? static_cast<double>(run_and_count_wrong(def, check_args, in_place)) : 0;
 
-  // Reduce across ranks: every rank's time and cores busy, and the total of
-  // wrong elements.
-  at::Tensor mine = at::tensor({my_us, my_cpu_util}, at::kDouble);
-  at::Tensor all = at::zeros({2 * comm.size()}, at::kDouble);
-  comm.allgather(mine, all)->wait(comm.timeout());
-  at::Tensor wrong = at::full({1}, my_wrong, at::kLong);
-  comm.allreduce(wrong, wrong, comm::ReduceOp::kSum)->wait(comm.timeout());
-
+  // Every rank's samples, cores busy and wrong elements to every rank.
+  const auto per_rank = static_cast<std::int64_t>(mine.size());
+  at::Tensor local = at::from_blob(mine.data(), {per_rank}, at::kDouble).clone();
+  at::Tensor all = at::zeros({per_rank * world.size()}, at::kDouble);
+  world.allgather(local, all)->wait(world.timeout());
   const auto* p = all.data_ptr<double>();
-  double util = 0;
-  for (int r = 0; r < comm.size(); ++r) {
-    t.rank_us.push_back(p[2 * r]);
-    util += p[2 * r + 1];
+
+  std::vector<report::CommTiming> out;
+  for (std::size_t g = 0; g < job.groups.size(); ++g) {
+    const auto& members = job.groups[g];
+    report::CommTiming t;
+    t.ran = true;
+    std::vector<RankIterations> ranks(members.size());
+    double util = 0, sum = 0, wrong = 0;
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      const double* q = p + members[k] * per_rank;
+      auto& ri = ranks[k];
+      ri.start_us.assign(q, q + iters);
+      ri.time_us.assign(q + iters, q + 2 * iters);
+      util += q[2 * iters];
+      wrong += q[2 * iters + 1];
+      double rank_sum = 0;
+      for (double x : ri.time_us) rank_sum += x;
+      t.rank_us.push_back(rank_sum / opts.iters);
+      sum += t.rank_us.back();
+      t.samples_us.push_back(ri.time_us);
+    }
+    const auto n = static_cast<double>(members.size());
+    t.cpu_util = util / n;
+    t.time_us = sum / n;
+    if (job.groups.size() == 1 && opts.topology.ranks() == world.size())
+      t.node_us = launch::per_node_mean(opts.topology, t.rank_us);
+    const auto a = analyse_iterations(ranks, opts.percentiles, opts.spike_mad, clock.error_us);
+    t.percentile_us = a.percentile_us;
+    t.lateness_us = a.lateness_us;
+    t.late_rank = a.late_rank >= 0 ? members[static_cast<std::size_t>(a.late_rank)] : -1;
+    t.late_us = a.late_us;
+    t.straggler = a.straggler;
+    t.spikes = a.spikes;
+    t.spike_list = a.spike_list;
+    for (auto& sp : t.spike_list) sp.rank = members[static_cast<std::size_t>(sp.rank)];
+    // algbw in GB/s (1e9 bytes): bytes per microsecond / 1e3.
+    t.algbw_gbs = t.time_us > 0 ? static_cast<double>(group_bytes[g]) / t.time_us / 1e3 : 0;
+    t.busbw_gbs = t.algbw_gbs * def.bus_factor(static_cast<int>(members.size()));
+    t.wrong = static_cast<std::int64_t>(wrong);
+    out.push_back(std::move(t));
   }
-  t.cpu_util = util / comm.size();
-  double sum = 0;
-  t.min_rank_us = t.max_rank_us = t.rank_us[0];
-  for (double x : t.rank_us) {
-    sum += x;
-    t.min_rank_us = std::min(t.min_rank_us, x);
-    t.max_rank_us = std::max(t.max_rank_us, x);
+  return out;
+}
+
+// The run's seed: the given one, or one rank 0 draws, on every rank.
+std::uint64_t agree_on_seed(comm::Communicator& comm, std::uint64_t given) {
+  if (given != 0) return given;
+  at::Tensor s = at::zeros({1}, at::kLong);
+  if (comm.rank() == 0) {
+    std::random_device rd;
+    const std::uint64_t drawn = (static_cast<std::uint64_t>(rd()) << 31) ^ rd();
+    s.fill_(static_cast<std::int64_t>((drawn & 0x3FFFFFFFFFFFFFFFULL) | 1));
   }
-  t.time_us = sum / comm.size();
-  if (opts.topology.ranks() == comm.size()) t.node_us = launch::per_node_mean(opts.topology, t.rank_us);
-  // algbw in GB/s (1e9 bytes): bytes per microsecond / 1e3.
-  t.algbw_gbs = t.time_us > 0 ? static_cast<double>(bytes) / t.time_us / 1e3 : 0;
-  t.busbw_gbs = t.algbw_gbs * def.bus_factor(comm.size());
-  t.wrong = wrong.item<std::int64_t>();
-  return t;
+  comm.broadcast(s, s, 0)->wait(comm.timeout());
+  return static_cast<std::uint64_t>(s.item<std::int64_t>());
+}
+
+// The element count of `def` at `bytes_requested` among `nranks` ranks.
+std::int64_t count_for(const CollectiveDef& def, const CommBenchOptions& opts, std::uint64_t bytes_requested,
+                       int nranks) {
+  const auto elem = comm::element_size(opts.dtype);
+  return static_cast<std::int64_t>(
+      def.splits ? split_element_count(bytes_requested, elem, static_cast<std::uint64_t>(nranks), kSplitAlign)
+                 : element_count(bytes_requested, elem));
+}
+
+CollArgs args_for(comm::Communicator& comm, const CommBenchOptions& opts, const CollectiveDef& def,
+                  const c10::Device& dev, std::uint64_t bytes_requested, std::uint64_t seed) {
+  CollArgs args;
+  args.comm = &comm;
+  args.dtype = opts.dtype;
+  args.op = opts.op;
+  args.root = opts.root;
+  args.rank = comm.rank();
+  args.nranks = comm.size();
+  args.device = dev;
+  args.count = count_for(def, opts, bytes_requested, comm.size());
+  args.seed = size_seed(seed, def.kind, bytes_requested);
+  return args;
+}
+
+void add_note(std::vector<std::string>& notes, std::string note) {
+  if (!note.empty() && std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(std::move(note));
 }
 
 }  // namespace
 
-CommBenchResult run_comm_bench(comm::Communicator& comm, const CommBenchOptions& opts,
-                               const std::function<void(const report::CommRecord&)>& on_record) {
-  validate_comm_options(opts, comm.size());
+CommBenchResult run_comm_bench(
+    comm::Communicator& world, comm::Communicator& group, const std::vector<std::vector<int>>& groups,
+    const CommBenchOptions& opts,
+    const std::function<void(const report::CommRecord&, const CommBenchResult& so_far)>& on_record) {
+  validate_comm_options(opts, world.size());
+  std::size_t smallest = static_cast<std::size_t>(world.size());
+  for (const auto& g : groups) smallest = std::min(smallest, g.size());
+  if (groups.size() > 1 && opts.root >= static_cast<int>(smallest))
+    throw UsageError(fmt::format("--root {} is not a rank of every group (the smallest has {} rank(s))", opts.root,
+                                 smallest));
+  std::vector<std::vector<int>> all_groups = groups;
+  if (all_groups.empty()) {
+    all_groups.emplace_back();
+    for (int r = 0; r < world.size(); ++r) all_groups.back().push_back(r);
+  }
+  const Job job{world, group, all_groups};
+  const bool split = groups.size() > 1;
   const auto sizes = size_sweep(opts.sweep);
   const auto elem = comm::element_size(opts.dtype);
   const c10::Device dev = device::select(opts.device, opts.device_index);
 
   CommBenchResult result;
-  for (const auto c : opts.collectives) {
-    const CollectiveDef& def = collective_def(c);
-    const std::string why = comm.unsupported_reason(c, opts.dtype, opts.op);
-    if (!why.empty()) {
-      result.skipped.push_back(fmt::format("{}: {}", comm::to_string(c), why));
-      continue;
-    }
-    for (const auto bytes_requested : sizes) {
-      CollArgs args;
-      args.comm = &comm;
-      args.dtype = opts.dtype;
-      args.op = opts.op;
-      args.root = opts.root;
-      args.rank = comm.rank();
-      args.nranks = comm.size();
-      args.device = dev;
-      args.count = static_cast<std::int64_t>(
-          element_count(bytes_requested, elem, def.splits ? comm.size() : 1));
-      const std::uint64_t bytes = static_cast<std::uint64_t>(args.count) * elem;
+  result.seed = agree_on_seed(world, opts.seed);
+  const ClockSync clock = sync_clocks(world, opts.topology);
+  result.clock_error_us = clock.error_us;
+  for (int cycle = 0; cycle < opts.run_cycles; ++cycle) {
+    for (const auto c : opts.collectives) {
+      const CollectiveDef& def = collective_def(c);
+      const std::string why = group.unsupported_reason(c, opts.dtype, opts.op);
+      if (!why.empty()) {
+        if (cycle == 0) result.skipped.push_back(fmt::format("{}: {}", comm::to_string(c), why));
+        continue;
+      }
+      const std::string oop_why = group.out_of_place_reason(c);
+      const bool out_of_place = opts.out_of_place && oop_why.empty();
+      const bool in_place = opts.in_place && def.in_place != InPlace::kNone;
+      if (opts.out_of_place && !oop_why.empty())
+        add_note(result.notes, fmt::format("out-of-place {} n/a: {}", comm::to_string(c), oop_why));
+      if (opts.in_place && def.in_place == InPlace::kNone)
+        add_note(result.notes, fmt::format("in-place {} n/a: dtbench has no in-place form of it", comm::to_string(c)));
+      add_note(result.notes, group.composite_reason(c).empty() ? ""
+                                 : fmt::format("{}: {}; its busbw factor assumes a native one",
+                                               comm::to_string(c), group.composite_reason(c)));
+      add_note(result.notes, group.staging_note(c, !dev.is_cpu()));
+      if (!out_of_place && !in_place) continue;
 
-      report::CommRecord rec;
-      rec.collective = comm::to_string(c);
-      rec.bytes = bytes;
-      rec.count = static_cast<std::uint64_t>(args.count);
-      rec.dtype = comm::to_string(opts.dtype);
-      rec.op = comm::is_reduction(c) ? comm::to_string(opts.op) : "none";
-      rec.root = (c == comm::Collective::kBroadcast || c == comm::Collective::kReduce) ? opts.root : -1;
-      if (opts.out_of_place) rec.out_of_place = measure(def, args, false, opts, bytes);
-      if (opts.in_place && def.in_place != InPlace::kNone)
-        rec.in_place = measure(def, args, true, opts, bytes);
-      if (on_record) on_record(rec);
-      result.records.push_back(std::move(rec));
+      // Buffers for the largest size, shared by every size.
+      const CollArgs largest = args_for(group, opts, def, dev, sizes.back(), result.seed);
+      std::optional<Arena> oop_arena, ip_arena;
+      if (out_of_place) oop_arena.emplace(def, largest, false);
+      if (in_place) ip_arena.emplace(def, largest, true);
+      for (const auto bytes_requested : sizes) {
+        const CollArgs args = args_for(group, opts, def, dev, bytes_requested, result.seed);
+        // Each group's message (groups of different sizes split differently).
+        std::vector<std::uint64_t> group_bytes;
+        for (const auto& g : job.groups)
+          group_bytes.push_back(static_cast<std::uint64_t>(
+                                    count_for(def, opts, bytes_requested, split ? static_cast<int>(g.size()) : world.size())) *
+                                elem);
+        std::vector<report::CommTiming> oop, ip;
+        if (out_of_place) oop = measure(def, args, false, opts, clock, *oop_arena, job, group_bytes);
+        if (in_place) ip = measure(def, args, true, opts, clock, *ip_arena, job, group_bytes);
+        for (std::size_t g = 0; g < job.groups.size(); ++g) {
+          const int nranks = split ? static_cast<int>(job.groups[g].size()) : world.size();
+          const std::int64_t count = count_for(def, opts, bytes_requested, nranks);
+          report::CommRecord rec;
+          rec.cycle = cycle;
+          if (split) {
+            rec.group = static_cast<int>(g);
+            rec.group_ranks = job.groups[g];
+          }
+          rec.collective = comm::to_string(c);
+          rec.bytes = group_bytes[g];
+          rec.count = static_cast<std::uint64_t>(def.splits ? count / nranks : count);
+          rec.dtype = comm::to_string(opts.dtype);
+          rec.op = comm::is_reduction(c) ? comm::to_string(opts.op) : "none";
+          rec.root = (c == comm::Collective::kBroadcast || c == comm::Collective::kReduce ||
+                      c == comm::Collective::kGather || c == comm::Collective::kScatter)
+                         ? opts.root
+                         : -1;
+          rec.percentiles = opts.percentiles;
+          if (out_of_place) rec.out_of_place = oop[g];
+          if (in_place) rec.in_place = ip[g];
+          if (on_record) on_record(rec, result);
+          result.records.push_back(std::move(rec));
+        }
+      }
     }
   }
   return result;

@@ -11,6 +11,12 @@ void validate_comm_options(const CommBenchOptions& opts, int world_size) {
     throw UsageError(fmt::format("--root {} is not a rank of this {}-rank job", opts.root, world_size));
   if (opts.iters < 1) throw UsageError("--iters must be at least 1");
   if (opts.warmup < 0) throw UsageError("--warmup must not be negative");
+  if (opts.run_cycles < 1) throw UsageError("--run-cycles must be at least 1");
+  for (double q : opts.percentiles)
+    if (!(q >= 0 && q <= 100)) throw UsageError(fmt::format("--percentiles: {} is not within 0-100", q));
+  if (!(opts.spike_mad > 0)) throw UsageError(fmt::format("--spike-mad must be positive (got {})", opts.spike_mad));
+  if (opts.delay_rank >= world_size)
+    throw UsageError(fmt::format("--inject-delay: rank {} is not a rank of this {}-rank job", opts.delay_rank, world_size));
   size_sweep(opts.sweep);
 }
 

@@ -1,9 +1,11 @@
 #pragma once
 // What `dtbench comm` runs (collectives, sizes, iterations, checks), and the
 // check of those options against a job; torch-free.
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "bench/comm/split.h"
 #include "bench/comm/sweep.h"
 #include "comm/types.h"
 #include "launch/topology.h"
@@ -23,7 +25,7 @@ struct CommBenchOptions {
   bool check = true;
   comm::DType dtype = comm::DType::kFloat32;
   comm::ReduceOp op = comm::ReduceOp::kSum;
-  // Root rank of broadcast and reduce. Default 0.
+  // Root rank of broadcast, reduce, gather and scatter. Default 0.
   int root = 0;
   // Run the out-of-place / in-place variants. Default both.
   bool out_of_place = true;
@@ -32,13 +34,30 @@ struct CommBenchOptions {
   // data is made and checked there. Default "cpu".
   std::string device = "cpu";
   int device_index = 0;
+  // Test data seed (data.h); 0: rank 0 draws one per run. Each collective
+  // and size derives its own from it.
+  std::uint64_t seed = 0;
+  // Percentiles of the pooled iteration times shown per row. Default p50, p99.
+  std::vector<double> percentiles{50, 99};
+  // An iteration is a spike beyond its rank's median + spike_mad * MAD
+  // (iteration_stats.h). Default 5.
+  double spike_mad = 5;
+  // Passes over the whole sweep (nccl-tests' -N), to see drift. Default 1.
+  int run_cycles = 1;
+  // Groups that each run the collective at once (split.h); none by default.
+  SplitSpec split;
+  // A rank that sleeps this long before each timed iteration (a straggler
+  // on purpose, to see what one looks like); -1: none.
+  int delay_rank = -1;
+  double delay_us = 0;
   // Which node each rank is on (comm::gather_topology); fills node_us.
   // Empty: no per-node times.
   launch::Topology topology;
 };
 
-// Checks the options against the job before anything runs: root within the
-// world, iterations, the size sweep. Throws UsageError.
+// Checks the options against the job before anything runs: root and delayed
+// rank within the world, iterations, cycles, percentiles, the size sweep.
+// Throws UsageError.
 void validate_comm_options(const CommBenchOptions& opts, int world_size);
 
 }  // namespace dtbench::bench

@@ -1,6 +1,9 @@
 #include "bench/comm/data.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -10,73 +13,174 @@ namespace dtbench::bench {
 
 namespace {
 
-// Every pattern is periodic in the element index with a period of at most 64,
-// so a large buffer is one period tiled: a copy at memory speed instead of
-// integer arithmetic over every element.
-constexpr std::int64_t kPeriod = 64;
-
-at::Tensor one_period(const DataSpec& spec, int rank) {
-  const auto idx = at::arange(0, kPeriod, at::TensorOptions().dtype(at::kLong).device(spec.device));
-  at::Tensor v;
-  if (!spec.reduction) {
-    v = (idx + 3 * rank) % 64 + 1;  // 1..64: exact everywhere, shifted per rank
-  } else if (spec.op == comm::ReduceOp::kProd) {
-    v = ((idx + rank) % 8 == 0).to(at::kLong) + 1;  // 1 or 2: products stay small
-  } else if (spec.op == comm::ReduceOp::kMin || spec.op == comm::ReduceOp::kMax) {
-    v = (idx * 7 + rank * 5) % 16 + 1;
-  } else {
-    // sum / avg: at most 256 / nranks per element so the sum fits bfloat16.
-    // m divides 64 (a power of two), so the pattern's period divides kPeriod.
-    std::int64_t m = 8;
-    while (m > 1 && m * std::max(1, spec.nranks) > 256) m /= 2;
-    v = (idx + rank) % m + 1;
-  }
-  return v;
+// splitmix64's finaliser: a well-mixed 64-bit value per input.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
 }
 
-at::Tensor tile(const at::Tensor& period, std::int64_t offset, std::int64_t count) {
-  const std::int64_t start = offset % kPeriod;
-  const std::int64_t reps = (start + count + kPeriod - 1) / kPeriod;
-  return period.repeat({std::max<std::int64_t>(reps, 1)}).narrow(0, start, count).contiguous();
+// One hash per element, shared by all ranks (reductions), or per rank
+// (data that identifies its rank).
+std::uint64_t element_hash(std::uint64_t seed, std::int64_t i) { return mix(seed ^ mix(static_cast<std::uint64_t>(i))); }
+std::uint64_t rank_hash(std::uint64_t seed, int rank, std::int64_t i) {
+  return mix(element_hash(seed, i) + 0xD6E8FEB86659FD93ULL * (static_cast<std::uint64_t>(rank) + 1));
+}
+
+// Reductions: rank r < n-1 has at element i the value lo + (h_i + r * step)
+// mod m, with h_i the element's hash; over those ranks the result depends
+// only on h_i mod m, so it is tabulated once (m entries) and looked up per
+// element. The last rank's value comes from a hash of its own, so results
+// vary from element to element even where n-1 is a multiple of m (every
+// residue then occurs equally often and the table would be constant).
+struct ReductionPattern {
+  std::int64_t lo = 1, m = 1, step = 1;
+};
+
+ReductionPattern pattern(const DataSpec& s) {
+  const std::int64_t n = std::max(1, s.nranks);
+  switch (s.op) {
+    case comm::ReduceOp::kProd:
+      return {1, 8, 1};  // 2 where the residue is 0, else 1: see value()
+    case comm::ReduceOp::kMin:
+    case comm::ReduceOp::kMax:
+      return {1, 127, 37};  // 1..127, distinct over up to 127 ranks
+    case comm::ReduceOp::kSum:
+    case comm::ReduceOp::kAvg:
+    default: {
+      // The sum of n values below lo + m stays within 256 (bfloat16's exact
+      // integers) while n <= 128; beyond that the values are 0 or 1.
+      const std::int64_t m = std::min<std::int64_t>(64, 256 / n);
+      if (m >= 2) return {1, m, 1};
+      return {0, 2, 1};
+    }
+  }
+}
+
+double from_residue(const DataSpec& s, const ReductionPattern& p, std::uint64_t k) {
+  if (s.op == comm::ReduceOp::kProd) return k == 0 ? 2.0 : 1.0;
+  return static_cast<double>(p.lo + static_cast<std::int64_t>(k));
+}
+
+// Rank `rank`'s value at element i.
+double value(const DataSpec& s, const ReductionPattern& p, std::int64_t i, int rank) {
+  const auto m = static_cast<std::uint64_t>(p.m);
+  if (rank == std::max(1, s.nranks) - 1) return from_residue(s, p, rank_hash(s.seed, rank, i) % m);
+  const std::uint64_t c = element_hash(s.seed, i) % m;
+  return from_residue(s, p, (c + static_cast<std::uint64_t>(rank) * static_cast<std::uint64_t>(p.step)) % m);
+}
+
+double combine(comm::ReduceOp op, double acc, double x) {
+  switch (op) {
+    case comm::ReduceOp::kProd:
+      return acc * x;
+    case comm::ReduceOp::kMin:
+      return std::min(acc, x);
+    case comm::ReduceOp::kMax:
+      return std::max(acc, x);
+    case comm::ReduceOp::kSum:
+    case comm::ReduceOp::kAvg:
+    default:
+      return acc + x;
+  }
+}
+
+double identity(comm::ReduceOp op) {
+  switch (op) {
+    case comm::ReduceOp::kProd:
+      return 1;
+    case comm::ReduceOp::kMin:
+      return std::numeric_limits<double>::infinity();
+    case comm::ReduceOp::kMax:
+      return -std::numeric_limits<double>::infinity();
+    default:
+      return 0;
+  }
+}
+
+at::Tensor from_values(const DataSpec& s, std::vector<double> v) {
+  const auto n = static_cast<std::int64_t>(v.size());
+  at::Tensor t = at::empty({n}, at::kDouble);
+  std::copy(v.begin(), v.end(), t.data_ptr<double>());
+  t = t.to(comm::to_scalar_type(s.dtype));
+  return s.device.is_cpu() ? t : t.to(s.device);
 }
 
 }  // namespace
 
 at::Tensor rank_data(const DataSpec& spec, int rank, std::int64_t offset, std::int64_t count) {
-  return tile(one_period(spec, rank).to(comm::to_scalar_type(spec.dtype)), offset, count);
+  std::vector<double> v(static_cast<std::size_t>(std::max<std::int64_t>(count, 0)));
+  if (!spec.reduction) {
+    for (std::int64_t k = 0; k < count; ++k)
+      v[k] = static_cast<double>(1 + rank_hash(spec.seed, rank, offset + k) % 64);  // 1..64
+  } else {
+    const auto p = pattern(spec);
+    for (std::int64_t k = 0; k < count; ++k) v[k] = value(spec, p, offset + k, rank);
+  }
+  return from_values(spec, std::move(v));
 }
 
 at::Tensor reduced_data(const DataSpec& spec, std::int64_t offset, std::int64_t count) {
-  // Fold one period in double (exact: small integers), then tile.
-  at::Tensor acc = one_period(spec, 0).to(at::kDouble);
-  for (int r = 1; r < spec.nranks; ++r) {
-    const auto x = one_period(spec, r).to(at::kDouble);
-    switch (spec.op) {
-      case comm::ReduceOp::kSum:
-      case comm::ReduceOp::kAvg:
-        acc = acc + x;
-        break;
-      case comm::ReduceOp::kProd:
-        acc = acc * x;
-        break;
-      case comm::ReduceOp::kMin:
-        acc = at::minimum(acc, x);
-        break;
-      case comm::ReduceOp::kMax:
-        acc = at::maximum(acc, x);
-        break;
+  // Tabulate the op over ranks 0..n-2 for each residue (exact in double:
+  // small integers), then per element look it up and fold in the last rank.
+  const auto p = pattern(spec);
+  const int n = std::max(1, spec.nranks);
+  const auto m = static_cast<std::uint64_t>(p.m);
+  std::vector<double> table(m, identity(spec.op));
+  for (std::uint64_t c = 0; c < m; ++c)
+    for (int r = 0; r + 1 < n; ++r)
+      table[c] = combine(spec.op, table[c],
+                         from_residue(spec, p, (c + static_cast<std::uint64_t>(r) * static_cast<std::uint64_t>(p.step)) % m));
+  std::vector<double> v(static_cast<std::size_t>(std::max<std::int64_t>(count, 0)));
+  for (std::int64_t k = 0; k < count; ++k) {
+    const std::int64_t i = offset + k;
+    double acc = combine(spec.op, table[element_hash(spec.seed, i) % m], value(spec, p, i, n - 1));
+    if (spec.op == comm::ReduceOp::kAvg) {
+      acc /= n;
+      if (spec.dtype == comm::DType::kInt32 || spec.dtype == comm::DType::kInt64) acc = std::floor(acc);
     }
+    v[static_cast<std::size_t>(k)] = acc;
   }
-  if (spec.op == comm::ReduceOp::kAvg) {
-    acc = acc / spec.nranks;
-    if (spec.dtype == comm::DType::kInt32 || spec.dtype == comm::DType::kInt64) acc = at::floor(acc);
-  }
-  return tile(acc.to(comm::to_scalar_type(spec.dtype)), offset, count);
+  return from_values(spec, std::move(v));
 }
 
-std::int64_t count_wrong(const at::Tensor& got, const at::Tensor& expected) {
+double tolerance(const DataSpec& spec) {
+  double eps = 0;
+  switch (spec.dtype) {
+    case comm::DType::kFloat16:
+      eps = std::ldexp(1.0, -10);
+      break;
+    case comm::DType::kBFloat16:
+      eps = std::ldexp(1.0, -7);
+      break;
+    case comm::DType::kFloat32:
+      eps = std::ldexp(1.0, -23);
+      break;
+    case comm::DType::kFloat64:
+      eps = std::ldexp(1.0, -52);
+      break;
+    default:
+      return 0;  // integers: exact or wrong
+  }
+  const int n = std::max(1, spec.nranks);
+  if (spec.reduction && spec.op == comm::ReduceOp::kAvg) return n * eps;
+  const bool beyond_exact = (spec.dtype == comm::DType::kBFloat16 && n > 256) ||
+                            (spec.dtype == comm::DType::kFloat16 && n > 2048);
+  if (spec.reduction && spec.op == comm::ReduceOp::kSum && beyond_exact) return n * eps;
+  return 0;
+}
+
+std::int64_t count_wrong(const at::Tensor& got, const at::Tensor& expected, double rel_tol) {
   if (got.numel() != expected.numel()) return std::max(got.numel(), expected.numel());
   if (got.numel() == 0) return 0;
+  if (rel_tol > 0) {
+    const auto g = got.reshape({-1}).to(at::kDouble);
+    const auto e = expected.reshape({-1}).to(at::kDouble);
+    const auto bound = at::clamp_min(e.abs(), 1.0) * rel_tol;
+    // NaN compares false, so it is counted.
+    return at::logical_not(at::le((g - e).abs(), bound)).sum().item<std::int64_t>();
+  }
   // Same dtype: compare as is (NaN != anything); otherwise in double.
   const bool same = got.scalar_type() == expected.scalar_type();
   const auto g = same ? got.reshape({-1}) : got.reshape({-1}).to(at::kDouble);

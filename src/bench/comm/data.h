@@ -2,6 +2,15 @@
 // Test data whose collective results are exact in every dtype: small integers
 // chosen per reduction op so that sums, products, minima and maxima over all
 // ranks stay exactly representable (bfloat16 holds integers up to 256).
+//
+// Every value is a hash of (seed, element index) and, where the data must
+// say which rank it came from, of the rank: no period in the index, so a
+// chunk sent to the wrong place, or the wrong rank's chunk, differs from what
+// is expected (a repeating pattern would let chunks whose size is a multiple
+// of the period pass). The seed changes per run and per size
+// (comm_bench.cc), so a stale buffer from an earlier size does not pass
+// either. Reductions over all ranks have closed forms per element, so the
+// expected result costs one pass over the buffer, not one per rank.
 #include <cstdint>
 
 #include <ATen/core/Tensor.h>
@@ -17,6 +26,7 @@ struct DataSpec {
   bool reduction = true;  // false: data that identifies its rank (broadcast, gathers)
   int nranks = 1;
   c10::Device device{c10::DeviceType::CPU};  // data is made (and reduced) here
+  std::uint64_t seed = 0;
 };
 
 // Elements [offset, offset + count) of rank `rank`'s data.
@@ -25,7 +35,14 @@ at::Tensor rank_data(const DataSpec& spec, int rank, std::int64_t offset, std::i
 // The op over all ranks of rank_data(spec, r, offset, count), in spec.dtype.
 at::Tensor reduced_data(const DataSpec& spec, std::int64_t offset, std::int64_t count);
 
-// Number of elements of `got` that differ from `expected` (NaN counts as wrong).
-std::int64_t count_wrong(const at::Tensor& got, const at::Tensor& expected);
+// The relative difference allowed between a result and reduced_data: 0
+// (exact) except where the backend's arithmetic may round: avg of floating
+// types (NCCL scales by 1/n before summing), and sums beyond the dtype's
+// exact integers (bfloat16 over 256 ranks, float16 over 2048).
+double tolerance(const DataSpec& spec);
+
+// Number of elements of `got` that differ from `expected` by more than
+// `rel_tol` * max(1, |expected|) (NaN counts as wrong).
+std::int64_t count_wrong(const at::Tensor& got, const at::Tensor& expected, double rel_tol = 0);
 
 }  // namespace dtbench::bench

@@ -20,6 +20,10 @@ const CollectiveDef& collective_def(comm::Collective c) {
       return alltoall_def();
     case comm::Collective::kSendrecv:
       return sendrecv_def();
+    case comm::Collective::kGather:
+      return gather_def();
+    case comm::Collective::kScatter:
+      return scatter_def();
   }
   DTBENCH_CHECK(false, "unknown collective");
 }

@@ -1,5 +1,7 @@
 #include "bench/comm/sweep.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -38,10 +40,19 @@ std::vector<std::uint64_t> size_sweep(const SweepOptions& opts) {
   return sizes;
 }
 
-std::uint64_t element_count(std::uint64_t bytes, std::uint64_t elem_size, std::uint64_t multiple) {
-  std::uint64_t count = bytes / elem_size;
-  if (multiple > 1) count -= count % multiple;
-  return count;
+std::uint64_t element_count(std::uint64_t bytes, std::uint64_t elem_size) { return bytes / elem_size; }
+
+std::uint64_t split_element_count(std::uint64_t bytes, std::uint64_t elem_size, std::uint64_t nranks,
+                                  std::uint64_t align) {
+  const std::uint64_t n = nranks == 0 ? 1 : nranks;
+  const std::uint64_t a = align == 0 ? 1 : align;
+  return bytes / elem_size / (a * n) * a * n;
+}
+
+std::int64_t buffer_windows(std::int64_t in_cap, std::int64_t in_count, std::int64_t out_cap, std::int64_t out_count) {
+  std::int64_t w = out_count > 0 ? out_cap / out_count : out_cap;
+  if (in_cap > 0 && in_count > 0) w = std::min(w, in_cap / in_count);
+  return std::max<std::int64_t>(w, 1);
 }
 
 }  // namespace dtbench::bench

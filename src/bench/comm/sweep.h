@@ -19,9 +19,20 @@ struct SweepOptions {
 // increment, or the sweep has more than 10,000 points.
 std::vector<std::uint64_t> size_sweep(const SweepOptions& opts);
 
-// Rounds `bytes` down to whole elements of `elem_size`, and the element count
-// down to a multiple of `multiple` (the world size, for collectives that split
-// the buffer across ranks). Returns the element count.
-std::uint64_t element_count(std::uint64_t bytes, std::uint64_t elem_size, std::uint64_t multiple);
+// Rounds `bytes` down to whole elements of `elem_size`. Returns the count.
+std::uint64_t element_count(std::uint64_t bytes, std::uint64_t elem_size);
+
+// For collectives that split the buffer among `nranks` ranks (allgather,
+// reduce_scatter, alltoall), as nccl-tests sizes them: each rank's part is
+// the whole elements of `bytes` / nranks rounded down to a multiple of
+// `align` elements. Returns the whole buffer's count (part * nranks).
+std::uint64_t split_element_count(std::uint64_t bytes, std::uint64_t elem_size, std::uint64_t nranks,
+                                  std::uint64_t align);
+
+// How many consecutive windows of `in_count` and `out_count` elements fit
+// in buffers of `in_cap` and `out_cap` (`in_cap` 0: no separate input, as in
+// place): timed iteration i runs on window i mod this, as nccl-tests shifts
+// its buffers by the message size each iteration. At least 1.
+std::int64_t buffer_windows(std::int64_t in_cap, std::int64_t in_count, std::int64_t out_cap, std::int64_t out_count);
 
 }  // namespace dtbench::bench

@@ -1,5 +1,6 @@
 // `dtbench comm`: nccl-tests-style collective bandwidth sweep.
 #include <algorithm>
+#include <unistd.h>
 #include <iostream>
 #include <memory>
 
@@ -13,11 +14,13 @@
 #include "cli/run_options.h"
 #include "comm/communicator.h"
 #include "comm/factory.h"
+#include "comm/store.h"
 #include "comm/topology.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/units.h"
 #include "device/device.h"
+#include "launch/binding.h"
 #include "launch/world.h"
 #include "report/comm_reporter.h"
 #include "report/env_reporter.h"
@@ -44,7 +47,45 @@ nlohmann::ordered_json config_json(const CommFlags& f, const bench::CommBenchOpt
           {"op", comm::to_string(o.op)},
           {"root", o.root},
           {"device", o.device},
+          {"percentiles", o.percentiles},
+          {"spike_mad", o.spike_mad},
+          {"run_cycles", o.run_cycles},
+          {"split", o.split.text},
+          {"inject_delay", o.delay_rank < 0 ? nlohmann::ordered_json(nullptr)
+                                            : nlohmann::ordered_json{{"rank", o.delay_rank}, {"us", o.delay_us}}},
+          {"iface", f.run.comm.iface},
+          {"gloo_threads", f.run.comm.gloo_threads},
           {"timeout_ms", f.run.comm.timeout.count()}};
+}
+
+// The variables that steer the backends (NCCL_*, GLOO_*, TORCH_NCCL_*, ...),
+// as this rank sees them.
+nlohmann::ordered_json backend_variables() {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  std::vector<std::pair<std::string, std::string>> vars;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string kv = *e;
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string name = kv.substr(0, eq);
+    // (Open MPI's transport choices, not the many OMPI_MCA_* mpirun sets for itself.)
+    for (const char* prefix : {"NCCL_", "GLOO_", "TORCH_NCCL_", "TORCH_GLOO_", "TP_", "UCX_", "FI_", "OMPI_MCA_btl",
+                               "OMPI_MCA_pml", "OMPI_MCA_coll", "OMPI_MCA_osc", "CUDA_VISIBLE_DEVICES",
+                               "OMP_NUM_THREADS"})
+      if (name.rfind(prefix, 0) == 0) {
+        vars.emplace_back(name, kv.substr(eq + 1));
+        break;
+      }
+  }
+  std::sort(vars.begin(), vars.end());
+  for (const auto& [k, v] : vars) j[k] = v;
+  return j;
+}
+
+std::string backend_version(const std::string& name) {
+  for (const auto& b : comm::backends())
+    if (b.name == name) return b.version;
+  return "";
 }
 
 
@@ -61,30 +102,64 @@ int run_comm(CommFlags& f) {
   const bool leader = world.rank == 0;
   auto env = bench::collect_env();
   opts.device_index = world.local_rank;
-  auto comm = comm::make_communicator(world, f.run.comm);
+  // With --split: a communicator over every rank and one over this rank's
+  // group, both meeting through the job's store.
+  std::unique_ptr<comm::Communicator> comm, group_comm;
+  std::vector<std::vector<int>> groups;
+  if (opts.split.kind == bench::SplitSpec::Kind::kNone) {
+    comm = comm::make_communicator(world, f.run.comm);
+  } else {
+    groups = bench::split_groups(opts.split, world.world_size);
+    auto store = comm::connect_store(world, f.run.comm.timeout);
+    comm = comm::make_group_communicator(world, f.run.comm, {store, "dtbench/comm/all", world.rank, world.world_size});
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      const auto& members = groups[g];
+      const auto it = std::find(members.begin(), members.end(), world.rank);
+      if (it == members.end()) continue;
+      group_comm = comm::make_group_communicator(
+          world, f.run.comm,
+          {store, fmt::format("dtbench/comm/group{}", g), static_cast<int>(it - members.begin()),
+           static_cast<int>(members.size())});
+    }
+  }
   opts.topology = comm::gather_topology(*comm);
   env["world"] = bench::world_json(world, opts.topology);
+  // Where each rank runs (its allowed CPUs) and what steers the backend: in
+  // the JSON report's env, not in the console header.
+  const auto cpus = comm::gather_strings(*comm, launch::describe_cpus(launch::current_affinity()));
+  nlohmann::ordered_json run_env;
+  run_env["placement"] = nlohmann::ordered_json::array();
+  for (int r = 0; r < world.world_size; ++r)
+    run_env["placement"].push_back({{"rank", r}, {"node", opts.topology.node_of_rank[static_cast<std::size_t>(r)]},
+                                    {"cpus", cpus[static_cast<std::size_t>(r)]}});
+  run_env["backend_version"] = backend_version(comm->backend());
+  run_env["backend_variables"] = backend_variables();
   const std::string label = env["world"]["label"];
 
-  report::CommConsoleReporter console(std::cout);
+  report::CommConsoleReporter console(std::cout, opts.percentiles);
   // The --json report is rewritten (atomically) after every row with
   // "complete": false, so a run ended early (a scheduler's time limit, a
   // signal, a failed peer) leaves a valid report of the rows it finished.
   std::vector<report::CommRecord> done;
+  bench::CommBenchResult result;
   auto write_report = [&](bool complete, const std::vector<std::string>& skipped) {
     if (!leader || f.run.json_path.empty()) return;
     nlohmann::ordered_json doc;
     doc["schema"] = "dtbench.comm";
-    doc["schema_version"] = 1;
+    doc["schema_version"] = 2;
     doc["created"] = report::utc_timestamp();
     doc["complete"] = complete;
     doc["command"] = original_args();
     doc["env"] = env;
+    for (const auto& [k, v] : run_env.items()) doc["env"][k] = v;
     doc["config"] = config_json(f, opts);
     nlohmann::ordered_json recs = nlohmann::ordered_json::array();
     for (const auto& r : done) recs.push_back(report::to_json(r));
     doc["results"] = recs;
     doc["skipped"] = skipped;
+    doc["notes"] = result.notes;
+    doc["seed"] = result.seed;
+    doc["clock_error_us"] = result.clock_error_us;
     doc["summary"] = {{"avg_busbw_gbs", report::average_busbw(done)},
                       {"wrong", report::total_wrong(done)}};
     report::write_json_atomic(f.run.json_path, doc);
@@ -96,9 +171,21 @@ int run_comm(CommFlags& f) {
         world.world_size, label, comm->backend(),
         device::describe(device::select(opts.device, opts.device_index)), opts.iters, opts.warmup,
         opts.check ? "on" : "off");
+    if (groups.size() > 1) {
+      std::string text;
+      for (std::size_t g = 0; g < groups.size(); ++g) {
+        text += fmt::format("{}g{} = rank{} ", g == 0 ? "" : "; ", g, groups[g].size() > 1 ? "s" : "");
+        for (std::size_t k = 0; k < groups[g].size(); ++k) text += fmt::format("{}{}", k ? "," : "", groups[g][k]);
+      }
+      std::cout << fmt::format("# --split {}: {} groups, each running the collective at the same time: {}\n#\n",
+                               opts.split.text, groups.size(), text);
+    }
     console.header();
   }
-  auto result = bench::run_comm_bench(*comm, opts, [&](const report::CommRecord& r) {
+  result = bench::run_comm_bench(*comm, group_comm ? *group_comm : *comm, groups, opts, [&](const report::CommRecord& r, const bench::CommBenchResult& so_far) {
+    result.seed = so_far.seed;
+    result.notes = so_far.notes;
+    result.clock_error_us = so_far.clock_error_us;
     if (!leader) return;
     console.row(r);
     done.push_back(r);
@@ -106,8 +193,10 @@ int run_comm(CommFlags& f) {
   });
   const auto wrong = report::total_wrong(result.records);
   if (leader) {
-    console.footer(result.records, result.skipped);
-    console.nodes(result.records, launch::describe_nodes(opts.topology));
+    const auto node_names = launch::describe_nodes(opts.topology);
+    console.footer(result.records, result.skipped, result.notes, node_names, opts.topology.node_of_rank);
+    console.nodes(result.records, node_names, opts.topology.node_of_rank);
+    std::cout << fmt::format("# Test data seed       : {} (--seed {} repeats it)\n", result.seed, result.seed);
     done = result.records;
     write_report(true, result.skipped);
   }

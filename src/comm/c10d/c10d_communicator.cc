@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
+#include "comm/backends.h"
 #include "comm/error_text.h"
+#include "compat/c10d_compat.h"
 #include "comm/store.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -153,6 +155,12 @@ class C10dCommunicator : public Communicator {
   std::chrono::milliseconds timeout() const override { return s_.timeout; }
 
   std::string composite_reason(Collective c) const override { return s_.composite ? s_.composite(c) : ""; }
+  std::string out_of_place_reason(Collective c) const override { return comm::out_of_place_reason(s_.name, c); }
+  std::string staging_note(Collective c, bool device_buffers) const override {
+    if (!device_buffers || s_.staging || s_.host_only.count(c) == 0) return "";
+    return fmt::format("{}: {} of device buffers goes through host memory (copied there and back)", s_.name,
+                       to_string(c));
+  }
   std::string unsupported_reason(Collective c, DType dtype, ReduceOp op) const override {
     if (c == Collective::kSendrecv && s_.size < 2) return s_.name + ": sendrecv needs at least 2 ranks";
     return s_.unsupported ? s_.unsupported(c, dtype, op) : "";
@@ -184,9 +192,13 @@ class C10dCommunicator : public Communicator {
 
   WorkPtr reduce(const at::Tensor& in, at::Tensor& out, int root, ReduceOp op) override {
     if (in.numel() == 0) return std::make_unique<CompletedWork>();
-    copy_if_needed(in, out);
-    Staging st(staging_for(Collective::kReduce, out));
-    std::vector<at::Tensor> ts{st.inout(out)};
+    // c10d reduces in place, and a non-root's buffer is the backend's
+    // scratch: out of place, a non-root reduces a copy and leaves `out` alone.
+    at::Tensor target = out;
+    if (s_.rank == root) copy_if_needed(in, out);
+    else if (!in.is_same(out)) target = in.clone();
+    Staging st(staging_for(Collective::kReduce, target));
+    std::vector<at::Tensor> ts{st.inout(target)};
     c10d::ReduceOptions o;
     o.reduceOp = to_c10d(op);
     o.rootRank = root;
@@ -196,16 +208,21 @@ class C10dCommunicator : public Communicator {
 
   WorkPtr allgather(const at::Tensor& in, at::Tensor& out) override {
     if (in.numel() == 0) return std::make_unique<CompletedWork>();
-    // c10d gathers into a list of tensors; views of `out` receive the
-    // chunks without an extra copy on our side.
     Staging st(staging_for(Collective::kAllgather, in));
-    std::vector<std::vector<at::Tensor>> outs(1);
-    const int64_t n = in.numel();
-    auto flat = st.output(out).view({-1});
-    for (int r = 0; r < s_.size; ++r) outs[0].push_back(flat.narrow(0, r * n, n));
-    std::vector<at::Tensor> ins{st.input(in)};
     c10d::AllgatherOptions o;
     o.timeout = s_.timeout;
+    if (flat(Collective::kAllgather, in)) {
+      at::Tensor output = st.output(out);
+      at::Tensor input = st.input(in);
+      return wrap([&] { return s_.backend->_allgather_base(output, input, o); }, "allgather", st);
+    }
+    // The list form: views of `out` receive the chunks without an extra
+    // copy on our side (the backend may still copy).
+    std::vector<std::vector<at::Tensor>> outs(1);
+    const int64_t n = in.numel();
+    auto flat_out = st.output(out).view({-1});
+    for (int r = 0; r < s_.size; ++r) outs[0].push_back(flat_out.narrow(0, r * n, n));
+    std::vector<at::Tensor> ins{st.input(in)};
     return wrap([&] { return s_.backend->allgather(outs, ins, o); }, "allgather", st);
   }
 
@@ -215,14 +232,19 @@ class C10dCommunicator : public Communicator {
     if (!why.empty()) throw UnsupportedError(why);
     if (in.numel() == 0) return std::make_unique<CompletedWork>();
     Staging st(staging_for(Collective::kReduceScatter, in));
-    std::vector<at::Tensor> outs{st.output(out)};
-    std::vector<std::vector<at::Tensor>> ins(1);
-    const int64_t n = out.numel();
-    auto flat = st.input(in).view({-1});
-    for (int r = 0; r < s_.size; ++r) ins[0].push_back(flat.narrow(0, r * n, n));
     c10d::ReduceScatterOptions o;
     o.reduceOp = to_c10d(op);
     o.timeout = s_.timeout;
+    if (flat(Collective::kReduceScatter, in)) {
+      at::Tensor output = st.output(out);
+      at::Tensor input = st.input(in);
+      return wrap([&] { return s_.backend->_reduce_scatter_base(output, input, o); }, "reduce_scatter", st);
+    }
+    std::vector<at::Tensor> outs{st.output(out)};
+    std::vector<std::vector<at::Tensor>> ins(1);
+    const int64_t n = out.numel();
+    auto flat_in = st.input(in).view({-1});
+    for (int r = 0; r < s_.size; ++r) ins[0].push_back(flat_in.narrow(0, r * n, n));
     return wrap([&] { return s_.backend->reduce_scatter(outs, ins, o); }, "reduce_scatter", st);
   }
 
@@ -252,9 +274,60 @@ class C10dCommunicator : public Communicator {
   }
 
   WorkPtr sendrecv(const at::Tensor& in, at::Tensor& out, int dst, int src) override {
+    if (s_.group_p2p && in.numel() > 0) {
+      // One group, as ncclGroupStart/End around the pair.
+      Staging st(staging_for(Collective::kSendrecv, in));
+      std::vector<at::Tensor> sends{st.input(in)};
+      std::vector<at::Tensor> recvs{st.output(out)};
+      return wrap(
+          [&] {
+            return compat::coalesced(*s_.backend, [&] {
+              s_.backend->send(sends, dst, kSendrecvTag);
+              s_.backend->recv(recvs, src, kSendrecvTag);
+            });
+          },
+          "sendrecv", st);
+    }
+    // Both halves are posted before either is waited for.
     auto sent = send(in, dst, kSendrecvTag);
     auto received = recv(out, src, kSendrecvTag);
     return std::make_unique<PairWork>(std::move(sent), std::move(received));
+  }
+
+  WorkPtr gather(const at::Tensor& in, at::Tensor& out, int root) override {
+    if (in.numel() == 0) return std::make_unique<CompletedWork>();
+    // c10d gathers into a list of tensors on the root (views of `out` here)
+    // and takes an empty list elsewhere.
+    Staging st(staging_for(Collective::kGather, in));
+    std::vector<std::vector<at::Tensor>> outs;
+    if (s_.rank == root) {
+      outs.emplace_back();
+      const int64_t n = in.numel();
+      auto flat_out = st.output(out).view({-1});
+      for (int r = 0; r < s_.size; ++r) outs[0].push_back(flat_out.narrow(0, r * n, n));
+    }
+    std::vector<at::Tensor> ins{st.input(in)};
+    c10d::GatherOptions o;
+    o.rootRank = root;
+    o.timeout = s_.timeout;
+    return wrap([&] { return s_.backend->gather(outs, ins, o); }, "gather", st);
+  }
+
+  WorkPtr scatter(const at::Tensor& in, at::Tensor& out, int root) override {
+    if (out.numel() == 0) return std::make_unique<CompletedWork>();
+    Staging st(staging_for(Collective::kScatter, out));
+    std::vector<std::vector<at::Tensor>> ins;
+    if (s_.rank == root) {
+      ins.emplace_back();
+      const int64_t n = out.numel();
+      auto flat_in = st.input(in).view({-1});
+      for (int r = 0; r < s_.size; ++r) ins[0].push_back(flat_in.narrow(0, r * n, n));
+    }
+    std::vector<at::Tensor> outs{st.output(out)};
+    c10d::ScatterOptions o;
+    o.rootRank = root;
+    o.timeout = s_.timeout;
+    return wrap([&] { return s_.backend->scatter(outs, ins, o); }, "scatter", st);
   }
 
   void barrier() override {
@@ -297,6 +370,10 @@ class C10dCommunicator : public Communicator {
     if (s_.staging) return s_.staging;
     if (!t.is_cpu() && s_.host_only.count(c) != 0) return c10::Device(c10::DeviceType::CPU);
     return std::nullopt;
+  }
+
+  bool flat(Collective c, const at::Tensor& t) const {
+    return s_.flat.count(c) != 0 && (!s_.flat_host_only || t.is_cpu());
   }
 
   static void copy_if_needed(const at::Tensor& in, at::Tensor& out) {

@@ -47,6 +47,14 @@ struct C10dBackendSpec {
   // recv, reduce_scatter, alltoall of CUDA tensors): such tensors go through
   // host memory the same way.
   std::set<Collective> host_only;
+  // Collectives to call in c10d's flat-tensor form (_allgather_base,
+  // _reduce_scatter_base: one output tensor, no per-rank list and no copy)
+  // where the backend has it; `flat_host_only`: only for host tensors.
+  std::set<Collective> flat;
+  bool flat_host_only = false;
+  // Whether a sendrecv's send and receive are issued as one group
+  // (startCoalescing/endCoalescing: ncclGroupStart/End), as nccl-tests does.
+  bool group_p2p = false;
   // Runs when the communicator is destroyed: `clean` when no collective
   // failed and no exception is unwinding the stack. nccl shuts its backend
   // down (what Python's destroy_process_group does; clean) or aborts its

@@ -183,6 +183,22 @@ class MpiCommunicator : public Communicator {
     return done();
   }
 
+  WorkPtr gather(const at::Tensor& in, at::Tensor& out, int root) override {
+    const auto watched = watch("gather", in);
+    check(MPI_Gather(in.data_ptr(), count(in), type(in), rank_ == root ? out.data_ptr() : nullptr, count(in),
+                     type(in), root, MPI_COMM_WORLD),
+          "gather");
+    return done();
+  }
+
+  WorkPtr scatter(const at::Tensor& in, at::Tensor& out, int root) override {
+    const auto watched = watch("scatter", out);
+    check(MPI_Scatter(rank_ == root ? in.data_ptr() : nullptr, count(out), type(out), out.data_ptr(), count(out),
+                      type(out), root, MPI_COMM_WORLD),
+          "scatter");
+    return done();
+  }
+
   WorkPtr reduce_scatter(const at::Tensor& in, at::Tensor& out, ReduceOp op) override {
     const auto watched = watch("reduce_scatter", in);
     check(MPI_Reduce_scatter_block(in.data_ptr(), out.data_ptr(), count(out), type(out),

@@ -79,6 +79,8 @@ std::unique_ptr<Communicator> make(const launch::World& world, const CommOptions
   spec.after_wait = [gpu] { device::synchronize(gpu); };
   spec.close = [pg](bool clean) { compat::nccl_close(*pg, clean); };
   spec.staging = gpu;
+  spec.flat = {Collective::kAllgather, Collective::kReduceScatter};
+  spec.group_p2p = compat::has_coalescing();
   return make_c10d_communicator(std::move(spec));
 }
 

@@ -1,0 +1,71 @@
+#include "bench/comm/iteration_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "stats/stats.h"
+
+namespace dtbench::bench {
+namespace {
+
+double lower_median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2];
+}
+
+}  // namespace
+
+IterationAnalysis analyse_iterations(const std::vector<RankIterations>& ranks, const std::vector<double>& qs,
+                                     double spike_mad, double clock_error_us) {
+  if (ranks.empty() || ranks[0].time_us.empty()) throw std::invalid_argument("analyse_iterations: no samples");
+  const std::size_t iters = ranks[0].time_us.size();
+  for (const auto& r : ranks)
+    if (r.time_us.size() != iters || r.start_us.size() != iters)
+      throw std::invalid_argument("analyse_iterations: ranks with different iteration counts");
+
+  IterationAnalysis a;
+  std::vector<double> pooled;
+  pooled.reserve(ranks.size() * iters);
+  for (const auto& r : ranks) pooled.insert(pooled.end(), r.time_us.begin(), r.time_us.end());
+  std::sort(pooled.begin(), pooled.end());
+  for (double q : qs) a.percentile_us.push_back(stats::percentile(pooled, q));
+
+  // Lateness per rank: median over iterations of start - lower-median start.
+  const std::size_t n = ranks.size();
+  std::vector<std::vector<double>> late(n);
+  std::vector<double> starts(n);
+  for (std::size_t i = 0; i < iters; ++i) {
+    for (std::size_t r = 0; r < n; ++r) starts[r] = ranks[r].start_us[i];
+    const double mid = lower_median(starts);
+    for (std::size_t r = 0; r < n; ++r) late[r].push_back(starts[r] - mid);
+  }
+  for (std::size_t r = 0; r < n; ++r) {
+    a.lateness_us.push_back(stats::median(late[r]));
+    if (a.late_rank < 0 || a.lateness_us[r] > a.late_us) {
+      a.late_rank = static_cast<int>(r);
+      a.late_us = a.lateness_us[r];
+    }
+  }
+  const double typical = stats::percentile(pooled, 50);
+  a.straggler = n > 1 && a.late_us > std::max({2 * clock_error_us, 0.5 * typical, 10.0});
+
+  // Spikes per rank.
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto& t = ranks[r].time_us;
+    const double med = stats::median(t);
+    std::vector<double> dev;
+    for (double x : t) dev.push_back(std::abs(x - med));
+    const double sigma = std::max(1.4826 * stats::median(dev), 0.02 * med);
+    const double limit = med + spike_mad * sigma;
+    for (std::size_t i = 0; i < iters; ++i) {
+      if (!(t[i] > limit)) continue;
+      ++a.spikes;
+      if (a.spike_list.size() < kMaxSpikesListed)
+        a.spike_list.push_back({static_cast<int>(r), static_cast<int>(i), t[i]});
+    }
+  }
+  return a;
+}
+
+}  // namespace dtbench::bench

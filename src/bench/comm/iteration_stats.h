@@ -1,0 +1,48 @@
+#pragma once
+// What every rank's every timed iteration says about one size: percentiles,
+// which rank arrives late (the straggler) and which iterations spiked. Pure
+// and torch-free; the samples come from comm_bench.cc.
+//
+// Lateness: for iteration i, rank r's start minus the lower-median start over
+// ranks (the ceil(n/2)-th earliest), on the job's common clock; a rank's
+// lateness is the median of that over iterations. The lower median makes the
+// late rank of a 2-rank job late by the whole gap, not half of it.
+// A straggler is flagged when the latest rank's lateness exceeds 2 * the
+// clock error, half the pooled median iteration time and 10 us: more than
+// clock sync explains, and more than the skew a collective's own last steps
+// leave between ranks (one rank often finishes tens of us before another,
+// and so starts the next iteration earlier) — a rank later than half the
+// collective's own time.
+// Spikes: an iteration whose time exceeds its rank's median by more than
+// spike_mad * max(1.4826 * MAD, 2% of the median) (MAD scaled to a normal
+// sigma; the floor keeps identical samples from making every wobble a spike).
+#include <cstdint>
+#include <vector>
+
+#include "report/comm_record.h"
+
+namespace dtbench::bench {
+
+struct RankIterations {
+  std::vector<double> start_us;  // each timed iteration's start, common clock
+  std::vector<double> time_us;   // each timed iteration's time
+};
+
+struct IterationAnalysis {
+  std::vector<double> percentile_us;  // at `qs`, over all ranks' iterations
+  std::vector<double> lateness_us;    // per rank
+  int late_rank = -1;
+  double late_us = 0;
+  bool straggler = false;
+  std::int64_t spikes = 0;
+  std::vector<report::CommSpike> spike_list;  // first kMaxSpikesListed, by rank then iteration
+};
+
+inline constexpr std::size_t kMaxSpikesListed = 16;
+
+// `ranks[r]` holds rank r's iterations (all ranks the same count, >= 1).
+// Throws std::invalid_argument on empty or ragged input or q outside [0, 100].
+IterationAnalysis analyse_iterations(const std::vector<RankIterations>& ranks, const std::vector<double>& qs,
+                                     double spike_mad, double clock_error_us);
+
+}  // namespace dtbench::bench

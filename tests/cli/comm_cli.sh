@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# `dtbench comm` end to end on 2 local ranks (gloo, loopback): nccl-tests'
+# per-rank count column, placements a backend has no single call for shown
+# n/a with a note, every iteration kept (samples, percentiles), a rank delayed
+# on purpose named by its arrival (and not by its time, which is the
+# shortest), the seed repeating a run's data, cycles over the sweep, and the
+# JSON's placement and backend fields. Seconds.
+# Usage: comm_cli.sh path/to/dtbench
+set -u
+DT=$(readlink -f "$1")
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/cli/check_lib.sh
+. "$HERE/check_lib.sh"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+check() { if [ "$2" -eq 0 ]; then ok "$1"; else fail "$1: $3"; fi; }
+
+# A straggler on purpose: rank 1 sleeps 3 ms before each timed iteration.
+"$DT" comm --nproc 2 --collective allreduce,allgather,alltoall -b 1K -e 4K -f 4 -n 8 -w 1 \
+  --inject-delay 1:3000 --seed 42 --percentiles 50,90,99 --json late.json >late.out 2>&1
+check "comm --inject-delay runs" $? "$(tail -n 3 late.out)"
+python3 - late.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d["results"]
+fail = []
+def want(cond, what):
+    if not cond: fail.append(what)
+# nccl-tests' count: the per-rank part for the split collectives (2 ranks, float32).
+for r in rows:
+    per = r["bytes"] // 4 // (2 if r["collective"] in ("allgather", "alltoall") else 1)
+    want(r["count"] == per, f"count {r['collective']} {r['bytes']}: {r['count']} != {per}")
+# gloo's allreduce: in place only; allgather both; alltoall out of place only.
+by = {(r["collective"], r["bytes"]): r for r in rows}
+want(by[("allreduce", 1024)]["out_of_place"] is None, "allreduce out-of-place not n/a")
+want(by[("allgather", 1024)]["out_of_place"] is not None and by[("allgather", 1024)]["in_place"] is not None, "allgather placements")
+want(by[("alltoall", 1024)]["in_place"] is None, "alltoall in-place not n/a")
+want(any("out-of-place allreduce n/a" in n for n in d["notes"]), f"no note for allreduce: {d['notes']}")
+for r in rows:
+    for p in ("out_of_place", "in_place"):
+        t = r[p]
+        if t is None: continue
+        where = f"{r['collective']} {r['bytes']} {p}"
+        want(len(t["samples_us"]) == 2 and all(len(s) == 8 for s in t["samples_us"]), where + ": samples")
+        want(set(t["percentiles_us"]) == {"p50", "p90", "p99"}, where + ": percentiles")
+        pooled = sorted(x for s in t["samples_us"] for x in s)
+        want(pooled[0] <= t["percentiles_us"]["p50"] <= pooled[-1], where + ": p50 within the samples")
+        # Arrival names rank 1, late by about the 3-ms delay; its own time is
+        # the shorter one (the other rank waited for it).
+        want(t["late_rank"] == 1 and t["straggler"] and 2500 <= t["late_us"] <= 6000, where + f": late {t['late_rank']} {t['late_us']}")
+        want(t["rank_us"][1] < t["rank_us"][0], where + f": rank times {t['rank_us']}")
+        want(t["wrong"] == 0, where + ": wrong")
+want(d["seed"] == 42 and d["config"]["inject_delay"] == {"rank": 1, "us": 3000.0}, "seed / inject_delay")
+want([p["rank"] for p in d["env"]["placement"]] == [0, 1] and all(p["cpus"] for p in d["env"]["placement"]), "placement")
+want("ProcessGroupGloo" in d["env"]["backend_version"], "backend_version")
+want(isinstance(d["env"]["backend_variables"], dict), "backend_variables")
+print("\n".join(fail) if fail else "all fields as expected")
+sys.exit(1 if fail else 0)
+PY
+check "JSON: per-rank count, n/a placements, samples, percentiles, rank 1 late by ~3 ms" $? ""
+grep -q "Late rank            : rank 1 started a median" late.out && grep -q ": a straggler" late.out &&
+  grep -q "# note: out-of-place allreduce n/a" late.out && grep -q "Test data seed       : 42" late.out
+check "console footer: the late rank, the note, the seed" $? "$(grep '^#' late.out | tail -n 8)"
+
+# Two cycles over the sweep; a given seed is the run's seed.
+"$DT" comm --nproc 2 -b 1K -e 2K -n 2 -w 0 -N 2 --seed 7 --json cycles.json >cycles.out 2>&1
+[ "$(json cycles.json "[r['cycle'] for r in j['results']]")" = "[0, 0, 1, 1]" ] &&
+  [ "$(json cycles.json "j['seed']")" = 7 ]
+check "-N 2: the sweep twice, rows tagged by cycle" $? "$(tail -n 3 cycles.out)"
+# --split mod:2 on 4 ranks: groups {0,2} and {1,3} each allgather at once;
+# a row per group, each verified, and busbw with the group's factor. A delay on
+# rank 3 names rank 3 in group 1 and leaves group 0 without a late rank.
+"$DT" comm --nproc 4 --split mod:2 --collective allgather,allreduce -b 1K -e 1K -n 6 -w 1 \
+  --inject-delay 3:3000 --json split.json >split.out 2>&1
+check "comm --split mod:2 runs" $? "$(tail -n 3 split.out)"
+python3 - split.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d["results"]
+fail = []
+want = lambda c, w: c or fail.append(w)
+want(d["config"]["split"] == "mod:2", "config.split")
+want([(r["collective"], r["group"], r["group_ranks"]) for r in rows] ==
+     [("allgather", 0, [0, 2]), ("allgather", 1, [1, 3]), ("allreduce", 0, [0, 2]), ("allreduce", 1, [1, 3])],
+     [(r["collective"], r.get("group"), r.get("group_ranks")) for r in rows])
+for r in rows:
+    t = r["in_place"]
+    want(t["wrong"] == 0 and len(t["samples_us"]) == 2, f"{r['collective']} g{r['group']}: wrong/samples")
+    want(abs(t["busbw_gbs"] - t["algbw_gbs"] * (0.5 if r["collective"] == "allgather" else 1.0)) < 1e-9,
+         f"{r['collective']} g{r['group']}: busbw factor of a 2-rank group")
+    if r["group"] == 1:
+        want(t["late_rank"] == 3 and t["straggler"], f"g1 late rank {t['late_rank']} {t['late_us']}")
+    else:
+        want(not t["straggler"], f"g0 flagged late rank {t['late_rank']} {t['late_us']}")
+want(rows[0]["count"] == 128, f"allgather count per rank {rows[0]['count']}")
+print("\n".join(fail) if fail else "groups as expected")
+sys.exit(1 if fail else 0)
+PY
+check "JSON: a row per group, exact, busbw of 2-rank groups, rank 3 late in g1 only" $? ""
+grep -q -- "--split mod:2: 2 groups, each running the collective at the same time: g0 = ranks 0,2; g1 = ranks 1,3" split.out &&
+  grep -q "allgather g1" split.out
+check "console: the groups named, rows tagged by group" $? "$(grep -E '^#|g[01]' split.out | head -n 12)"
+finish
