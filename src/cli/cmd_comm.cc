@@ -153,7 +153,7 @@ Action register_comm(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-o,--op", f->op, "Reduction: sum, prod, min, max, avg")->capture_default_str();
   cmd->add_option("-d,--dtype", f->dtype,
-                  "Data type: float32, float64, float16, bfloat16, int32, int64")
+                  "Data type: float32, float64, float16, bfloat16, int32, int64, int8, uint8")
       ->capture_default_str();
   cmd->add_option("--collective", f->collective,
                   "allreduce, broadcast, reduce, allgather, reduce_scatter, alltoall, sendrecv, gather, "

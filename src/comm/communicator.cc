@@ -47,6 +47,10 @@ at::ScalarType to_scalar_type(DType t) {
       return at::kInt;
     case DType::kInt64:
       return at::kLong;
+    case DType::kInt8:
+      return at::kChar;
+    case DType::kUInt8:
+      return at::kByte;
   }
   return at::kFloat;
 }
@@ -65,6 +69,10 @@ DType from_scalar_type(at::ScalarType t) {
       return DType::kInt32;
     case at::kLong:
       return DType::kInt64;
+    case at::kChar:
+      return DType::kInt8;
+    case at::kByte:
+      return DType::kUInt8;
     default:
       throw UnsupportedError(std::string("unsupported tensor dtype ") + c10::toString(t));
   }

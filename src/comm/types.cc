@@ -15,7 +15,8 @@ struct Named {
 
 const Named<DType> kDTypes[] = {{DType::kFloat32, "float32"}, {DType::kFloat64, "float64"},
                                 {DType::kFloat16, "float16"}, {DType::kBFloat16, "bfloat16"},
-                                {DType::kInt32, "int32"},     {DType::kInt64, "int64"}};
+                                {DType::kInt32, "int32"},     {DType::kInt64, "int64"},
+                                {DType::kInt8, "int8"},       {DType::kUInt8, "uint8"}};
 const Named<ReduceOp> kOps[] = {{ReduceOp::kSum, "sum"},
                                 {ReduceOp::kProd, "prod"},
                                 {ReduceOp::kMin, "min"},
@@ -80,8 +81,15 @@ std::size_t element_size(DType t) {
     case DType::kFloat16:
     case DType::kBFloat16:
       return 2;
+    case DType::kInt8:
+    case DType::kUInt8:
+      return 1;
   }
   return 0;
+}
+
+bool is_integer(DType t) {
+  return t == DType::kInt32 || t == DType::kInt64 || t == DType::kInt8 || t == DType::kUInt8;
 }
 
 DType parse_dtype(const std::string& s) { return parse(kDTypes, s, "dtype"); }

@@ -8,7 +8,7 @@
 
 namespace dtbench::comm {
 
-enum class DType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64 };
+enum class DType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kInt8, kUInt8 };
 enum class ReduceOp { kSum, kProd, kMin, kMax, kAvg };
 enum class Collective {
   kAllreduce,
@@ -35,6 +35,9 @@ Collective parse_collective(const std::string& s);
 const std::vector<DType>& all_dtypes();
 const std::vector<ReduceOp>& all_ops();
 const std::vector<Collective>& all_collectives();
+
+// Whether the type holds integers (int8, uint8, int32, int64).
+bool is_integer(DType t);
 
 // Whether the collective takes a reduction op.
 bool is_reduction(Collective c);

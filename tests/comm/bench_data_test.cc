@@ -29,12 +29,12 @@ std::vector<double> values(const at::Tensor& t) {
 
 // The op over ranks, element by element, from each rank's data: what
 // reduced_data's closed form must equal.
+// (Each rank's values are small integers, exact in its dtype; the fold is in
+// double.)
 at::Tensor fold(const DataSpec& s, std::int64_t offset, std::int64_t count) {
-  DataSpec wide = s;
-  wide.dtype = comm::DType::kFloat64;
-  at::Tensor acc = rank_data(wide, 0, offset, count);
+  at::Tensor acc = rank_data(s, 0, offset, count).to(at::kDouble);
   for (int r = 1; r < s.nranks; ++r) {
-    const auto x = rank_data(wide, r, offset, count);
+    const auto x = rank_data(s, r, offset, count).to(at::kDouble);
     switch (s.op) {
       case comm::ReduceOp::kSum:
       case comm::ReduceOp::kAvg:
@@ -102,11 +102,21 @@ TEST(Data, SumStaysExactInBfloat16UpTo256Ranks) {
   for (int n : {1, 2, 3, 4, 16, 64, 128, 129, 256}) {
     DataSpec s{comm::DType::kBFloat16, comm::ReduceOp::kSum, true, n};
     EXPECT_EQ(tolerance(s), 0) << n;
-    const auto got = reduced_data(s, 0, 1000);
-    DataSpec wide = s;
-    wide.dtype = comm::DType::kFloat64;
-    EXPECT_EQ(count_wrong(got, reduced_data(wide, 0, 1000)), 0) << n << " ranks";
+    EXPECT_EQ(count_wrong(reduced_data(s, 0, 1000), fold(s, 0, 1000)), 0) << n << " ranks";
+    EXPECT_LE(fold(s, 0, 1000).max().item<double>(), 256) << n;
   }
+  // 8-bit integers: sums within int8's 127 and uint8's 255, products of
+  // int8 below 128 up to 40 ranks.
+  for (int n : {1, 2, 3, 4, 16, 63, 64, 127}) {
+    for (const auto dt : {comm::DType::kInt8, comm::DType::kUInt8}) {
+      DataSpec s{dt, comm::ReduceOp::kSum, true, n};
+      EXPECT_EQ(count_wrong(reduced_data(s, 0, 1000), fold(s, 0, 1000)), 0) << n << " ranks";
+      EXPECT_LE(fold(s, 0, 1000).max().item<double>(), dt == comm::DType::kInt8 ? 127 : 255) << n;
+    }
+  }
+  DataSpec p8{comm::DType::kInt8, comm::ReduceOp::kProd, true, 40};
+  EXPECT_LE(fold(p8, 0, 4096).max().item<double>(), 64);
+  EXPECT_EQ(count_wrong(reduced_data(p8, 0, 4096), fold(p8, 0, 4096)), 0);
   // Beyond 256 ranks (and for avg of floats) the check allows rounding.
   EXPECT_GT(tolerance(DataSpec{comm::DType::kBFloat16, comm::ReduceOp::kSum, true, 300}), 0);
   EXPECT_GT(tolerance(DataSpec{comm::DType::kFloat32, comm::ReduceOp::kAvg, true, 3}), 0);

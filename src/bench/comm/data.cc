@@ -45,13 +45,15 @@ ReductionPattern pattern(const DataSpec& s) {
       return {1, 8, 1};  // 2 where the residue is 0, else 1: see value()
     case comm::ReduceOp::kMin:
     case comm::ReduceOp::kMax:
-      return {1, 127, 37};  // 1..127, distinct over up to 127 ranks
+      return {1, 127, 37};  // 1..127 (int8 too), distinct over up to 127 ranks
     case comm::ReduceOp::kSum:
     case comm::ReduceOp::kAvg:
     default: {
       // The sum of n values below lo + m stays within 256 (bfloat16's exact
-      // integers) while n <= 128; beyond that the values are 0 or 1.
-      const std::int64_t m = std::min<std::int64_t>(64, 256 / n);
+      // integers; 127 for int8, 255 for uint8) while n <= limit / 2; beyond
+      // that the values are 0 or 1.
+      const std::int64_t limit = s.dtype == comm::DType::kInt8 ? 127 : s.dtype == comm::DType::kUInt8 ? 255 : 256;
+      const std::int64_t m = std::min<std::int64_t>(64, limit / n);
       if (m >= 2) return {1, m, 1};
       return {0, 2, 1};
     }
@@ -138,7 +140,7 @@ at::Tensor reduced_data(const DataSpec& spec, std::int64_t offset, std::int64_t 
     double acc = combine(spec.op, table[element_hash(spec.seed, i) % m], value(spec, p, i, n - 1));
     if (spec.op == comm::ReduceOp::kAvg) {
       acc /= n;
-      if (spec.dtype == comm::DType::kInt32 || spec.dtype == comm::DType::kInt64) acc = std::floor(acc);
+      if (comm::is_integer(spec.dtype)) acc = std::floor(acc);
     }
     v[static_cast<std::size_t>(k)] = acc;
   }

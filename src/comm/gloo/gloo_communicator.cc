@@ -21,7 +21,7 @@ std::string gloo_unsupported(Collective c, DType dtype, ReduceOp op) {
   if (dtype == DType::kBFloat16 && !limits.bfloat16) return limits.why_bfloat16;
   if (is_reduction(c) && op == ReduceOp::kAvg && !limits.avg) return limits.why_avg;
   if (is_reduction(c) && op == ReduceOp::kAvg && !limits.avg_integers &&
-      (dtype == DType::kInt32 || dtype == DType::kInt64))
+      is_integer(dtype))
     return limits.why_avg_integers;
   if (c == Collective::kReduceScatter && !limits.reduce_scatter) return limits.why_reduce_scatter;
   return "";

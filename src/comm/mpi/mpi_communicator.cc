@@ -265,6 +265,10 @@ class MpiCommunicator : public Communicator {
         return MPI_INT32_T;
       case at::kLong:
         return MPI_INT64_T;
+      case at::kChar:
+        return MPI_INT8_T;
+      case at::kByte:
+        return MPI_UINT8_T;
       case at::kHalf:
       case at::kBFloat16:
         return type16_;

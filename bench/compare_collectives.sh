@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# allgather, gather, scatter and alltoall busbw of dtbench (gloo) beside
+# PyTorch's own dist.all_gather / gather / scatter / all_to_all_single on the
+# same ProcessGroupGloo, in the same run, alternating (the order reversed
+# every other round), ROUNDS times; prints medians and ratios (dtbench ÷ peer).
+#   bench/compare_collectives.sh [BUILD_DIR] [ROUNDS]
+# Same sizes, iterations, warm-up, buffer rotation and timing method
+# (bench/peers/torch_collectives.py); out-of-place rows of dtbench, 2 ranks,
+# float32, each rank on one core of its own (--bind core; the peer pins itself).
+set -euo pipefail
+BUILD=${1:-build}
+ROUNDS=${2:-5}
+ITERS=${ITERS:-20}
+WARMUP=${WARMUP:-5}
+SIZES="65536 262144 1048576 4194304 16777216"
+COLLS="allgather gather scatter alltoall"
+here=$(cd "$(dirname "$0")" && pwd)
+out=$(mktemp -d)
+PY=/usr/bin/python3
+csv_sizes=$(echo $SIZES | tr ' ' ',')
+run_dtbench() {
+  "$BUILD/dtbench" comm --nproc 2 --bind core --backend gloo --collective "$1" -b 64K -e 16M -f 4 -n "$ITERS" \
+    -w "$WARMUP" --placement out --json "$out/dt.$1.$2.json" >/dev/null
+}
+run_peer() {
+  # Each peer rank pins itself to one CPU (--bind-core), as --bind core does.
+  $PY "$here/peers/torch_collectives.py" --nproc 2 --bind-core --collective "$1" --sizes "$csv_sizes" \
+    -n "$ITERS" -w "$WARMUP" >"$out/py.$1.$2.txt"
+}
+for r in $(seq 1 "$ROUNDS"); do
+  echo "round $r/$ROUNDS" >&2
+  for c in $COLLS; do
+    if [ $((r % 2)) -eq 1 ]; then run_dtbench "$c" "$r"; run_peer "$c" "$r"; else run_peer "$c" "$r"; run_dtbench "$c" "$r"; fi
+  done
+done
+$PY - "$out" "$ROUNDS" "$COLLS" <<'PYEOF'
+import json, statistics, sys
+out, rounds, colls = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
+print(f"median busbw (GB/s) over {rounds} rounds, 2 ranks, float32, gloo, out of place")
+print("| collective | bytes | dtbench | torch | ratio |")
+print("|---|---|---|---|---|")
+for c in colls:
+    dt, py = {}, {}
+    for r in range(1, rounds + 1):
+        for rec in json.load(open(f"{out}/dt.{c}.{r}.json"))["results"]:
+            dt.setdefault(rec["bytes"], []).append(rec["out_of_place"]["busbw_gbs"])
+        for line in open(f"{out}/py.{c}.{r}.txt"):
+            b, us, _, bw = line.split()
+            py.setdefault(int(b), []).append(float(bw))
+    for b in sorted(dt):
+        d, p = statistics.median(dt[b]), statistics.median(py.get(b, [float("nan")]))
+        print(f"| {c} | {b} | {d:.3f} | {p:.3f} | {d / p:.3f} |")
+PYEOF
