@@ -7,6 +7,10 @@
 # Same sizes, iterations, warm-up, buffer rotation and timing method
 # (bench/peers/torch_collectives.py); out-of-place rows of dtbench, 2 ranks,
 # float32, each rank on one core of its own (--bind core; the peer pins itself).
+# AWAKE=1 keeps every vCPU busy at idle priority during the comparison (a
+# halted vCPU costs ms to wake here; both sides get the same). The table
+# compares busbw from the mean time and from the p50 (every rank's
+# iterations pooled): the mean carries the wake-ups, the p50 does not.
 set -euo pipefail
 BUILD=${1:-build}
 ROUNDS=${2:-5}
@@ -14,8 +18,16 @@ ITERS=${ITERS:-20}
 WARMUP=${WARMUP:-5}
 SIZES="65536 262144 1048576 4194304 16777216"
 COLLS="allgather gather scatter alltoall"
+AWAKE=${AWAKE:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(mktemp -d)
+# shellcheck source=bench/bench_lib.sh
+. "$here/bench_lib.sh"
+[ "$AWAKE" = 1 ] && keep_cpus_awake
+# The peer gets dtbench's malloc thresholds (its default lets glibc give a
+# 16 MiB buffer back and fault it in again each call: 1.5x slower gathers).
+GLIBC_TUNABLES=$(peer_glibc_tunables "$BUILD/dtbench")
+export GLIBC_TUNABLES
 PY=/usr/bin/python3
 csv_sizes=$(echo $SIZES | tr ' ' ',')
 run_dtbench() {
@@ -36,18 +48,21 @@ done
 $PY - "$out" "$ROUNDS" "$COLLS" <<'PYEOF'
 import json, statistics, sys
 out, rounds, colls = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
-print(f"median busbw (GB/s) over {rounds} rounds, 2 ranks, float32, gloo, out of place")
-print("| collective | bytes | dtbench | torch | ratio |")
-print("|---|---|---|---|---|")
+print(f"median busbw (GB/s) over {rounds} rounds, 2 ranks, float32, gloo, out of place; from the mean time and from p50")
+print("| collective | bytes | dtbench (mean) | torch (mean) | ratio | dtbench (p50) | torch (p50) | ratio |")
+print("|---|---|---|---|---|---|---|---|")
 for c in colls:
-    dt, py = {}, {}
+    dt, py, dt50, py50 = {}, {}, {}, {}
     for r in range(1, rounds + 1):
         for rec in json.load(open(f"{out}/dt.{c}.{r}.json"))["results"]:
-            dt.setdefault(rec["bytes"], []).append(rec["out_of_place"]["busbw_gbs"])
+            t = rec["out_of_place"]
+            dt.setdefault(rec["bytes"], []).append(t["busbw_gbs"])
+            dt50.setdefault(rec["bytes"], []).append(rec["bytes"] / t["percentiles_us"]["p50"] / 1e3 * 0.5)
         for line in open(f"{out}/py.{c}.{r}.txt"):
-            b, us, _, bw = line.split()
+            b, us, _, bw, p50 = line.split()
             py.setdefault(int(b), []).append(float(bw))
+            py50.setdefault(int(b), []).append(int(b) / float(p50) / 1e3 * 0.5)
     for b in sorted(dt):
-        d, p = statistics.median(dt[b]), statistics.median(py.get(b, [float("nan")]))
-        print(f"| {c} | {b} | {d:.3f} | {p:.3f} | {d / p:.3f} |")
+        m = lambda d: statistics.median(d.get(b, [float("nan")]))
+        print(f"| {c} | {b} | {m(dt):.3f} | {m(py):.3f} | {m(dt) / m(py):.3f} | {m(dt50):.3f} | {m(py50):.3f} | {m(dt50) / m(py50):.3f} |")
 PYEOF

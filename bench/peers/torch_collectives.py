@@ -6,7 +6,8 @@ over ranks. Sizes as nccl-tests counts them (the gathered buffer; the root's
 for scatter; each rank's send buffer for all_to_all), per-rank parts a
 multiple of 4 elements.
 Usage: python3 torch_collectives.py --nproc 2 --collective gather --sizes 65536,1048576 -n 20 -w 5
-Prints one line per size: bytes time_us algbw_gbs busbw_gbs."""
+Prints one line per size: bytes mean_us algbw_gbs busbw_gbs p50_us (p50 of every rank's
+iterations, pooled, as dtbench's p50 column)."""
 import argparse, os, socket, time
 import torch
 import torch.distributed as dist
@@ -49,17 +50,22 @@ def worker(rank, args, port):
         for i in range(args.w):
             op(i)
         dist.barrier()
-        start = time.perf_counter()
+        each = []
         for i in range(args.n):
+            t0 = time.perf_counter()
             op(i)
-        us = (time.perf_counter() - start) / args.n * 1e6
-        times = [torch.zeros(1, dtype=torch.float64) for _ in range(n)]
-        dist.all_gather(times, torch.tensor([us], dtype=torch.float64))
-        mean_us = sum(x.item() for x in times) / n
+            each.append((time.perf_counter() - t0) * 1e6)
+        times = [torch.zeros(args.n, dtype=torch.float64) for _ in range(n)]
+        dist.all_gather(times, torch.tensor(each, dtype=torch.float64))
+        pooled = sorted(x for t in times for x in t.tolist())
+        mean_us = sum(pooled) / len(pooled)
+        # p50 of every rank's every iteration, linear interpolation (dtbench's --percentiles).
+        k = (len(pooled) - 1) * 0.5
+        p50_us = pooled[int(k)] + (pooled[min(int(k) + 1, len(pooled) - 1)] - pooled[int(k)]) * (k - int(k))
         if rank == 0:
             nbytes = c * n * 4
             algbw = nbytes / mean_us / 1e3
-            print(f"{nbytes} {mean_us:.2f} {algbw:.4f} {algbw * (n - 1) / n:.4f}", flush=True)
+            print(f"{nbytes} {mean_us:.2f} {algbw:.4f} {algbw * (n - 1) / n:.4f} {p50_us:.2f}", flush=True)
     dist.destroy_process_group()
 
 

@@ -61,8 +61,9 @@ inline GlooLimits gloo_limits() {
   // 2.11: avg is a sum divided in place by the world size, which fails for
   // integer tensors.
   return {true, true, false, true, "", "",
-          "gloo: ProcessGroupGloo in LibTorch " TORCH_VERSION " has no avg of int32/int64: it averages "
-          "by an in-place division (\"result type Float can't be cast to the desired output type Int\")",
+          "gloo: ProcessGroupGloo in LibTorch " TORCH_VERSION " has no avg of integer types: it averages "
+          "by an in-place division, which fails for int32/int64 (\"result type Float can't be cast to the "
+          "desired output type Int\") and gives int8/uint8 results other than floor(sum / n)",
           "",
           // Measured (2 ranks, loopback, 32 MB in): reduce_scatter 59 ms,
           // allreduce 35 ms; launching it copies the input; Work::isCompleted

@@ -24,7 +24,10 @@ struct CommTiming {
   // Percentiles of every rank's every timed iteration (pooled), at the
   // run's --percentiles (CommRecord::percentiles).
   std::vector<double> percentile_us;
-  std::vector<double> rank_us; // every rank's mean time, indexed by rank
+  // Per-rank vectors (rank_us, lateness_us, samples_us) are indexed by the
+  // row's ranks: the job's, or with --split its group's (CommRecord::
+  // group_ranks); late_rank and spike_list hold job ranks.
+  std::vector<double> rank_us; // every rank's mean time
   std::vector<double> node_us; // mean of rank_us over each node's ranks (launch::Topology)
   // Arrival: per rank, the median over iterations of when it started the
   // iteration minus when the median rank did (on the job's common clock);

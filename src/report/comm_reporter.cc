@@ -163,12 +163,17 @@ void CommConsoleReporter::footer(const std::vector<CommRecord>& records, const s
   for (const auto& r : records)
     for (const auto* t : timed(r)) {
       spikes += t->spikes;
-      if (first.empty() && !t->spike_list.empty())
-        first = fmt::format(" (first: {} {} rank {} iteration {}: {:.1f} us against a median {:.1f} us)", r.collective,
-                            size_text(r.bytes), t->spike_list[0].rank, t->spike_list[0].iter, t->spike_list[0].us,
-                            t->spike_list[0].rank < static_cast<int>(t->samples_us.size())
-                                ? stats::median(t->samples_us[static_cast<std::size_t>(t->spike_list[0].rank)])
-                                : 0.0);
+      if (first.empty() && !t->spike_list.empty()) {
+        // samples_us is indexed by the row's ranks (its group's, with --split).
+        const int rank = t->spike_list[0].rank;
+        std::size_t at = static_cast<std::size_t>(rank);
+        if (!r.group_ranks.empty())
+          at = static_cast<std::size_t>(std::find(r.group_ranks.begin(), r.group_ranks.end(), rank) - r.group_ranks.begin());
+        const bool known = at < t->samples_us.size() && !t->samples_us[at].empty();
+        first = fmt::format(" (first: {} {} rank {} iteration {}: {:.1f} us{})", r.collective, size_text(r.bytes), rank,
+                            t->spike_list[0].iter, t->spike_list[0].us,
+                            known ? fmt::format(" against a median {:.1f} us", stats::median(t->samples_us[at])) : "");
+      }
     }
   out_ << fmt::format("# Spikes               : {} iteration(s) beyond their rank's median + k * MAD{}\n", spikes, first);
   const auto wrong = total_wrong(records);

@@ -101,4 +101,22 @@ check "JSON: a row per group, exact, busbw of 2-rank groups, rank 3 late in g1 o
 grep -q -- "--split mod:2: 2 groups, each running the collective at the same time: g0 = ranks 0,2; g1 = ranks 1,3" split.out &&
   grep -q "allgather g1" split.out
 check "console: the groups named, rows tagged by group" $? "$(grep -E '^#|g[01]' split.out | head -n 12)"
+# Uneven parts and 8-bit data: 100 B of int8 over 3 ranks is 3 parts of 32
+# (16 bytes' worth each, as nccl-tests), not 33.
+"$DT" comm --nproc 3 -d int8 --collective allgather,allreduce -b 100 -e 100 -n 2 -w 0 --json int8.json >int8.out 2>&1 &&
+  [ "$(json int8.json "[(r['collective'], r['bytes'], r['count']) for r in j['results']]")" = \
+    "[('allgather', 96, 32), ('allreduce', 100, 100)]" ] &&
+  [ "$(json int8.json "j['summary']['wrong']")" = 0 ]
+check "int8 over 3 ranks: allgather of 3 parts of 32 (96 B), allreduce of 100, exact" $? \
+  "$(tail -n 3 int8.out; json int8.json "[(r['collective'], r['bytes'], r['count']) for r in j['results']]" 2>&1)"
+
+# Uneven groups: div:2 of 3 ranks is {0,1} and {2}; the 1-rank group has no
+# sendrecv, so every rank skips it (or the gathers would pair up wrongly and
+# hang), and allreduce runs in both.
+timeout 120 "$DT" comm --nproc 3 --split div:2 --collective sendrecv,allreduce -b 1K -e 1K -n 2 -w 0 \
+  --timeout 20s --json uneven.json >uneven.out 2>&1 &&
+  [ "$(json uneven.json "[(r['collective'], r['group_ranks']) for r in j['results']]")" = \
+    "[('allreduce', [0, 1]), ('allreduce', [2])]" ] &&
+  grep -q "# skipped sendrecv: another --split group cannot run it" uneven.out
+check "--split div:2 of 3 ranks: sendrecv skipped by all, allreduce in both groups" $? "$(grep -E '^# (skipped|note)|allreduce' uneven.out; tail -n 3 uneven.out)"
 finish

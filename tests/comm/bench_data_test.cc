@@ -98,7 +98,7 @@ TEST(Data, RanksAndSeedsDiffer) {
   EXPECT_EQ(count_wrong(rank_data(g, 2, 10, 10), rank_data(g, 2, 0, 20).narrow(0, 10, 10)), 0);
 }
 
-TEST(Data, SumStaysExactInBfloat16UpTo256Ranks) {
+TEST(Data, SumsAndProductsStayExactAtAnyRankCount) {
   for (int n : {1, 2, 3, 4, 16, 64, 128, 129, 256}) {
     DataSpec s{comm::DType::kBFloat16, comm::ReduceOp::kSum, true, n};
     EXPECT_EQ(tolerance(s), 0) << n;
@@ -117,8 +117,27 @@ TEST(Data, SumStaysExactInBfloat16UpTo256Ranks) {
   DataSpec p8{comm::DType::kInt8, comm::ReduceOp::kProd, true, 40};
   EXPECT_LE(fold(p8, 0, 4096).max().item<double>(), 64);
   EXPECT_EQ(count_wrong(reduced_data(p8, 0, 4096), fold(p8, 0, 4096)), 0);
-  // Beyond 256 ranks (and for avg of floats) the check allows rounding.
-  EXPECT_GT(tolerance(DataSpec{comm::DType::kBFloat16, comm::ReduceOp::kSum, true, 300}), 0);
+  // Beyond: at most 256 (127, 255) ranks contribute a 1 to each element.
+  for (int n : {257, 300, 2000}) {
+    for (const auto dt : {comm::DType::kBFloat16, comm::DType::kInt8, comm::DType::kUInt8}) {
+      DataSpec s{dt, comm::ReduceOp::kSum, true, n};
+      EXPECT_EQ(tolerance(s), 0) << n;
+      EXPECT_EQ(count_wrong(reduced_data(s, 0, 1000), fold(s, 0, 1000)), 0) << n << " ranks";
+      const auto f = fold(s, 0, 1000);
+      EXPECT_LE(f.max().item<double>(), dt == comm::DType::kInt8 ? 127 : dt == comm::DType::kUInt8 ? 255 : 256) << n;
+      EXPECT_GT(std::get<0>(at::_unique(f)).numel(), 1) << n;  // not one value everywhere
+    }
+  }
+  // Products stay within each dtype's powers of two at any rank count.
+  for (int n : {41, 49, 200, 1000})
+    for (const auto dt : {comm::DType::kInt8, comm::DType::kUInt8, comm::DType::kFloat16, comm::DType::kInt32}) {
+      DataSpec s{dt, comm::ReduceOp::kProd, true, n};
+      const double cap = dt == comm::DType::kInt8 ? 64 : dt == comm::DType::kUInt8 ? 128
+                         : dt == comm::DType::kFloat16 ? 32768 : 1073741824.0;
+      EXPECT_LE(fold(s, 0, 2000).max().item<double>(), cap) << comm::to_string(dt) << " " << n;
+      EXPECT_EQ(count_wrong(reduced_data(s, 0, 2000), fold(s, 0, 2000)), 0) << comm::to_string(dt) << " " << n;
+    }
+  // Only avg of floating types allows rounding.
   EXPECT_GT(tolerance(DataSpec{comm::DType::kFloat32, comm::ReduceOp::kAvg, true, 3}), 0);
   EXPECT_EQ(tolerance(DataSpec{comm::DType::kInt32, comm::ReduceOp::kAvg, true, 3}), 0);
   EXPECT_EQ(tolerance(DataSpec{comm::DType::kFloat32, comm::ReduceOp::kSum, true, 3}), 0);

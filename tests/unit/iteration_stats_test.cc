@@ -38,6 +38,21 @@ TEST(IterationStats, ALateRankIsNamedByArrivalNotByTime) {
   EXPECT_EQ(a.lateness_us, (std::vector<double>{0, 0, 30, 0}));
 }
 
+TEST(IterationStats, TheThresholdIsTheCollectivesOwnTimeNotTheWaitersTimes) {
+  // 8 ranks; rank 3 starts 80 us late; the collective itself takes 100 us,
+  // so the 7 others take 180 us (they wait) and rank 3 100 us. Half the
+  // pooled p50 (90 us) would hide an 80-us straggler; half the collective's
+  // own time (50 us) does not.
+  auto r = ranks(8, 10, 180);
+  for (int i = 0; i < 10; ++i) {
+    r[3].start_us[static_cast<std::size_t>(i)] += 80;
+    r[3].time_us[static_cast<std::size_t>(i)] = 100;
+  }
+  const auto a = analyse_iterations(r, {50}, 5, 0);
+  EXPECT_EQ(a.late_rank, 3);
+  EXPECT_TRUE(a.straggler);
+}
+
 TEST(IterationStats, TwoRanksLateByTheWholeGap) {
   // The lower median: with 2 ranks the late one is late by the gap, not half.
   auto r = ranks(2, 5, 100);

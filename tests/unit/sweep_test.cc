@@ -54,12 +54,16 @@ TEST(Sweep, ElementCountRoundsToWholeElementsAndRanks) {
   EXPECT_EQ(element_count(1024, 4), 256u);
   EXPECT_EQ(element_count(7, 4), 1u);
   // Split buffers as nccl-tests' allgather/reduce_scatter: each rank's part
-  // a multiple of 4 elements (count / (4 n)) * 4.
+  // 16 bytes' worth per part (nccl-tests 2.19: (count / n) & -(16 / eltSize)),
+  // the last argument: 4 float32, 2 float64, 8 bfloat16, 16 int8.
   EXPECT_EQ(split_element_count(1024, 4, 2, 4), 256u);  // parts of 128
   EXPECT_EQ(split_element_count(1024, 4, 3, 4), 252u);  // parts of 84, not 85
   EXPECT_EQ(split_element_count(40, 4, 3, 4), 0u);      // 10 elements: parts of 3 round to 0
   EXPECT_EQ(split_element_count(96, 8, 3, 4), 12u);     // float64: parts of 4
   EXPECT_EQ(split_element_count(7, 4, 1, 1), 1u);
+  EXPECT_EQ(split_element_count(48, 8, 2, 2), 4u);      // float64: 2 parts of 2 (32 B)
+  EXPECT_EQ(split_element_count(1024, 2, 3, 8), 504u);  // bfloat16: parts of 168, not 170
+  EXPECT_EQ(split_element_count(100, 1, 3, 16), 96u);   // int8: parts of 32, not 33
 }
 
 TEST(Sweep, BufferWindowsRotateSmallMessagesThroughTheLargestBuffer) {

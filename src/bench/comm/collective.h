@@ -3,6 +3,7 @@
 // buffer sizes, this rank's input, the exactly known expected output, the call
 // and the bus-bandwidth factor (derived in docs/metrics.md). The driver
 // (comm_bench.cc) runs any row the same way; each row lives in its own file.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -36,7 +37,7 @@ enum class InPlace {
 struct CollectiveDef {
   comm::Collective kind;
   // The count is divided among ranks: a multiple of nranks, each rank's
-  // part a multiple of kSplitAlign elements (as nccl-tests), and the count
+  // part a multiple of split_align elements (as nccl-tests), and the count
   // column shows the part (nccl-tests' per-rank count).
   bool splits = false;
   InPlace in_place = InPlace::kNone;
@@ -53,9 +54,11 @@ struct CollectiveDef {
   comm::WorkPtr (*run)(const CollArgs&, const at::Tensor& in, at::Tensor& out) = nullptr;
 };
 
-// Each rank's part of a split buffer is a multiple of this many elements
-// (nccl-tests' ALIGN).
-inline constexpr std::int64_t kSplitAlign = 4;
+// Each rank's part of a split buffer is a multiple of this many elements:
+// 16 bytes' worth, as nccl-tests 2.19 ((count / nranks) & -(16 / eltSize)).
+inline std::uint64_t split_align(comm::DType t) {
+  return std::max<std::uint64_t>(1, 16 / comm::element_size(t));
+}
 
 const CollectiveDef& allreduce_def();
 const CollectiveDef& broadcast_def();

@@ -40,19 +40,13 @@ struct Arena {
   bool in_place = false;
 
   Arena(const CollectiveDef& def, const CollArgs& largest, bool in_place_) : in_place(in_place_) {
+    // Any valid data will do for timing (the check runs on fresh buffers):
+    // ones, written at memory speed, one element's bytes each.
     const auto options = at::TensorOptions().dtype(comm::to_scalar_type(largest.dtype)).device(largest.device);
-    // Any valid data will do for timing (the check runs on fresh buffers).
     const std::int64_t in_cap = std::max<std::int64_t>(def.in_count(largest), 1);
     const std::int64_t out_cap = std::max<std::int64_t>(def.out_count(largest), 1);
-    const bool reduction = comm::is_reduction(def.kind);
-    DataSpec spec{largest.dtype, largest.op, reduction, largest.nranks, largest.device, largest.seed};
-    if (in_place && def.in_place == InPlace::kSame) {
-      out = rank_data(spec, largest.rank, 0, out_cap);
-    } else {
-      out = at::zeros({out_cap}, options);
-      if (!in_place) in = rank_data(spec, largest.rank, 0, in_cap);
-      else out.copy_(rank_data(spec, largest.rank, 0, out_cap));
-    }
+    out = at::ones({out_cap}, options);
+    if (!in_place) in = at::ones({in_cap}, options);
   }
 
   // How many windows of this size fit.
@@ -187,7 +181,7 @@ std::int64_t count_for(const CollectiveDef& def, const CommBenchOptions& opts, s
                        int nranks) {
   const auto elem = comm::element_size(opts.dtype);
   return static_cast<std::int64_t>(
-      def.splits ? split_element_count(bytes_requested, elem, static_cast<std::uint64_t>(nranks), kSplitAlign)
+      def.splits ? split_element_count(bytes_requested, elem, static_cast<std::uint64_t>(nranks), split_align(opts.dtype))
                  : element_count(bytes_requested, elem));
 }
 
@@ -204,6 +198,18 @@ CollArgs args_for(comm::Communicator& comm, const CommBenchOptions& opts, const 
   args.count = count_for(def, opts, bytes_requested, comm.size());
   args.seed = size_seed(seed, def.kind, bytes_requested);
   return args;
+}
+
+// Why the job skips `c`: this rank's group's reason, or, where only other
+// groups cannot run it, a line saying so; "" when every group can.
+std::string skip_reason(comm::Communicator& world, comm::Communicator& group, comm::Collective c,
+                        const CommBenchOptions& opts) {
+  const std::string mine = group.unsupported_reason(c, opts.dtype, opts.op);
+  if (&world == &group) return mine;
+  at::Tensor any = at::full({1}, mine.empty() ? 0 : 1, at::kLong);
+  world.allreduce(any, any, comm::ReduceOp::kMax)->wait(world.timeout());
+  if (any.item<std::int64_t>() == 0) return "";
+  return mine.empty() ? "another --split group cannot run it (e.g. a 1-rank group's sendrecv)" : mine;
 }
 
 void add_note(std::vector<std::string>& notes, std::string note) {
@@ -235,12 +241,16 @@ CommBenchResult run_comm_bench(
 
   CommBenchResult result;
   result.seed = agree_on_seed(world, opts.seed);
-  const ClockSync clock = sync_clocks(world, opts.topology);
-  result.clock_error_us = clock.error_us;
   for (int cycle = 0; cycle < opts.run_cycles; ++cycle) {
+    // Clocks drift apart: measured again for each pass over the sweep.
+    const ClockSync clock = sync_clocks(world, opts.topology);
+    result.clock_error_us = std::max(result.clock_error_us, clock.error_us);
     for (const auto c : opts.collectives) {
       const CollectiveDef& def = collective_def(c);
-      const std::string why = group.unsupported_reason(c, opts.dtype, opts.op);
+      // Every rank skips together: a group that cannot run it (a 1-rank
+      // group's sendrecv) skips it for all, or the world's gathers would
+      // pair up with another collective's.
+      const std::string why = skip_reason(world, group, c, opts);
       if (!why.empty()) {
         if (cycle == 0) result.skipped.push_back(fmt::format("{}: {}", comm::to_string(c), why));
         continue;

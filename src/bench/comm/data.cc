@@ -6,6 +6,8 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
 
 #include "comm/communicator.h"
 
@@ -34,34 +36,76 @@ std::uint64_t rank_hash(std::uint64_t seed, int rank, std::int64_t i) {
 // element. The last rank's value comes from a hash of its own, so results
 // vary from element to element even where n-1 is a multiple of m (every
 // residue then occurs equally often and the table would be constant).
+// `indicator`: the value is `hi` where the residue is 0 and `lo` elsewhere
+// (products: 2 or 1; sums over more ranks than a dtype's exact integers
+// allow small values for: 1 or 0), so at most ceil((n-1)/m) + 1 ranks
+// contribute `hi` to an element.
 struct ReductionPattern {
   std::int64_t lo = 1, m = 1, step = 1;
+  bool indicator = false;
+  double hi = 0;
 };
+
+// The largest integer the dtype holds exactly that sums may reach, and the
+// largest power of two products may reach.
+std::int64_t sum_limit(comm::DType t) {
+  switch (t) {
+    case comm::DType::kInt8:
+      return 127;
+    case comm::DType::kUInt8:
+      return 255;
+    default:
+      return 256;  // bfloat16's exact integers; every other type holds more
+  }
+}
+std::int64_t max_exponent(comm::DType t) {
+  switch (t) {
+    case comm::DType::kInt8:
+      return 6;
+    case comm::DType::kUInt8:
+      return 7;
+    case comm::DType::kFloat16:
+      return 15;
+    case comm::DType::kInt32:
+      return 30;
+    case comm::DType::kInt64:
+      return 62;
+    default:
+      return 127;  // float32, bfloat16 (float64 holds more)
+  }
+}
+
+// m for an indicator pattern so that at most `cap` ranks contribute: the
+// n-1 tabulated ranks give at most ceil((n-1)/m), the last rank one more.
+std::int64_t indicator_m(std::int64_t n, std::int64_t cap) {
+  const std::int64_t room = std::max<std::int64_t>(cap - 1, 1);
+  return std::max<std::int64_t>(2, (n - 1 + room - 1) / room);
+}
 
 ReductionPattern pattern(const DataSpec& s) {
   const std::int64_t n = std::max(1, s.nranks);
   switch (s.op) {
     case comm::ReduceOp::kProd:
-      return {1, 8, 1};  // 2 where the residue is 0, else 1: see value()
+      // At most max_exponent twos per element (8 ranks apart at least).
+      return {1, std::max<std::int64_t>(8, indicator_m(n, max_exponent(s.dtype))), 1, true, 2.0};
     case comm::ReduceOp::kMin:
     case comm::ReduceOp::kMax:
       return {1, 127, 37};  // 1..127 (int8 too), distinct over up to 127 ranks
     case comm::ReduceOp::kSum:
     case comm::ReduceOp::kAvg:
     default: {
-      // The sum of n values below lo + m stays within 256 (bfloat16's exact
-      // integers; 127 for int8, 255 for uint8) while n <= limit / 2; beyond
-      // that the values are 0 or 1.
-      const std::int64_t limit = s.dtype == comm::DType::kInt8 ? 127 : s.dtype == comm::DType::kUInt8 ? 255 : 256;
+      // Values 1..m with n * m within the limit while n <= limit / 2;
+      // beyond, 1 on at most `limit` ranks per element and 0 elsewhere.
+      const std::int64_t limit = sum_limit(s.dtype);
       const std::int64_t m = std::min<std::int64_t>(64, limit / n);
       if (m >= 2) return {1, m, 1};
-      return {0, 2, 1};
+      return {0, indicator_m(n, limit), 1, true, 1.0};
     }
   }
 }
 
-double from_residue(const DataSpec& s, const ReductionPattern& p, std::uint64_t k) {
-  if (s.op == comm::ReduceOp::kProd) return k == 0 ? 2.0 : 1.0;
+double from_residue(const DataSpec&, const ReductionPattern& p, std::uint64_t k) {
+  if (p.indicator) return k == 0 ? p.hi : static_cast<double>(p.lo);
   return static_cast<double>(p.lo + static_cast<std::int64_t>(k));
 }
 
@@ -101,26 +145,30 @@ double identity(comm::ReduceOp op) {
   }
 }
 
-at::Tensor from_values(const DataSpec& s, std::vector<double> v) {
-  const auto n = static_cast<std::int64_t>(v.size());
-  at::Tensor t = at::empty({n}, at::kDouble);
-  std::copy(v.begin(), v.end(), t.data_ptr<double>());
-  t = t.to(comm::to_scalar_type(s.dtype));
+// A tensor of `count` elements of the spec's dtype, element k = fn(k) (small
+// integers, exact in every dtype), filled in place on the host in parallel,
+// then moved to the spec's device: one element's bytes per element.
+template <typename Fn>
+at::Tensor make_tensor(const DataSpec& s, std::int64_t count, Fn fn) {
+  at::Tensor t = at::empty({std::max<std::int64_t>(count, 0)}, comm::to_scalar_type(s.dtype));
+  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "comm_test_data", [&] {
+    auto* out = t.data_ptr<scalar_t>();
+    at::parallel_for(0, count, 1 << 16, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t k = begin; k < end; ++k) out[k] = static_cast<scalar_t>(fn(k));
+    });
+  });
   return s.device.is_cpu() ? t : t.to(s.device);
 }
 
 }  // namespace
 
 at::Tensor rank_data(const DataSpec& spec, int rank, std::int64_t offset, std::int64_t count) {
-  std::vector<double> v(static_cast<std::size_t>(std::max<std::int64_t>(count, 0)));
-  if (!spec.reduction) {
-    for (std::int64_t k = 0; k < count; ++k)
-      v[k] = static_cast<double>(1 + rank_hash(spec.seed, rank, offset + k) % 64);  // 1..64
-  } else {
-    const auto p = pattern(spec);
-    for (std::int64_t k = 0; k < count; ++k) v[k] = value(spec, p, offset + k, rank);
-  }
-  return from_values(spec, std::move(v));
+  if (!spec.reduction)
+    return make_tensor(spec, count, [&](std::int64_t k) {
+      return static_cast<double>(1 + rank_hash(spec.seed, rank, offset + k) % 64);  // 1..64
+    });
+  const auto p = pattern(spec);
+  return make_tensor(spec, count, [&](std::int64_t k) { return value(spec, p, offset + k, rank); });
 }
 
 at::Tensor reduced_data(const DataSpec& spec, std::int64_t offset, std::int64_t count) {
@@ -134,17 +182,15 @@ at::Tensor reduced_data(const DataSpec& spec, std::int64_t offset, std::int64_t 
     for (int r = 0; r + 1 < n; ++r)
       table[c] = combine(spec.op, table[c],
                          from_residue(spec, p, (c + static_cast<std::uint64_t>(r) * static_cast<std::uint64_t>(p.step)) % m));
-  std::vector<double> v(static_cast<std::size_t>(std::max<std::int64_t>(count, 0)));
-  for (std::int64_t k = 0; k < count; ++k) {
+  return make_tensor(spec, count, [&](std::int64_t k) {
     const std::int64_t i = offset + k;
     double acc = combine(spec.op, table[element_hash(spec.seed, i) % m], value(spec, p, i, n - 1));
     if (spec.op == comm::ReduceOp::kAvg) {
       acc /= n;
       if (comm::is_integer(spec.dtype)) acc = std::floor(acc);
     }
-    v[static_cast<std::size_t>(k)] = acc;
-  }
-  return from_values(spec, std::move(v));
+    return acc;
+  });
 }
 
 double tolerance(const DataSpec& spec) {
@@ -167,9 +213,6 @@ double tolerance(const DataSpec& spec) {
   }
   const int n = std::max(1, spec.nranks);
   if (spec.reduction && spec.op == comm::ReduceOp::kAvg) return n * eps;
-  const bool beyond_exact = (spec.dtype == comm::DType::kBFloat16 && n > 256) ||
-                            (spec.dtype == comm::DType::kFloat16 && n > 2048);
-  if (spec.reduction && spec.op == comm::ReduceOp::kSum && beyond_exact) return n * eps;
   return 0;
 }
 

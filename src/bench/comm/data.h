@@ -36,9 +36,9 @@ at::Tensor rank_data(const DataSpec& spec, int rank, std::int64_t offset, std::i
 at::Tensor reduced_data(const DataSpec& spec, std::int64_t offset, std::int64_t count);
 
 // The relative difference allowed between a result and reduced_data: 0
-// (exact) except where the backend's arithmetic may round: avg of floating
-// types (NCCL scales by 1/n before summing), and sums beyond the dtype's
-// exact integers (bfloat16 over 256 ranks, float16 over 2048).
+// (exact: sums and products are kept within every dtype's exact integers
+// whatever the rank count) except for avg of floating types, where the
+// backend's division rounds (NCCL scales by 1/n before summing): n * eps.
 double tolerance(const DataSpec& spec);
 
 // Number of elements of `got` that differ from `expected` by more than

@@ -47,8 +47,11 @@ IterationAnalysis analyse_iterations(const std::vector<RankIterations>& ranks, c
       a.late_us = a.lateness_us[r];
     }
   }
-  const double typical = stats::percentile(pooled, 50);
-  a.straggler = n > 1 && a.late_us > std::max({2 * clock_error_us, 0.5 * typical, 10.0});
+  // The collective's own time: the smallest rank median (the late rank's,
+  // which did not wait); the others' include the wait for it.
+  double own = stats::median(ranks[0].time_us);
+  for (const auto& r : ranks) own = std::min(own, stats::median(r.time_us));
+  a.straggler = n > 1 && a.late_us > std::max({2 * clock_error_us, 0.5 * own, 10.0});
 
   // Spikes per rank.
   for (std::size_t r = 0; r < n; ++r) {

@@ -8,11 +8,11 @@
 // lateness is the median of that over iterations. The lower median makes the
 // late rank of a 2-rank job late by the whole gap, not half of it.
 // A straggler is flagged when the latest rank's lateness exceeds 2 * the
-// clock error, half the pooled median iteration time and 10 us: more than
-// clock sync explains, and more than the skew a collective's own last steps
-// leave between ranks (one rank often finishes tens of us before another,
-// and so starts the next iteration earlier) — a rank later than half the
-// collective's own time.
+// clock error, half the collective's own time (the smallest rank median: the
+// late rank's, which did not wait; the others' include the wait) and 10 us:
+// more than clock sync explains, and more than the skew a collective's own
+// last steps leave between ranks (one rank often finishes tens of us before
+// another, and so starts the next iteration earlier).
 // Spikes: an iteration whose time exceeds its rank's median by more than
 // spike_mad * max(1.4826 * MAD, 2% of the median) (MAD scaled to a normal
 // sigma; the floor keeps identical samples from making every wobble a spike).
