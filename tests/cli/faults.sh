@@ -140,8 +140,14 @@ check "unreachable master: clear error, exit 1 in ${elapsed}s" $? "rc=$rc $(cat 
 # 5. SIGINT to the launcher reaches every worker; nothing is left.
 "$DTBENCH" comm --nproc 2 -b 1M -e 1M -n 100000 -w 1 >/dev/null 2>"$tmp/int.err" &
 launcher=$!
-sleep 3
-workers=$(pgrep -P "$launcher" | tr '\n' ' ')
+# Until both workers run (a loaded machine takes seconds to load LibTorch).
+workers=""
+for _ in $(seq 1 150); do
+  workers=$(pgrep -P "$launcher" | tr '\n' ' ')
+  [ "$(echo $workers | wc -w)" -ge 2 ] && break
+  sleep 0.2
+done
+sleep 1
 kill -INT "$launcher"
 wait "$launcher"; rc=$?
 sleep 0.5
@@ -164,7 +170,16 @@ os.makedirs(marker, exist_ok=True)
 p = subprocess.Popen([dtbench, "launch", "--nproc-per-node", "2", "--", "sh", "-c",
                       f"sh -c 'sleep 1000; : {marker}' & wait"],
                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-time.sleep(1.5)
+# Signal once both workers' children run: before that the launcher may still
+# be loading (LibTorch takes seconds on a loaded machine) and would die by the
+# signal's default action without a word.
+deadline = time.time() + 30
+while time.time() < deadline:
+    found = subprocess.run(["pgrep", "-f", "sleep 1000; : " + marker], capture_output=True, text=True).stdout.split()
+    if len([q for q in found if int(q) != os.getpid()]) >= 2:
+        break
+    time.sleep(0.1)
+time.sleep(0.3)
 p.send_signal(sig)
 _, err = p.communicate(timeout=20)
 time.sleep(0.5)
