@@ -93,12 +93,14 @@ for r in rows:
     if r["group"] == 1:
         want(t["late_rank"] == 3 and t["straggler"], f"g1 late rank {t['late_rank']} {t['late_us']}")
     else:
-        want(not t["straggler"], f"g0 flagged late rank {t['late_rank']} {t['late_us']}")
+        # Group 0 has no delayed rank: whatever skew its own collective leaves,
+        # nothing near the 3 ms.
+        want(t["late_us"] < 1000, f"g0 late rank {t['late_rank']} by {t['late_us']} us")
 want(rows[0]["count"] == 128, f"allgather count per rank {rows[0]['count']}")
 print("\n".join(fail) if fail else "groups as expected")
 sys.exit(1 if fail else 0)
 PY
-check "JSON: a row per group, exact, busbw of 2-rank groups, rank 3 late in g1 only" $? ""
+check "JSON: a row per group, exact, busbw of 2-rank groups, rank 3 late in g1, nothing like it in g0" $? ""
 grep -q -- "--split mod:2: 2 groups, each running the collective at the same time: g0 = ranks 0,2; g1 = ranks 1,3" split.out &&
   grep -q "allgather g1" split.out
 check "console: the groups named, rows tagged by group" $? "$(grep -E '^#|g[01]' split.out | head -n 12)"
