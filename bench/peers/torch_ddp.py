@@ -15,6 +15,16 @@ With --device cuda the rank uses GPU LOCAL_RANK and each iteration ends with
 torch.cuda.synchronize(), as dtbench's iteration ends when the GPU is done.
 Prints one JSON line on rank 0: per-iteration seconds of the slowest rank and
 their median.
+
+--baseline first times the same model, batch and optimizer without
+DistributedDataParallel in this process (a fresh copy, rank 0's seed), then
+the DDP run, as `dtbench ddp` times its "no ddp" row before its ranks in one
+process: the JSON line adds "no_ddp": {p50, times} (one process start for both
+columns). --profile FILE records --profile-iters more iterations after the
+timed ones under torch.profiler (CPU, and CUDA with --device cuda; shapes
+recorded) and writes its Chrome/Kineto trace to FILE (FILE.rankR with more
+than one rank): c10d's record_param_comms events carry each collective's
+name, sizes and process group.
 """
 import argparse
 import json
@@ -60,7 +70,13 @@ def main():
     p.add_argument("--channels-last", action="store_true")
     p.add_argument("--amp", choices=["none", "bf16", "fp16"], default="none",
                    help="autocast on CUDA (fp16 with torch.amp.GradScaler), as dtbench's --amp")
+    p.add_argument("--baseline", action="store_true",
+                   help="time the model without DDP first, in this process (adds no_ddp to the JSON)")
+    p.add_argument("--profile", metavar="FILE", help="torch.profiler trace of --profile-iters more iterations")
+    p.add_argument("--profile-iters", type=int, default=2)
     a = p.parse_args()
+    if a.baseline and a.no_ddp:
+        p.error("--baseline times the no-DDP run before the DDP one: leave out --no-ddp")
     cuda = a.device == "cuda"
     dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if cuda else torch.device("cpu")
     if cuda:
@@ -75,49 +91,70 @@ def main():
             dist.init_process_group("gloo")
     rank = dist.get_rank() if ddp else 0
     world = dist.get_world_size() if ddp else 1
-    torch.manual_seed(1 + rank)  # dtbench: --seed (1) + rank; DDP broadcasts rank 0's
 
-    if a.model == "mlp":
-        model = mlp(a.width, 1000)
-        x = torch.randn(a.batch_size, 1024)
-    else:
-        model = getattr(torchvision.models, a.model)(num_classes=1000)
-        x = torch.randn(a.batch_size, 3, a.image_size, a.image_size)
-    y = torch.randint(0, 1000, (a.batch_size,))
-    model, x, y = model.to(dev), x.to(dev), y.to(dev)
-    if a.channels_last:
-        model, x = model.to(memory_format=torch.channels_last), x.contiguous(memory_format=torch.channels_last)
-    if ddp:
-        model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=a.bucket_cap_mb,
-                                                    broadcast_buffers=a.broadcast_buffers,
-                                                    device_ids=[dev.index] if cuda else None)
-    opt = torch.optim.SGD(model.parameters(), lr=0.001, momentum=0.9, weight_decay=1e-4)
+    def build(seed, wrap):
+        torch.manual_seed(seed)  # dtbench: --seed (1) + rank; DDP broadcasts rank 0's
+        if a.model == "mlp":
+            model = mlp(a.width, 1000)
+            x = torch.randn(a.batch_size, 1024)
+        else:
+            model = getattr(torchvision.models, a.model)(num_classes=1000)
+            x = torch.randn(a.batch_size, 3, a.image_size, a.image_size)
+        y = torch.randint(0, 1000, (a.batch_size,))
+        model, x, y = model.to(dev), x.to(dev), y.to(dev)
+        if a.channels_last:
+            model, x = model.to(memory_format=torch.channels_last), x.contiguous(memory_format=torch.channels_last)
+        if wrap:
+            model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=a.bucket_cap_mb,
+                                                        broadcast_buffers=a.broadcast_buffers,
+                                                        device_ids=[dev.index] if cuda else None)
+        opt = torch.optim.SGD(model.parameters(), lr=0.001, momentum=0.9, weight_decay=1e-4)
+        return model, x, y, opt
+
     loss_fn = nn.CrossEntropyLoss()
-
     amp = a.amp != "none"
     amp_dtype = torch.bfloat16 if a.amp == "bf16" else torch.float16
-    scaler = torch.amp.GradScaler("cuda") if a.amp == "fp16" else None
-    times = []
-    for it in range(a.warmup + a.iters):
-        t0 = time.perf_counter()
-        if amp:
-            with torch.autocast(a.device, dtype=amp_dtype):
+
+    def train(model, x, y, opt, iters, warmup, on_step=None):
+        scaler = torch.amp.GradScaler("cuda") if a.amp == "fp16" else None
+        times = []
+        for it in range(warmup + iters):
+            t0 = time.perf_counter()
+            if amp:
+                with torch.autocast(a.device, dtype=amp_dtype):
+                    loss = loss_fn(model(x), y)
+            else:
                 loss = loss_fn(model(x), y)
-        else:
-            loss = loss_fn(model(x), y)
-        if scaler:
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
-        else:
-            loss.backward()
-            opt.step()
-        opt.zero_grad(set_to_none=True)
-        if cuda:
-            torch.cuda.synchronize(dev)
-        t1 = time.perf_counter()
-        if it >= a.warmup:
-            times.append(t1 - t0)
+            if scaler:
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+            else:
+                loss.backward()
+                opt.step()
+            opt.zero_grad(set_to_none=True)
+            if cuda:
+                torch.cuda.synchronize(dev)
+            t1 = time.perf_counter()
+            if it >= warmup:
+                times.append(t1 - t0)
+            if on_step:
+                on_step()
+        return times
+
+    no_ddp = None
+    if a.baseline:
+        # Every rank times its own copy, as dtbench's baseline row runs in
+        # each process; rank 0's figures are reported.
+        no_ddp = train(*build(1, False), a.iters, a.warmup)
+    model, x, y, opt = build(1 + rank, ddp)
+    times = train(model, x, y, opt, a.iters, a.warmup)
+    if a.profile:
+        from torch.profiler import ProfilerActivity, profile
+        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+        with profile(activities=acts, record_shapes=True) as prof:
+            train(model, x, y, opt, a.profile_iters, 0, on_step=None)
+        prof.export_chrome_trace(a.profile if world == 1 else f"{a.profile}.rank{rank}")
 
     if ddp:
         gathered = [None] * world
@@ -127,8 +164,11 @@ def main():
     else:
         slowest = times
     if rank == 0:
-        print(json.dumps({"model": a.model, "world_size": world, "ddp": ddp,
-                          "p50": statistics.median(slowest), "times": slowest}), flush=True)
+        out = {"model": a.model, "world_size": world, "ddp": ddp,
+               "p50": statistics.median(slowest), "times": slowest}
+        if no_ddp is not None:
+            out["no_ddp"] = {"p50": statistics.median(no_ddp), "times": no_ddp}
+        print(json.dumps(out), flush=True)
 
 
 if __name__ == "__main__":

@@ -10,8 +10,13 @@ that sets RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (`dtbench launch`).
   --strategy fsdp   fully_shard on each block, then on the root (FSDP2), AdamW
                     over the DTensor shards; --reshard-after-forward true|false
   --strategy none   one process, no wrapper
-  --amp bf16        forward and loss under torch.autocast("cpu", bfloat16), as
+  --amp bf16        forward and loss under torch.autocast(device, bfloat16), as
                     dtbench's --amp bf16
+  --device cuda     the rank trains on GPU LOCAL_RANK over NCCL (gloo on the
+                    CPU); each iteration ends with torch.cuda.synchronize(), as
+                    dtbench's ends when the GPU is done, and the peak bytes are
+                    the CUDA caching allocator's max_memory_allocated() (what
+                    dtbench's --device cuda peak_bytes reads), reset after warm-up
   --param-dtype bf16  (fsdp) fully_shard(mp_policy=MixedPrecisionPolicy(
                     param_dtype=torch.bfloat16, reduce_dtype=torch.float32)),
                     as dtbench's --param-dtype bf16
@@ -127,10 +132,17 @@ def main():
     p.add_argument("--reshard-after-forward", choices=["true", "false"], default="true")
     p.add_argument("--amp", choices=["none", "bf16"], default="none")
     p.add_argument("--param-dtype", choices=["float32", "bf16"], default="float32")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--memory-probe", metavar="LIB", help="libdtbench_memory_probe.so: count tensor bytes")
     a = p.parse_args()
     if a.param_dtype == "bf16" and (a.strategy != "fsdp" or a.amp != "bf16"):
         p.error("--param-dtype bf16 is fsdp's and needs --amp bf16 (as dtbench)")
+    cuda = a.device == "cuda"
+    if cuda and a.memory_probe:
+        p.error("--memory-probe counts CPU tensors: with --device cuda the peak is the CUDA allocator's")
+    dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if cuda else torch.device("cpu")
+    if cuda:
+        torch.cuda.set_device(dev)
     torch.set_num_threads(a.threads)
     probe = None
     if a.memory_probe:
@@ -144,14 +156,17 @@ def main():
     torch.manual_seed(1)
     distributed = a.strategy != "none"
     if distributed:
-        dist.init_process_group("gloo")
+        if cuda:  # device_id binds the NCCL communicator to the rank's GPU
+            dist.init_process_group("nccl", device_id=dev)
+        else:
+            dist.init_process_group("gloo")
     rank = dist.get_rank() if distributed else 0
     world = dist.get_world_size() if distributed else 1
 
-    model = Gpt(a.layers, a.width, a.heads, a.vocab)
+    model = Gpt(a.layers, a.width, a.heads, a.vocab).to(dev)
     g = torch.Generator().manual_seed(2)
-    x = torch.randint(0, a.vocab, (a.batch_size, a.seq_len), generator=g)
-    y = torch.randint(0, a.vocab, (a.batch_size, a.seq_len), generator=g)
+    x = torch.randint(0, a.vocab, (a.batch_size, a.seq_len), generator=g).to(dev)
+    y = torch.randint(0, a.vocab, (a.batch_size, a.seq_len), generator=g).to(dev)
     adamw = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01, foreach=True)
     if a.strategy == "fsdp":
         from torch.distributed.fsdp import fully_shard
@@ -165,7 +180,8 @@ def main():
         fully_shard(model, reshard_after_forward=reshard, **kw)
         opt = torch.optim.AdamW(model.parameters(), **adamw)
     elif a.strategy in ("ddp", "zero1"):
-        model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=a.bucket_cap_mb)
+        model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=a.bucket_cap_mb,
+                                                    device_ids=[dev.index] if cuda else None)
         if a.strategy == "zero1":
             from torch.distributed.optim import ZeroRedundancyOptimizer
             # parameters_as_bucket_view=True: the updated parameters go out as
@@ -184,8 +200,10 @@ def main():
     for it in range(a.warmup + a.iters):
         if probe and it == a.warmup:
             probe.dtbench_memory_probe_reset_peak()
+        if cuda and it == a.warmup:
+            torch.cuda.reset_peak_memory_stats(dev)
         t0 = time.perf_counter()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.amp == "bf16"):
+        with torch.autocast(a.device, dtype=torch.bfloat16, enabled=a.amp == "bf16"):
             logits = model(x)
             loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
         loss.backward()
@@ -193,21 +211,26 @@ def main():
         if it + 1 == a.warmup + a.iters:
             state = model_state(model, opt)
         opt.zero_grad(set_to_none=True)
+        if cuda:
+            torch.cuda.synchronize(dev)
         t1 = time.perf_counter()
         if it >= a.warmup:
             times.append(t1 - t0)
         if probe and it + 1 == a.warmup + a.iters:
             peak = probe.dtbench_memory_probe_peak()
+        if cuda and it + 1 == a.warmup + a.iters:
+            peak = torch.cuda.max_memory_allocated(dev)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     keys = ("params", "grads", "optimizer")
     mine = {"times": times, "state": state, "rss": rss, "peak": peak}
     if distributed:
         # A float64 tensor per rank, not all_gather_object: that one needs
         # NumPy, which the wheel's peer interpreter does not have.
-        flat = torch.tensor(times + [state[k] for k in keys] + [rss, peak], dtype=torch.float64)
+        flat = torch.tensor(times + [state[k] for k in keys] + [rss, peak], dtype=torch.float64, device=dev)
         parts = [torch.empty_like(flat) for _ in range(world)]
         dist.all_gather(parts, flat)
         n = len(times)
+        parts = [t.cpu() for t in parts]
         gathered = [{"times": t[:n].tolist(), "state": {k: int(v) for k, v in zip(keys, t[n:n + 3].tolist())},
                      "rss": int(t[n + 3]), "peak": int(t[n + 4])} for t in parts]
         dist.barrier()
@@ -221,7 +244,7 @@ def main():
                           "model_state_bytes": sum(st.values()),
                           "peak_rss_bytes": max(m["rss"] for m in gathered),
                           "peak_bytes": max(m["peak"] for m in gathered),
-                          "torch": torch.__version__}), flush=True)
+                          "device": a.device, "torch": torch.__version__}), flush=True)
 
 
 if __name__ == "__main__":

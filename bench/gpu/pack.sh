@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Packs the wheel-flavour build for a GPU machine that has PyTorch's wheel in
+# its python3 but none of this machine's packages: gpu-bundle/bin holds the
+# front end and dtbench-torch (stripped), gpu-bundle/lib the shared libraries
+# dtbench-torch loads that are neither LibTorch's, CUDA's (both come from
+# that python's torch and its nvidia/ packages, bench/gpu/run.py sets
+# LD_LIBRARY_PATH so) nor the C/C++ runtime every Linux has: Open MPI, hwloc,
+# libevent. Prints what it packed and the size; the device tool carries at
+# most 64 MiB.
+#   bench/gpu/pack.sh [BUILD_DIR] [BUNDLE_DIR]    (default build-wheel, gpu-bundle)
+set -euo pipefail
+build=${1:-build-wheel}
+bundle=${2:-gpu-bundle}
+for f in dtbench dtbench-torch; do
+  [ -x "$build/$f" ] || { echo "pack.sh: $build/$f is missing: make build TORCH=wheel first" >&2; exit 2; }
+done
+if ! ldd "$build/dtbench-torch" | grep -q 'libtorch_cuda'; then
+  echo "pack.sh: $build/dtbench-torch is not a CUDA build (the wheel flavour's): nothing a GPU could run" >&2
+  exit 2
+fi
+rm -rf "$bundle"
+mkdir -p "$bundle/bin" "$bundle/lib"
+for f in dtbench dtbench-torch; do
+  strip -o "$bundle/bin/$f" "$build/$f"
+done
+# What every glibc system has, and what python3's torch brings: left out.
+keep_out='linux-vdso|ld-linux|/libc\.so|/libm\.so|/libpthread|/libdl\.so|/librt\.so|/libutil\.so|/libstdc\+\+|/libgcc_s|/libz\.so|/libudev|/torch/lib/|/nvidia/|/usr/local/cuda'
+ldd "$build/dtbench-torch" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | grep -Ev "$keep_out" |
+  while read -r lib; do cp -L "$lib" "$bundle/lib/"; done
+if ldd "$build/dtbench-torch" | grep -q 'not found'; then
+  echo "pack.sh: $build/dtbench-torch does not load here either:" >&2
+  ldd "$build/dtbench-torch" | grep 'not found' >&2
+  exit 1
+fi
+echo "packed into $bundle: $(cd "$bundle" && find . -type f | sort | tr '\n' ' ')"
+echo "size: $(du -sh "$bundle" | cut -f1) (the device tool carries at most 64 MiB)"

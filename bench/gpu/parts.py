@@ -1,0 +1,411 @@
+"""What the GPU run measures, in order of value (a run cut short keeps the
+first parts): each part is a plan of steps (commands) and a summary of what
+they found. Sizes come from run.py's SIZES: the GPU's, or the rehearsal's
+tiny ones on the CPU."""
+import glob
+import gzip
+import json
+import os
+
+from driver import Part, Step, StepFailed, last_json_line, median
+
+# Dense bf16 TFLOP/s per GPU (vendors' datasheets, without sparsity), by a
+# part of the name the CUDA runtime reports; the MFU columns divide by it.
+PEAK_BF16_TFLOPS = [("H200", 989.4), ("H100 NVL", 835.0), ("H100 PCIe", 756.0), ("H100", 989.4),
+                    ("A100", 312.0), ("L40S", 362.0)]
+
+
+def peak_for(gpu_name):
+    for key, tflops in PEAK_BF16_TFLOPS:
+        if key in gpu_name:
+            return tflops
+    return 0.0
+
+
+# ---- reading dtbench's and the peers' reports ------------------------------
+
+def dt_rows(path):
+    """dtbench ddp's JSON report: label -> the figures the parts compare."""
+    with open(path) as f:
+        rep = json.load(f)
+    rows = {}
+    for r in rep["runs"]:
+        s = r["slowest_rank_summary"]
+        rows[r["label"]] = {
+            "p50": s["p50"], "ex_s": s.get("job_examples_per_sec_p50", 0.0),
+            "tok_s": r.get("tokens_per_sec_per_rank") or 0.0, "mfu": r.get("mfu", 0.0),
+            "flops_per_example": r.get("train_flops_per_example", 0.0),
+            "peak_bytes": r.get("memory", {}).get("peak_bytes", -1),
+            "device": r.get("extras", {}).get("device", ""),
+        }
+    return rows
+
+
+def dt_step(ctx, label, args, report):
+    return Step(label, [ctx.dt] + args + ["--json", report],
+                parse=lambda out, c, report=report: dt_rows(report))
+
+
+def peer_step(ctx, label, script, args, optional=False):
+    return Step(label, [ctx.dt, "launch", "--nproc-per-node", "1", "--", ctx.py, ctx.bench("peers", script)] + args,
+                parse=lambda out, c: last_json_line(out), optional=optional)
+
+
+def ratio(a, b):
+    return f"{a / b:.3f}" if a and b else "n/a"
+
+
+def gib(b):
+    return f"{b / 2**30:.2f}" if b is not None and b >= 0 else "n/a"
+
+
+# ---- preflight --------------------------------------------------------------
+
+def plan_preflight(ctx):
+    steps = []
+    if ctx.device == "cuda":
+        steps.append(Step("nvidia-smi", ["nvidia-smi", "--query-gpu=name,driver_version,memory.total,clocks.max.sm",
+                                         "--format=csv,noheader"], parse=lambda out, c: out.strip()))
+    steps.append(Step("libraries", ["ldd", os.path.join(os.path.dirname(ctx.dt), "dtbench-torch")],
+                      parse=check_ldd))
+    steps.append(Step("env", [ctx.dt, "env", "--json", ctx.path("env.json")], parse=read_env))
+    return steps
+
+
+def check_ldd(out, ctx):
+    missing = [ln.split()[0] for ln in out.splitlines() if "not found" in ln]
+    if missing:
+        raise StepFailed("dtbench-torch cannot load " + ", ".join(missing) +
+                         ": LD_LIBRARY_PATH lacks them (python3's torch, its nvidia/ libraries, the bundle's lib/)")
+    return {"libraries": len(out.splitlines())}
+
+
+def read_env(out, ctx):
+    with open(ctx.path("env.json")) as f:
+        env = json.load(f)
+    cuda = env.get("cuda", {})
+    gpu = cuda.get("gpu", {})
+    if ctx.device == "cuda":
+        if gpu.get("count", 0) < 1:
+            raise StepFailed("dtbench sees no GPU: " + gpu.get("why", json.dumps(cuda)))
+        ctx.gpu = gpu["devices"][0]["name"]
+        ctx.peak_tflops = peak_for(ctx.gpu)
+    return {"gpu": ctx.gpu, "peak_bf16_tflops": ctx.peak_tflops, "dtbench": env.get("dtbench", {}),
+            "cuda": {k: v for k, v in gpu.items() if k != "devices"}}
+
+
+def sum_preflight(ctx, got):
+    lines = []
+    if got.get("nvidia-smi"):
+        lines.append(f"- GPU (nvidia-smi): {got['nvidia-smi']}")
+    if got.get("env"):
+        e = got["env"]
+        lines.append(f"- dtbench sees: {e['gpu'] or 'no GPU (CPU rehearsal)'}; MFU peak "
+                     f"{e['peak_bf16_tflops'] or 'none'} TFLOP/s; CUDA {json.dumps(e['cuda'])}")
+    lines.append(f"- peers' python: {ctx.py} (torch {ctx.sizes.get('torch_version', '?')})")
+    return lines
+
+
+# ---- 1. the seed's table ----------------------------------------------------
+
+def plan_seed(ctx):
+    z = ctx.sizes["seed"]
+    steps = []
+    for r in range(z["rounds"]):
+        for m in z["models"]:
+            tag = f"{m}.r{r + 1}"
+            dt = dt_step(ctx, f"{tag}.dtbench",
+                         ["ddp", "-m", m, "--image-size", str(z["image"]), "-b", str(z["batch"]), *ctx.dev_flags(),
+                          "--reducer", "ddp", "--bucket-cap-mb", "25", "--world-sizes", "1", "--threads", "1",
+                          "-n", str(z["iters"]), "-w", str(z["warmup"])], ctx.path(f"seed.{tag}.json"))
+            py = peer_step(ctx, f"{tag}.python", "torch_ddp.py",
+                           ["--model", m, "--image-size", str(z["image"]), "--batch-size", str(z["batch"]),
+                            "--device", ctx.device, "--iters", str(z["iters"]), "--warmup", str(z["warmup"]),
+                            "--bucket-cap-mb", "25", "--baseline"])
+            dt.optional = py.optional = r > 0
+            # Odd rounds dtbench first, even rounds Python first.
+            steps += [dt, py] if r % 2 == 0 else [py, dt]
+    return steps
+
+
+def sum_seed(ctx, got):
+    z = ctx.sizes["seed"]
+    lines = [f"batch {z['batch']}, {z['image']}², float32, 1 rank, {z['iters']} timed + {z['warmup']} warm-up "
+             "iterations, median of the rounds' p50 (s/iter); goal: ratio ≤ 1.00",
+             "", "| model | rounds | no ddp: dtbench / Python | ratio | 1 rank DDP: dtbench / Python | ratio "
+             "| ddp ÷ none: dtbench / Python |", "|---|---|---|---|---|---|---|"]
+    for m in z["models"]:
+        dn, dd, pn, pd = [], [], [], []
+        for r in range(z["rounds"]):
+            d, p = got.get(f"{m}.r{r + 1}.dtbench"), got.get(f"{m}.r{r + 1}.python")
+            if d and p:  # a round counts when both sides ran
+                dn.append(d["no ddp"]["p50"]); dd.append(d["1N/1R"]["p50"])
+                pn.append(p["no_ddp"]["p50"]); pd.append(p["p50"])
+        if not dn:
+            lines.append(f"| {m} | 0 | not run | | | | |")
+            continue
+        a, b, c, e = median(dn), median(pn), median(dd), median(pd)
+        lines.append(f"| {m} | {len(dn)} | {a * 1e3:.2f} / {b * 1e3:.2f} ms | {ratio(a, b)} | "
+                     f"{c * 1e3:.2f} / {e * 1e3:.2f} ms | {ratio(c, e)} | {ratio(c, a)} / {ratio(e, b)} |")
+    return lines
+
+
+# ---- 2. every strategy on GPT-2 ---------------------------------------------
+
+STRATEGY_PEER = {"ddp": "ddp", "overlap": "ddp", "horovod": "ddp", "zero1": "zero1", "zero2": "zero1",
+                 "fsdp": "fsdp"}
+PEER_NAME = {"ddp": "DDP", "zero1": "DDP + ZeroRedundancyOptimizer", "fsdp": "FSDP2 (fully_shard)"}
+
+
+def plan_strategies(ctx):
+    z = ctx.sizes["gpt"]
+    common = ["--seq-len", str(z["seq"]), "-b", str(z["batch"]), "--optimizer", "adamw", "--amp", "bf16",
+              "--world-sizes", "1", "--no-baseline", "--bucket-cap-mb", "25", "--threads", "1",
+              "-n", str(z["iters"]), "-w", str(z["warmup"]), *ctx.dev_flags(),
+              "--peak-tflops", f"{ctx.peak_tflops:g}"]
+    steps, peers_done = [], set()
+    for i, s in enumerate(z["strategies"]):
+        dt = dt_step(ctx, f"{s}.dtbench", ["ddp", "--model", "gpt2", *z["dt_shape"], "--reducer", s, *common],
+                     ctx.path(f"gpt.{s}.json"))
+        pair = [dt]
+        peer = STRATEGY_PEER[s]
+        if peer not in peers_done:
+            peers_done.add(peer)
+            py = peer_step(ctx, f"{peer}.torch", "torch_sharded.py",
+                           ["--strategy", peer, *z["peer_shape"], "--seq-len", str(z["seq"]),
+                            "--batch-size", str(z["batch"]), "--iters", str(z["iters"]),
+                            "--warmup", str(z["warmup"]), "--bucket-cap-mb", "25", "--amp", "bf16",
+                            "--threads", "1", "--device", ctx.device])
+            pair = [dt, py] if len(peers_done) % 2 else [py, dt]
+        steps += pair
+    return steps
+
+
+def sum_strategies(ctx, got):
+    z = ctx.sizes["gpt"]
+    lines = [f"GPT-2 ({' '.join(z['dt_shape']) or 'gpt2 small: 12 layers, width 768'}), {z['seq']} tokens, "
+             f"batch {z['batch']}, bf16 autocast, AdamW, 1 rank, {z['iters']} + {z['warmup']} iterations; peak = "
+             "the CUDA caching allocator's max allocated bytes in the timed iterations (CPU: dtbench's tensor "
+             "counter; the peer's n/a); goal: time ratio ≤ 1.00, peak within ±10 %", "",
+             "| strategy | p50 ms | tokens/s | MFU | peak GiB | peer | peer p50 ms | peer peak GiB | time ratio "
+             "| peak ratio |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for s in z["strategies"]:
+        d = got.get(f"{s}.dtbench")
+        if not d:
+            lines.append(f"| {s} | not run | | | | | | | | |")
+            continue
+        d = d["1N/1R"]
+        peer = STRATEGY_PEER[s]
+        p = got.get(f"{peer}.torch") or {}
+        pp50, ppeak = p.get("p50"), p.get("peak_bytes", -1)
+        lines.append(f"| {s} | {d['p50'] * 1e3:.1f} | {d['tok_s']:.0f} | {d['mfu']:.3f} | {gib(d['peak_bytes'])} | "
+                     f"{PEER_NAME[peer]} | {pp50 * 1e3 if pp50 else float('nan'):.1f} | {gib(ppeak)} | "
+                     f"{ratio(d['p50'], pp50)} | "
+                     f"{ratio(d['peak_bytes'], ppeak) if ppeak and ppeak > 0 else 'n/a'} |")
+    return lines
+
+
+# ---- 3. seed 004: Horovod's fusion beside DDP, fp16 compression, AMP ---------
+
+HOROVOD_VARIANTS = [("ddp", "ddp", "none", False), ("ddp + amp", "ddp", "none", True),
+                    ("horovod", "horovod", "none", False), ("horovod + fp16 allreduce", "horovod", "fp16", False),
+                    ("horovod + amp", "horovod", "none", True),
+                    ("horovod + amp + fp16 allreduce", "horovod", "fp16", True)]
+
+
+def variant_label(name):
+    return name.replace(" + ", "+").replace(" ", "-")
+
+
+def plan_horovod(ctx):
+    z = ctx.sizes["horovod"]
+    steps = []
+    for name, reducer, comp, amp in HOROVOD_VARIANTS:
+        args = ["ddp", "-m", "resnet50", "--image-size", str(z["image"]), "-b", str(z["batch"]), *ctx.dev_flags(),
+                "--reducer", reducer, "--compression", comp, "--world-sizes", "1", "--no-baseline",
+                "--threads", "1", "-n", str(z["iters"]), "-w", str(z["warmup"])]
+        if amp:
+            args += ["--amp", z["amp"]]
+        steps.append(dt_step(ctx, variant_label(name), args, ctx.path(f"horovod.{variant_label(name)}.json")))
+    return steps
+
+
+def sum_horovod(ctx, got):
+    z = ctx.sizes["horovod"]
+    lines = [f"resnet50, batch {z['batch']}, {z['image']}², 1 rank; AMP = {z['amp']} autocast"
+             f"{' with the loss scaler' if z['amp'] == 'fp16' else ''}; "
+             "fp16 allreduce = Horovod's Compression.fp16", "",
+             "| variant | p50 ms | images/s | ÷ ddp |", "|---|---|---|---|"]
+    base = (got.get("ddp") or {}).get("1N/1R", {}).get("ex_s")
+    for name, *_ in HOROVOD_VARIANTS:
+        d = got.get(variant_label(name))
+        if not d:
+            lines.append(f"| {name} | not run | | |")
+            continue
+        d = d["1N/1R"]
+        lines.append(f"| {name} | {d['p50'] * 1e3:.1f} | {d['ex_s']:.0f} | {ratio(d['ex_s'], base)} |")
+    return lines
+
+
+# ---- 4. collectives beside the copy ceiling ---------------------------------
+
+def read_comm(path):
+    with open(path) as f:
+        rep = json.load(f)
+    wrong = rep["summary"]["wrong"]
+    if wrong:
+        raise StepFailed(f"dtbench comm counted {wrong} wrong element(s): the collectives are broken here")
+    return {"results": [{k: r[k] for k in ("collective", "bytes")} |
+                        {pl: ({k: r[pl][k] for k in ("time_us", "algbw_gbs", "busbw_gbs", "wrong")}
+                              if r.get(pl) else None) for pl in ("in_place", "out_of_place")}
+                        for r in rep["results"]],
+            "skipped": rep.get("skipped", []), "notes": rep.get("notes", []),
+            "backend": rep["config"]["backend"]}
+
+
+def plan_comm(ctx):
+    z = ctx.sizes["comm"]
+    report = ctx.path("comm.json")
+    return [Step("comm", [ctx.dt, "comm", *ctx.dev_flags(), "--collective", "all", "-b", z["min"], "-e", z["max"],
+                          "-f", "4", "-n", str(z["iters"]), "-w", str(z["warmup"]), "--json", report],
+                 parse=lambda out, c: read_comm(report)),
+            Step("copy", [ctx.py, ctx.bench("peers", "torch_copy.py"), "--device", ctx.device,
+                          "--sizes", z["copy_sizes"]], parse=lambda out, c: last_json_line(out))]
+
+
+def sum_comm(ctx, got):
+    c, copy = got.get("comm"), got.get("copy")
+    if not c:
+        return ["not run"]
+    lines = [f"`dtbench comm --backend {c['backend']}`, world size 1, every collective, #wrong 0 (checked); "
+             "largest size per collective:", "",
+             "| collective | bytes | in-place algbw GB/s | out-of-place algbw GB/s | out-of-place ÷ copy of that size |",
+             "|---|---|---|---|---|"]
+    def ceiling(nbytes):  # the copy of the same size, else the largest copy not above it
+        fits = [x for x in copy or [] if x["bytes"] <= nbytes]
+        return max(fits, key=lambda x: x["bytes"])["copy_gbs"] if fits else 0.0
+
+    last = {}
+    for r in c["results"]:
+        last[r["collective"]] = r
+    def bw(x):
+        return f"{x['algbw_gbs']:.2f}" if x else "n/a"
+
+    for name, r in last.items():
+        ip, oop = r.get("in_place"), r.get("out_of_place")
+        lines.append(f"| {name} | {r['bytes']} | {bw(ip)} | {bw(oop)} | "
+                     f"{ratio(oop['algbw_gbs'], ceiling(r['bytes'])) if oop else 'n/a'} |")
+    lines.append("")
+    lines.append("At one rank an in-place allreduce, broadcast or reduce has nothing to move: its algbw is the "
+                 "size over the call's own cost, not a bandwidth. Out of place, the collective is a copy at best.")
+    if copy:
+        lines.append("copy ceiling (torch_copy.py, bytes counted once): " +
+                     ", ".join(f"{x['bytes']} B {x['copy_gbs']:.2f} GB/s" for x in copy))
+    if c["skipped"]:
+        lines.append("skipped: " + "; ".join(c["skipped"]))
+    return lines
+
+
+# ---- 5. the GPU tests and a dtbench trace -----------------------------------
+
+def count_checks(out, ctx):
+    return {"ok": sum(ln.startswith("ok:") for ln in out.splitlines()),
+            "failed": [ln for ln in out.splitlines() if ln.startswith("FAIL")]}
+
+
+def read_trace(out, ctx):
+    files = sorted(glob.glob(ctx.path("dtbench_trace*.json")))
+    if not files:
+        raise StepFailed("--trace wrote no file")
+    with open(files[0]) as f:
+        tr = json.load(f)
+    events = tr["traceEvents"] if isinstance(tr, dict) else tr
+    return {"file": os.path.basename(files[0]), "events": len(events), "bytes": os.path.getsize(files[0])}
+
+
+def plan_gpu_tests(ctx):
+    z = ctx.sizes["trace"]
+    # The trace first: a few seconds; gpu_cli takes what is left of the budget.
+    return [Step("trace", [ctx.dt, "ddp", "-m", "resnet50", "--image-size", str(z["image"]), "-b", str(z["batch"]),
+                           *ctx.dev_flags(), "--world-sizes", "1", "--no-baseline", "--threads", "1", "-n", "5",
+                           "-w", "3", "--trace", ctx.path("dtbench_trace.json"), "--trace-iters", "3",
+                           "--json", ctx.path("trace_run.json")], parse=read_trace),
+            Step("gpu_cli", ["bash", os.path.join(ctx.repo, "tests", "cli", "device_cli.sh"), ctx.dt, "--gpu"],
+                 parse=count_checks, skip_code=77 if ctx.device == "cpu" else None)]
+
+
+def sum_gpu_tests(ctx, got):
+    lines = []
+    g = got.get("gpu_cli")
+    log = ctx.path("logs", "gpu_tests.gpu_cli.log")
+    if g is None and os.path.exists(log):  # cut by the budget: what it checked before
+        with open(log, errors="replace") as f:
+            c = count_checks(f.read(), ctx)
+        lines.append(f"- gpu_cli (tests/cli/device_cli.sh --gpu): cut by the budget after {c['ok']} checks passed, "
+                     f"{len(c['failed'])} failed" + "".join("\n  - " + x for x in c["failed"]))
+    elif g is None:
+        lines.append("- gpu_cli (tests/cli/device_cli.sh --gpu): not run")
+    elif "skipped" in g:
+        lines.append(f"- gpu_cli: skipped ({g['skipped']})")
+    else:
+        lines.append(f"- gpu_cli: {g['ok']} checks passed, {len(g['failed'])} failed" +
+                     ("".join("\n  - " + f for f in g["failed"])))
+    t = got.get("trace")
+    lines.append(f"- dtbench --trace: {t['file']}, {t['events']} events, {t['bytes']} bytes" if t else
+                 "- dtbench --trace: not run")
+    return lines
+
+
+# ---- 6. a real profiler trace of Python DDP ---------------------------------
+
+def read_profile(out, ctx):
+    """The profile must hold the collectives: c10d's ops (c10d::allreduce_)
+    always, and on NCCL the record_param_comms events that carry each
+    collective's name, sizes and group (ProcessGroupGloo records none)."""
+    path = ctx.path("ddp_profile.json")
+    with open(path) as f:
+        tr = json.load(f)
+    events = tr.get("traceEvents", [])
+    comms = [e for e in events if e.get("name") == "record_param_comms"]
+    c10d = sorted({e["name"] for e in events if str(e.get("name", "")).startswith("c10d::")})
+    if not c10d:
+        raise StepFailed("the profiler trace holds no c10d:: collective")
+    if ctx.device == "cuda" and not comms:
+        raise StepFailed("the profiler trace of DDP on NCCL holds no record_param_comms event")
+    names = sorted({str(e.get("args", {}).get("Collective name", "?")) for e in comms})
+    return {"events": len(events), "record_param_comms": len(comms), "collectives": names, "c10d_ops": c10d,
+            "bytes": os.path.getsize(path)}
+
+
+def plan_profile(ctx):
+    z = ctx.sizes["profile"]
+    step = peer_step(ctx, "python-ddp", "torch_ddp.py",
+                     ["--model", "resnet18", "--image-size", str(z["image"]), "--batch-size", str(z["batch"]),
+                      "--device", ctx.device, "--iters", "3", "--warmup", "2", "--profile",
+                      ctx.path("ddp_profile.json"), "--profile-iters", "2"])
+    step.parse = read_profile
+    return [step]
+
+
+def sum_profile(ctx, got):
+    p = got.get("python-ddp")
+    if not p:
+        return ["not run"]
+    return [f"torch_ddp.py resnet18 under torch.profiler ({'NCCL' if ctx.device == 'cuda' else 'gloo'}): "
+            f"{p['events']} events, c10d ops {', '.join(p['c10d_ops'])}, {p['record_param_comms']} "
+            f"record_param_comms ({', '.join(p['collectives']) or 'none'}), "
+            f"{p['bytes']} bytes before gzip"]
+
+
+PARTS = [
+    Part("seed", "the seed's table: four ResNets, no ddp and 1-rank DDP beside Python DDP", 120, plan_seed, sum_seed),
+    Part("strategies", "every strategy on GPT-2 in bf16 beside DDP, ZeRO and FSDP2", 110, plan_strategies,
+         sum_strategies),
+    Part("horovod", "seed 004: resnet50, Horovod's fusion vs DDP, fp16 allreduce, AMP", 50, plan_horovod,
+         sum_horovod),
+    Part("comm", "dtbench comm on the GPU beside the device's copy ceiling", 45, plan_comm, sum_comm),
+    Part("gpu_tests", "gpu_cli (every GPU test) and --trace on the GPU", 90, plan_gpu_tests, sum_gpu_tests),
+    Part("profile", "a PyTorch profiler trace of Python DDP, kept as test data", 35, plan_profile, sum_profile),
+]
+PREFLIGHT = Part("preflight", "the GPU, the libraries dtbench loads, dtbench env", 30, plan_preflight,
+                 sum_preflight)
