@@ -99,6 +99,9 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
   o.percentiles = parse_percentiles(f.percentiles);
   o.spike_mad = f.spike_mad;
   o.run_cycles = f.run_cycles;
+  if (f.average < 0 || f.average > 3)
+    throw UsageError(fmt::format("--average {} must be 0 (rank 0), 1 (average), 2 (min) or 3 (max)", f.average));
+  o.average = static_cast<bench::RowTime>(f.average);
   if (!f.inject_delay.empty()) parse_delay(f.inject_delay, &o.delay_rank, &o.delay_us);
   o.split = bench::parse_split(f.split);
   if (o.split.kind != bench::SplitSpec::Kind::kNone && f.run.nproc > 1) {
@@ -178,6 +181,10 @@ Action register_comm(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-N,--run-cycles", f->run_cycles, "Passes over the whole sweep (to see drift)")
       ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("-a,--average", f->average,
+                  "Which time a row shows (its algbw and busbw follow), as nccl-tests' -a: 0 = rank 0's mean, "
+                  "1 = the mean over the ranks, 2 = the fastest rank's, 3 = the slowest rank's")
       ->capture_default_str();
   cmd->add_option("--split", f->split,
                   "Groups that each run the collective at once, as nccl-tests' NCCL_TESTS_SPLIT: mod:N (rank mod "

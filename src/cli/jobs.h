@@ -53,6 +53,7 @@ struct CommFlags {
   std::string percentiles = "50,99";
   double spike_mad = 5;
   int run_cycles = 1;
+  int average = 1;            // nccl-tests' -a: 0 rank 0, 1 average, 2 min, 3 max
   std::string inject_delay;  // "RANK:MICROSECONDS", "" = none
   std::string split;         // "mod:N", "div:N", "and:MASK", "" = none
 };

@@ -87,6 +87,7 @@ expect_usage_error -m "--percentiles: '101'" comm --percentiles 50,101
 expect_usage_error -m "--percentiles: 'p50'" comm --percentiles p50
 expect_usage_error -m "--spike-mad must be positive" comm --spike-mad 0
 expect_usage_error comm --run-cycles 0
+expect_usage_error -m "--average 4 must be 0 (rank 0), 1 (average), 2 (min) or 3 (max)" comm -a 4
 expect_usage_error -m "--split 'sideways'" comm --split sideways
 expect_usage_error -m "--split 'mod:0'" comm --split mod:0
 expect_usage_error comm --backend mpi --split mod:2

@@ -51,6 +51,8 @@ for r in rows:
         # (At least the delay; a loaded machine oversleeps, so no tight upper bound.)
         want(t["late_rank"] == 1 and t["straggler"] and 2500 <= t["late_us"] <= 100000, where + f": late {t['late_rank']} {t['late_us']}")
         want(t["rank_us"][1] < t["rank_us"][0], where + f": rank times {t['rank_us']}")
+        # -a 1 (the default, nccl-tests'): the row's time is the ranks' mean.
+        want(abs(t["time_us"] - sum(t["rank_us"]) / 2) <= 1e-9 * t["time_us"], where + ": time is the ranks' mean")
         want(t["wrong"] == 0, where + ": wrong")
 want(d["seed"] == 42 and d["config"]["inject_delay"] == {"rank": 1, "us": 3000.0}, "seed / inject_delay")
 want([p["rank"] for p in d["env"]["placement"]] == [0, 1] and all(p["cpus"] for p in d["env"]["placement"]), "placement")
@@ -63,6 +65,17 @@ check "JSON: per-rank count, n/a placements, samples, percentiles, rank 1 late b
 grep -q "Late rank            : rank 1 started a median" late.out && grep -q ": a straggler" late.out &&
   grep -q "# note: out-of-place allreduce n/a" late.out && grep -q "Test data seed       : 42" late.out
 check "console footer: the late rank, the note, the seed" $? "$(grep '^#' late.out | tail -n 8)"
+
+# -a as nccl-tests': rank 0 delayed, so it is the fastest (rank 1 waits for
+# it); -a 0 shows rank 0's time, -a 3 the slowest rank's, and algbw follows.
+for a in 0 3; do
+  "$DT" comm --nproc 2 -b 64K -e 64K -n 4 -w 1 --inject-delay 0:2000 -a $a --json avg$a.json >avg$a.out 2>&1
+  json avg$a.json "(lambda t: (t['rank_us'][0] if $a == 0 else max(t['rank_us'])) == t['time_us'] and \
+    t['rank_us'][0] < t['rank_us'][1] and abs(t['algbw_gbs'] - 65536 / t['time_us'] / 1e3) < 1e-9 and \
+    j['config']['average'] == $a)(j['results'][0]['in_place'])" | grep -q True && grep -q "# note: time, algbw and busbw are" avg$a.out
+  check "-a $a: the row's time is $([ $a = 0 ] && echo "rank 0's" || echo "the slowest rank's"), algbw from it, a note" $? \
+    "$(json avg$a.json "j['results'][0]['in_place']['rank_us'], j['results'][0]['in_place']['time_us']" 2>&1) $(tail -n 2 avg$a.out)"
+done
 
 # Two cycles over the sweep; a given seed is the run's seed.
 "$DT" comm --nproc 2 -b 1K -e 2K -n 2 -w 0 -N 2 --seed 7 --json cycles.json >cycles.out 2>&1

@@ -265,9 +265,9 @@ check "launch: --nnodes/--nproc-per-node win over PET_*, the index ignored for o
 # rank to time out exits, so a rank still waiting on it may see "Connection
 # closed by peer" before its own --timeout: either error counts, as long as
 # it names the stopped rank as the cause.
-stopped_rank() {  # NAME ERRFILE PARENT [PATTERN WANT]: stop PARENT's last worker, check the others' lines
+stopped_rank() {  # NAME ERRFILE PARENT [PATTERN WANT RANK]: stop PARENT's last worker (rank RANK, default 2), check the others' lines
   local name=$1 err=$2 parent=$3 victim rc elapsed
-  local pattern=${4:-"error: .*\\(no answer within --timeout\\|Connection closed by peer\\).*; cause: "} want=${5:-2}
+  local pattern=${4:-"error: .*\\(no answer within --timeout\\|Connection closed by peer\\).*; cause: "} want=${5:-2} vr=${6:-2}
   victim=$(pgrep -P "$parent" | sort -n | tail -1)
   start=$(date +%s)
   kill -STOP "$victim"
@@ -275,11 +275,11 @@ stopped_rank() {  # NAME ERRFILE PARENT [PATTERN WANT]: stop PARENT's last worke
   elapsed=$(( $(date +%s) - start ))
   sleep 0.5
   kill -0 "$victim" 2>/dev/null && { kill -9 "$victim"; alive=1; } || alive=0
-  named=$(grep -c "${pattern}rank 2 (pid $victim) is stopped by signal 19" "$err")
+  named=$(grep -c "${pattern}rank $vr (pid $victim) is stopped by signal 19" "$err")
   # Bound: --timeout 5 s + the cause lookup + the launcher's teardown.
   [ "$rc" -ne 0 ] && [ "$elapsed" -lt 15 ] && [ "$alive" -eq 0 ] && [ "$named" -ge "$want" ] &&
-    grep -q "dtbench launch: rank 2 (pid $victim) is stopped by signal 19" "$err"
-  check "$name: exit $rc ${elapsed}s after SIGSTOP, $named rank(s) name rank 2" $? \
+    grep -q "dtbench launch: rank $vr (pid $victim) is stopped by signal 19" "$err"
+  check "$name: exit $rc ${elapsed}s after SIGSTOP, $named rank(s) name rank $vr" $? \
     "alive=$alive named=$named $(head -8 "$err")"
 }
 DTBENCH_TEST_MARKER=1 "$DTBENCH" comm --nproc 3 -b 1M -e 1M -n 1000000 -w 1 --timeout 5s \
@@ -288,6 +288,17 @@ launcher=$!
 second_worker "$launcher" "$tmp/gstop.out" collective >/dev/null
 sleep 1
 stopped_rank "gloo rank stopped (comm --nproc 3)" "$tmp/gstop.err" "$launcher"
+# The same inside a sub-group sweep: --split mod:2 makes groups {0,2} and
+# {1,3}; rank 3 stopped, its group partner (rank 1) waits on it in the
+# group's collective, names it after --timeout, and the launcher ends the
+# other group's ranks (still in their own iterations).
+DTBENCH_TEST_MARKER=1 "$DTBENCH" comm --nproc 4 --split mod:2 -b 1M -e 1M -n 1000000 -w 1 --timeout 5s \
+  >"$tmp/sstop.out" 2>"$tmp/sstop.err" &
+launcher=$!
+second_worker "$launcher" "$tmp/sstop.out" collective >/dev/null
+sleep 1
+stopped_rank "gloo rank stopped in a --split sweep (comm --nproc 4 --split mod:2)" "$tmp/sstop.err" "$launcher" \
+  "rank 1\\]: error: .*\\(no answer within --timeout\\|Connection closed by peer\\).*; cause: " 1 3
 "$DTBENCH" launch --nproc-per-node 3 -- "$DTBENCH" ddp -m mlp --width 64 -b 8 -n 1000000 -w 1 \
   --reducer ddp --no-baseline --timeout 5s >"$tmp/dstop.out" 2>"$tmp/dstop.err" &
 launcher=$!

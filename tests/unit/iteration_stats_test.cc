@@ -10,6 +10,15 @@
 namespace dtbench::bench {
 namespace {
 
+TEST(IterationStats, RowTimeAsNcclTestsDashA) {
+  const std::vector<double> us{30, 10, 20};
+  EXPECT_DOUBLE_EQ(row_time(us, RowTime::kRank0), 30);
+  EXPECT_DOUBLE_EQ(row_time(us, RowTime::kAverage), 20);
+  EXPECT_DOUBLE_EQ(row_time(us, RowTime::kMin), 10);
+  EXPECT_DOUBLE_EQ(row_time(us, RowTime::kMax), 30);
+  EXPECT_THROW(row_time({}, RowTime::kAverage), std::invalid_argument);
+}
+
 // n ranks, `iters` iterations 100 us apart; every rank takes `time` us except
 // as changed by the test.
 std::vector<RankIterations> ranks(int n, int iters, double time) {

@@ -126,7 +126,7 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
     report::CommTiming t;
     t.ran = true;
     std::vector<RankIterations> ranks(members.size());
-    double util = 0, sum = 0, wrong = 0;
+    double util = 0, wrong = 0;
     for (std::size_t k = 0; k < members.size(); ++k) {
       const double* q = p + members[k] * per_rank;
       auto& ri = ranks[k];
@@ -137,12 +137,11 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
       double rank_sum = 0;
       for (double x : ri.time_us) rank_sum += x;
       t.rank_us.push_back(rank_sum / opts.iters);
-      sum += t.rank_us.back();
       t.samples_us.push_back(ri.time_us);
     }
     const auto n = static_cast<double>(members.size());
     t.cpu_util = util / n;
-    t.time_us = sum / n;
+    t.time_us = row_time(t.rank_us, opts.average);
     if (job.groups.size() == 1 && opts.topology.ranks() == world.size())
       t.node_us = launch::per_node_mean(opts.topology, t.rank_us);
     const auto a = analyse_iterations(ranks, opts.percentiles, opts.spike_mad, clock.error_us);
@@ -266,6 +265,8 @@ CommBenchResult run_comm_bench(
                                  : fmt::format("{}: {}; its busbw factor assumes a native one",
                                                comm::to_string(c), group.composite_reason(c)));
       add_note(result.notes, group.staging_note(c, !dev.is_cpu()));
+      if (opts.average != RowTime::kAverage)
+        add_note(result.notes, fmt::format("time, algbw and busbw are {}", row_time_words(opts.average)));
       if (!out_of_place && !in_place) continue;
 
       // Buffers for the largest size, shared by every size.

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/comm/iteration_stats.h"
 #include "bench/comm/split.h"
 #include "bench/comm/sweep.h"
 #include "comm/types.h"
@@ -44,6 +45,10 @@ struct CommBenchOptions {
   double spike_mad = 5;
   // Passes over the whole sweep (nccl-tests' -N), to see drift. Default 1.
   int run_cycles = 1;
+  // Which time a row shows (and its algbw/busbw come from), as nccl-tests'
+  // -a: kRank0 the group's first rank's mean, kAverage the mean over its
+  // ranks (the default), kMin the fastest rank's, kMax the slowest's.
+  RowTime average = RowTime::kAverage;
   // Groups that each run the collective at once (split.h); none by default.
   SplitSpec split;
   // A rank that sleeps this long before each timed iteration (a straggler

@@ -16,6 +16,37 @@ double lower_median(std::vector<double> v) {
 
 }  // namespace
 
+double row_time(const std::vector<double>& rank_us, RowTime how) {
+  if (rank_us.empty()) throw std::invalid_argument("row_time: no ranks");
+  switch (how) {
+    case RowTime::kRank0:
+      return rank_us[0];
+    case RowTime::kMin:
+      return *std::min_element(rank_us.begin(), rank_us.end());
+    case RowTime::kMax:
+      return *std::max_element(rank_us.begin(), rank_us.end());
+    case RowTime::kAverage:
+      break;
+  }
+  double sum = 0;
+  for (double x : rank_us) sum += x;
+  return sum / static_cast<double>(rank_us.size());
+}
+
+const char* row_time_words(RowTime how) {
+  switch (how) {
+    case RowTime::kRank0:
+      return "the group's first rank's mean (-a 0)";
+    case RowTime::kMin:
+      return "the fastest rank's mean (-a 2)";
+    case RowTime::kMax:
+      return "the slowest rank's mean (-a 3)";
+    case RowTime::kAverage:
+      break;
+  }
+  return "the mean over the ranks (-a 1)";
+}
+
 IterationAnalysis analyse_iterations(const std::vector<RankIterations>& ranks, const std::vector<double>& qs,
                                      double spike_mad, double clock_error_us) {
   if (ranks.empty() || ranks[0].time_us.empty()) throw std::invalid_argument("analyse_iterations: no samples");

@@ -23,6 +23,16 @@
 
 namespace dtbench::bench {
 
+// nccl-tests' -a: which of the ranks' mean times is the row's time.
+enum class RowTime { kRank0 = 0, kAverage = 1, kMin = 2, kMax = 3 };
+
+// The row's time from each rank's mean time (rank_us[0] is the group's
+// first rank). Throws std::invalid_argument on an empty list.
+double row_time(const std::vector<double>& rank_us, RowTime how);
+
+// "rank 0's", "the average of the ranks'", ... for notes.
+const char* row_time_words(RowTime how);
+
 struct RankIterations {
   std::vector<double> start_us;  // each timed iteration's start, common clock
   std::vector<double> time_us;   // each timed iteration's time

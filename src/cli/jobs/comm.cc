@@ -50,6 +50,7 @@ nlohmann::ordered_json config_json(const CommFlags& f, const bench::CommBenchOpt
           {"percentiles", o.percentiles},
           {"spike_mad", o.spike_mad},
           {"run_cycles", o.run_cycles},
+          {"average", static_cast<int>(o.average)},
           {"split", o.split.text},
           {"inject_delay", o.delay_rank < 0 ? nlohmann::ordered_json(nullptr)
                                             : nlohmann::ordered_json{{"rank", o.delay_rank}, {"us", o.delay_us}}},
