@@ -29,7 +29,12 @@ void check_device_backend(const std::string& device, const std::string& backend)
 }
 
 std::vector<comm::Collective> parse_collectives(const std::string& text) {
-  if (text == "all") return comm::all_collectives();
+  if (text == "all") {  // every collective; pingpong (point to point, 2 ranks) only by name
+    std::vector<comm::Collective> all;
+    for (const auto c : comm::all_collectives())
+      if (c != comm::Collective::kPingpong) all.push_back(c);
+    return all;
+  }
   std::vector<comm::Collective> out;
   for (const auto& name : split_list(text)) {
     if (name.empty()) throw UsageError(fmt::format("--collective: empty name in '{}'", text));
@@ -160,7 +165,8 @@ Action register_comm(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--collective", f->collective,
                   "allreduce, broadcast, reduce, allgather, reduce_scatter, alltoall, sendrecv, gather, "
-                  "scatter, a comma list, or all")
+                  "scatter, pingpong (point to point between 2 ranks; pair more with --split), a comma list, or "
+                  "all (every one but pingpong)")
       ->capture_default_str();
   cmd->add_option("-r,--root", f->root, "Root rank of broadcast, reduce, gather and scatter")->capture_default_str();
   cmd->add_option("--device", f->device,

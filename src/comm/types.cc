@@ -30,7 +30,8 @@ const Named<Collective> kCollectives[] = {{Collective::kAllreduce, "allreduce"},
                                           {Collective::kAlltoall, "alltoall"},
                                           {Collective::kSendrecv, "sendrecv"},
                                           {Collective::kGather, "gather"},
-                                          {Collective::kScatter, "scatter"}};
+                                          {Collective::kScatter, "scatter"},
+                                          {Collective::kPingpong, "pingpong"}};
 
 template <typename E, std::size_t N>
 std::string name_of(const Named<E> (&table)[N], E v) {
@@ -107,6 +108,12 @@ const std::vector<ReduceOp>& all_ops() {
 const std::vector<Collective>& all_collectives() {
   static const auto v = values(kCollectives);
   return v;
+}
+
+std::string pingpong_ranks_reason(const std::string& backend, int size) {
+  return fmt::format("{}: pingpong runs between exactly 2 ranks, not {} (pair the ranks with --split: div:2 pairs "
+                     "neighbours, mod:N/2 rank i with i+N/2)",
+                     backend, size);
 }
 
 bool is_reduction(Collective c) {

@@ -20,6 +20,10 @@ enum class Collective {
   kSendrecv,
   kGather,
   kScatter,
+  // Point to point between the 2 ranks of a communicator: rank 0 sends, rank
+  // 1 sends it back (PARAM's and OSU's latency test). Not in `--collective
+  // all`: it needs a 2-rank communicator (--split pairs ranks).
+  kPingpong,
 };
 
 std::string to_string(DType t);
@@ -41,5 +45,9 @@ bool is_integer(DType t);
 
 // Whether the collective takes a reduction op.
 bool is_reduction(Collective c);
+
+// Why `backend` with `size` ranks (not 2) has no pingpong, naming the way
+// to pair ranks.
+std::string pingpong_ranks_reason(const std::string& backend, int size);
 
 }  // namespace dtbench::comm

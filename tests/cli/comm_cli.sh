@@ -4,7 +4,7 @@
 # n/a with a note, every iteration kept (samples, percentiles), a rank delayed
 # on purpose named by its arrival (and not by its time, which is the
 # shortest), the seed repeating a run's data, cycles over the sweep, and the
-# JSON's placement and backend fields. Seconds.
+# JSON's placement and backend fields, -a, pingpong between pairs. Seconds.
 # Usage: comm_cli.sh path/to/dtbench
 set -u
 DT=$(readlink -f "$1")
@@ -135,4 +135,23 @@ timeout 120 "$DT" comm --nproc 3 --split div:2 --collective sendrecv,allreduce -
     "[('allreduce', [0, 1]), ('allreduce', [2])]" ] &&
   grep -q "# skipped sendrecv: another --split group cannot run it" uneven.out
 check "--split div:2 of 3 ranks: sendrecv skipped by all, allreduce in both groups" $? "$(grep -E '^# (skipped|note)|allreduce' uneven.out; tail -n 3 uneven.out)"
+
+# pingpong: rank 0's message there and back; out of place only, exact, busbw
+# twice algbw (the one-way rate of the round trip).
+"$DT" comm --nproc 2 --collective pingpong -b 1K -e 64K -f 8 -n 4 -w 1 --json pp.json >pp.out 2>&1 &&
+  json pp.json "all(r['collective'] == 'pingpong' and r['in_place'] is None and r['out_of_place']['wrong'] == 0
+    and abs(r['out_of_place']['busbw_gbs'] - 2 * r['out_of_place']['algbw_gbs']) < 1e-9 for r in j['results'])
+    and [r['bytes'] for r in j['results']] == [1024, 8192, 65536] and j['summary']['wrong'] == 0" | grep -q True &&
+  grep -q "# note: in-place pingpong n/a" pp.out
+check "pingpong on 2 ranks: 3 sizes, exact, busbw = 2 x algbw, in-place n/a" $? "$(tail -n 5 pp.out)"
+# Pairs by --split: div:2 of 4 ranks pairs 0-1 and 2-3, a row per pair.
+"$DT" comm --nproc 4 --split div:2 --collective pingpong -b 4K -e 4K -n 3 -w 1 --json pairs.json >pairs.out 2>&1 &&
+  [ "$(json pairs.json "[(r['group_ranks'], r['out_of_place']['wrong']) for r in j['results']]")" = "[([0, 1], 0), ([2, 3], 0)]" ]
+check "pingpong --split div:2 on 4 ranks: a row per pair, exact" $? "$(tail -n 3 pairs.out)"
+# Not 2 ranks: skipped, saying how to pair them; `all` leaves pingpong out.
+"$DT" comm --nproc 3 --collective pingpong,allreduce -b 1K -e 1K -n 2 -w 0 >pp3.out 2>&1 &&
+  grep -q "# skipped pingpong: gloo: pingpong runs between exactly 2 ranks, not 3 (pair the ranks with --split" pp3.out &&
+  "$DT" comm --nproc 2 --collective all -b 1K -e 1K -n 1 -w 0 --json all.json >all.out 2>&1 &&
+  [ "$(json all.json "'pingpong' in [r['collective'] for r in j['results']]")" = False ]
+check "pingpong on 3 ranks skipped with the way to pair; --collective all leaves it out" $? "$(grep '^# skipped' pp3.out; tail -n 2 all.out)"
 finish

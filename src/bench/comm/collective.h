@@ -69,6 +69,7 @@ const CollectiveDef& alltoall_def();
 const CollectiveDef& sendrecv_def();
 const CollectiveDef& gather_def();
 const CollectiveDef& scatter_def();
+const CollectiveDef& pingpong_def();
 
 // The row for `c`.
 const CollectiveDef& collective_def(comm::Collective c);

@@ -24,6 +24,8 @@ const CollectiveDef& collective_def(comm::Collective c) {
       return gather_def();
     case comm::Collective::kScatter:
       return scatter_def();
+    case comm::Collective::kPingpong:
+      return pingpong_def();
   }
   DTBENCH_CHECK(false, "unknown collective");
 }
