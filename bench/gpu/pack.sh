@@ -2,7 +2,7 @@
 # Packs the wheel-flavour build for a GPU machine that has PyTorch's wheel in
 # its python3 but none of this machine's packages: gpu-bundle/bin holds the
 # front end and dtbench-torch (stripped), gpu-bundle/lib the shared libraries
-# dtbench-torch loads that are neither LibTorch's, CUDA's (both come from
+# they load that are neither LibTorch's, CUDA's (both come from
 # that python's torch and its nvidia/ packages, bench/gpu/run.py sets
 # LD_LIBRARY_PATH so) nor the C/C++ runtime every Linux has: Open MPI, hwloc,
 # libevent. Prints what it packed and the size; the device tool carries at
@@ -14,7 +14,10 @@ bundle=${2:-gpu-bundle}
 for f in dtbench dtbench-torch; do
   [ -x "$build/$f" ] || { echo "pack.sh: $build/$f is missing: make build TORCH=wheel first" >&2; exit 2; }
 done
-if ! ldd "$build/dtbench-torch" | grep -q 'libtorch_cuda'; then
+# ldd's output taken whole: `ldd | grep -q` fails under pipefail when grep
+# stops reading early (ldd dies of SIGPIPE).
+libs=$(ldd "$build/dtbench-torch"; ldd "$build/dtbench")
+if ! grep -q 'libtorch_cuda' <<<"$libs"; then
   echo "pack.sh: $build/dtbench-torch is not a CUDA build (the wheel flavour's): nothing a GPU could run" >&2
   exit 2
 fi
@@ -25,12 +28,12 @@ for f in dtbench dtbench-torch; do
 done
 # What every glibc system has, and what python3's torch brings: left out.
 keep_out='linux-vdso|ld-linux|/libc\.so|/libm\.so|/libpthread|/libdl\.so|/librt\.so|/libutil\.so|/libstdc\+\+|/libgcc_s|/libz\.so|/libudev|/torch/lib/|/nvidia/|/usr/local/cuda'
-ldd "$build/dtbench-torch" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | grep -Ev "$keep_out" |
-  while read -r lib; do cp -L "$lib" "$bundle/lib/"; done
-if ldd "$build/dtbench-torch" | grep -q 'not found'; then
+if grep -q 'not found' <<<"$libs"; then
   echo "pack.sh: $build/dtbench-torch does not load here either:" >&2
-  ldd "$build/dtbench-torch" | grep 'not found' >&2
+  grep 'not found' <<<"$libs" >&2
   exit 1
 fi
+awk '$2 == "=>" && $3 ~ /^\// {print $3}' <<<"$libs" | sort -u | { grep -Ev "$keep_out" || true; } |
+  while read -r lib; do cp -L "$lib" "$bundle/lib/"; done
 echo "packed into $bundle: $(cd "$bundle" && find . -type f | sort | tr '\n' ' ')"
 echo "size: $(du -sh "$bundle" | cut -f1) (the device tool carries at most 64 MiB)"
