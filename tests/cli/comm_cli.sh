@@ -73,7 +73,9 @@ for a in 0 3; do
   json avg$a.json "(lambda t: (t['rank_us'][0] if $a == 0 else max(t['rank_us'])) == t['time_us'] and \
     t['rank_us'][0] < t['rank_us'][1] and abs(t['algbw_gbs'] - 65536 / t['time_us'] / 1e3) < 1e-9 and \
     j['config']['average'] == $a)(j['results'][0]['in_place'])" | grep -q True && grep -q "# note: time, algbw and busbw are" avg$a.out
-  check "-a $a: the row's time is $([ $a = 0 ] && echo "rank 0's" || echo "the slowest rank's"), algbw from it, a note" $? \
+  st=$?
+  which="the slowest rank's"; [ "$a" = 0 ] && which="rank 0's"
+  check "-a $a: the row's time is $which, algbw from it, a note" $st \
     "$(json avg$a.json "j['results'][0]['in_place']['rank_us'], j['results'][0]['in_place']['time_us']" 2>&1) $(tail -n 2 avg$a.out)"
 done
 
