@@ -72,6 +72,12 @@ rm -f "$tmp/alone/dtbench-torch"
 
 # The hand-off is an exec: the pid that was started runs dtbench-torch, with
 # the command line as given and the CPUs it was given.
+# A control process pinned the same way at the same time: a fresh-clone CI
+# run once read CPU 1 here (cause not established; not reproduced in
+# repeated runs). If something outside dtbench re-pins processes, the control
+# moves too and says so; dtbench must hold what an identical process holds.
+taskset -c 0 sleep 120 &
+control=$!
 taskset -c 0 "$DTBENCH" comm -n 1000000 -b 8 -e 8 >/dev/null 2>&1 &
 pid=$!
 # (dtbench-torch takes the name dtbench in main, after LibTorch has loaded.)
@@ -84,10 +90,13 @@ exe=$(readlink "/proc/$pid/exe")
 comm=$(cat "/proc/$pid/comm")
 cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline")
 cpus=$(taskset -pc "$pid" | sed 's/.*: //')
-kill "$pid"; wait "$pid" 2>/dev/null
+control_cpus=$(taskset -pc "$control" | sed 's/.*: //')
+kill "$pid" "$control"; wait "$pid" "$control" 2>/dev/null
+[ "$control_cpus" = 0 ] || echo "# note: the control process pinned to CPU 0 now runs on $control_cpus: re-pinned from outside"
 [ "$exe" = "$(readlink -f "$(dirname "$DTBENCH")/dtbench-torch")" ] && [ "$cmdline" = "$DTBENCH comm -n 1000000 -b 8 -e 8 " ] &&
-  [ "$cpus" = 0 ] && [ "$comm" = dtbench ]
-check "the hand-off keeps the pid, command line, CPUs and the name dtbench" $? "exe $exe, name $comm, cmdline '$cmdline', cpus $cpus"
+  [ "$cpus" = "$control_cpus" ] && [ "$comm" = dtbench ]
+check "the hand-off keeps the pid, command line, CPUs and the name dtbench" $? \
+  "exe $exe, name $comm, cmdline '$cmdline', cpus $cpus (the control: $control_cpus)"
 
 # The start-up benchmark of docs/PERFORMANCE.md runs (one round).
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Ping-pong latency of `dtbench comm --backend mpi --collective pingpong`
+# beside a plain MPI ping-pong (bench/peers/mpi_pingpong.c, OSU's pattern),
+# in the same run, alternating which goes first, ROUNDS times; prints per
+# size the median over rounds of each side's mean and p50 round trip, and
+# dtbench ÷ peer. Same sizes, iterations, warm-up and timing method (each
+# round trip timed on its own, mean per rank then over the 2 ranks; p50 of
+# both ranks' round trips pooled); both unpinned (mpirun --bind-to none, as
+# dtbench's ranks without --bind).
+#   bench/compare_pingpong.sh [BUILD_DIR] [ROUNDS]
+# Environment: ITERS, WARMUP (default 200, 20).
+set -euo pipefail
+BUILD=${1:-build}
+ROUNDS=${2:-5}
+ITERS=${ITERS:-200}
+WARMUP=${WARMUP:-20}
+SIZES="8 64 512 4096 32768 262144 2097152"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+root_flag=""; [ "$(id -u)" -eq 0 ] && root_flag="--allow-run-as-root"
+[ -x "$BUILD/mpi_pingpong_peer" ] || { echo "compare_pingpong: $BUILD/mpi_pingpong_peer is missing (make build)" >&2; exit 2; }
+
+dt_side() {
+  "$BUILD/dtbench" comm --nproc 2 --backend mpi --collective pingpong -b 8 -e 2M -f 8 -n "$ITERS" -w "$WARMUP" \
+    --percentiles 50 --json "$out/dt.$1.json" >/dev/null
+}
+peer_side() {
+  # shellcheck disable=SC2086
+  mpirun $root_flag --oversubscribe --bind-to none -np 2 "$BUILD/mpi_pingpong_peer" "$ITERS" "$WARMUP" $SIZES \
+    >"$out/peer.$1.txt"
+}
+for r in $(seq 1 "$ROUNDS"); do
+  echo "round $r/$ROUNDS" >&2
+  if [ $((r % 2)) = 1 ]; then dt_side "$r"; peer_side "$r"; else peer_side "$r"; dt_side "$r"; fi
+done
+
+python3 - "$out" "$ROUNDS" <<'PYEOF'
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+rows = {}
+for r in range(1, rounds + 1):
+    for rec in json.load(open(f"{out}/dt.{r}.json"))["results"]:
+        t = rec["out_of_place"]
+        if t["wrong"]:
+            sys.exit(f"dtbench pingpong {rec['bytes']} B: {t['wrong']} wrong elements")
+        d = rows.setdefault(rec["bytes"], {})
+        d.setdefault("dt_mean", []).append(t["time_us"]); d.setdefault("dt_p50", []).append(t["percentiles_us"]["p50"])
+    for line in open(f"{out}/peer.{r}.txt"):
+        b, mean, p50 = line.split()
+        d = rows.setdefault(int(b), {})
+        d.setdefault("mpi_mean", []).append(float(mean)); d.setdefault("mpi_p50", []).append(float(p50))
+print(f"round trip (us), median over {rounds} rounds, 2 ranks on one host")
+print("| bytes | dtbench mean | MPI mean | ratio | dtbench p50 | MPI p50 | ratio |")
+print("|---|---|---|---|---|---|---|")
+for b in sorted(rows):
+    m = {k: statistics.median(v) for k, v in rows[b].items()}
+    print(f"| {b} | {m['dt_mean']:.2f} | {m['mpi_mean']:.2f} | {m['dt_mean'] / m['mpi_mean']:.3f} | "
+          f"{m['dt_p50']:.2f} | {m['mpi_p50']:.2f} | {m['dt_p50'] / m['mpi_p50']:.3f} |")
+PYEOF
