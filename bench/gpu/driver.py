@@ -111,11 +111,43 @@ def run_step(ctx, part, step, part_deadline):
         raise StepFailed(f"{step.label}: its output could not be read: {e!r}")
 
 
-def kill_group(p):
-    try:
-        os.killpg(p.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+def session_members(sid):
+    """Every live process of session `sid` (the step's: start_new_session
+    made its first process the leader). Workers and `timeout` make their own
+    process groups, but stay in the session."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":  # after ')': state, ppid, pgrp, session
+            pids.append(int(d))
+    return pids
+
+
+def kill_group(p, grace_s=3.0):
+    """SIGTERM to every process of the step's session (a launcher passes it
+    on to its ranks), SIGKILL to what is left after `grace_s`: a cut step
+    leaves nothing behind to hold the GPU."""
+    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 0)):
+        members = session_members(p.pid)
+        if not members:
+            return
+        for pid in members:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        end = time.monotonic() + wait
+        while wait and time.monotonic() < end and session_members(p.pid):
+            try:
+                p.wait(timeout=0.1)
+            except subprocess.TimeoutExpired:
+                pass
 
 
 def tail(path, n):
@@ -128,28 +160,33 @@ def tail(path, n):
 
 
 def run_part(ctx, part):
-    """Runs a part's steps until one fails or the budget ends; returns its
-    record: status (ok, failed, cut, skipped), detail, seconds, summary lines."""
+    """Runs a part's steps until the budget ends (a failing step is recorded
+    and the next one runs: one broken strategy must not cost the others'
+    figures); returns its record: status (ok, failed, cut, skipped), detail,
+    seconds, summary lines."""
     t0 = time.monotonic()
     part_deadline = t0 + part.budget_s
     got = ctx.results.setdefault(part.name, {})
-    status, detail = "ok", ""
+    status, details = "ok", []
     try:
         steps = part.plan(ctx)
     except StepFailed as e:
-        steps, status, detail = [], "failed", str(e)
+        steps, status = [], "failed"
+        details.append(str(e))
     for step in steps:
         try:
             got[step.label] = run_step(ctx, part, step, part_deadline)
         except StepCut as e:
             if not step.optional:
-                status, detail = "cut", str(e)
+                status = "cut" if status == "ok" else status
+                details.append(str(e))
             else:
-                detail = f"{e} (a later round: the figures use the rounds that ran)"
+                details.append(f"{e} (a later round: the figures use the rounds that ran)")
             break
         except StepFailed as e:
-            status, detail = "failed", str(e)
-            break
+            status = "failed"
+            details.append(str(e))
+    detail = "; ".join(details)
     skips = [v for v in got.values() if isinstance(v, dict) and "skipped" in v]
     if status == "ok" and skips and len(skips) == len(got):
         status = "skipped"

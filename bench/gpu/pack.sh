@@ -5,8 +5,9 @@
 # they load that are neither LibTorch's, CUDA's (both come from
 # that python's torch and its nvidia/ packages, bench/gpu/run.py sets
 # LD_LIBRARY_PATH so) nor the C/C++ runtime every Linux has: Open MPI, hwloc,
-# libevent. Prints what it packed and the size; the device tool carries at
-# most 64 MiB.
+# libevent, libudev. Open MPI's plugins do not travel: `--backend mpi` does not
+# work there (no part uses it). Prints what it packed and the size; the device
+# tool carries at most 64 MiB.
 #   bench/gpu/pack.sh [BUILD_DIR] [BUNDLE_DIR]    (default build-wheel, gpu-bundle)
 set -euo pipefail
 build=${1:-build-wheel}
@@ -27,7 +28,9 @@ for f in dtbench dtbench-torch; do
   strip -o "$bundle/bin/$f" "$build/$f"
 done
 # What every glibc system has, and what python3's torch brings: left out.
-keep_out='linux-vdso|ld-linux|/libc\.so|/libm\.so|/libpthread|/libdl\.so|/librt\.so|/libutil\.so|/libstdc\+\+|/libgcc_s|/libz\.so|/libudev|/torch/lib/|/nvidia/|/usr/local/cuda'
+# libudev (hwloc's) travels: a minimal CUDA image may lack it (run.py puts the
+# bundle's lib/ last on LD_LIBRARY_PATH, so the machine's own copy wins).
+keep_out='linux-vdso|ld-linux|/libc\.so|/libm\.so|/libpthread|/libdl\.so|/librt\.so|/libutil\.so|/libstdc\+\+|/libgcc_s|/libz\.so|/torch/lib/|/nvidia/|/usr/local/cuda'
 if grep -q 'not found' <<<"$libs"; then
   echo "pack.sh: $build/dtbench-torch does not load here either:" >&2
   grep 'not found' <<<"$libs" >&2

@@ -32,7 +32,8 @@ def dt_rows(path):
     for r in rep["runs"]:
         s = r["slowest_rank_summary"]
         rows[r["label"]] = {
-            "p50": s["p50"], "ex_s": s.get("job_examples_per_sec_p50", 0.0),
+            "p50": s["p50"], "p75": s.get("p75", 0.0), "p90": s.get("p90", 0.0),
+            "ex_s": s.get("job_examples_per_sec_p50", 0.0),
             "tok_s": r.get("tokens_per_sec_per_rank") or 0.0, "mfu": r.get("mfu", 0.0),
             "flops_per_example": r.get("train_flops_per_example", 0.0),
             "peak_bytes": r.get("memory", {}).get("peak_bytes", -1),
@@ -90,6 +91,10 @@ def read_env(out, ctx):
             raise StepFailed("dtbench sees no GPU: " + gpu.get("why", json.dumps(cuda)))
         ctx.gpu = gpu["devices"][0]["name"]
         ctx.peak_tflops = peak_for(ctx.gpu)
+        # GPT-2 at 1,024 tokens (attention written out, as both sides) takes
+        # about 2 GB per example: a batch that fills most of the GPU.
+        gib_total = gpu["devices"][0].get("memory_bytes", 0) / 2**30
+        ctx.sizes["gpt"]["batch"] = 40 if gib_total >= 120 else 24 if gib_total >= 70 else 16
     return {"gpu": ctx.gpu, "peak_bf16_tflops": ctx.peak_tflops, "dtbench": env.get("dtbench", {}),
             "cuda": {k: v for k, v in gpu.items() if k != "devices"}}
 
@@ -112,7 +117,7 @@ def plan_seed(ctx):
     z = ctx.sizes["seed"]
     steps = []
     for r in range(z["rounds"]):
-        for m in z["models"]:
+        for i, m in enumerate(z["models"]):
             tag = f"{m}.r{r + 1}"
             dt = dt_step(ctx, f"{tag}.dtbench",
                          ["ddp", "-m", m, "--image-size", str(z["image"]), "-b", str(z["batch"]), *ctx.dev_flags(),
@@ -123,31 +128,50 @@ def plan_seed(ctx):
                             "--device", ctx.device, "--iters", str(z["iters"]), "--warmup", str(z["warmup"]),
                             "--bucket-cap-mb", "25", "--baseline"])
             dt.optional = py.optional = r > 0
-            # Odd rounds dtbench first, even rounds Python first.
-            steps += [dt, py] if r % 2 == 0 else [py, dt]
+            # Who goes first alternates from model to model and from round to
+            # round: a run cut after round 1 is not all dtbench-first.
+            steps += [dt, py] if (r + i) % 2 == 0 else [py, dt]
     return steps
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    k = (len(xs) - 1) * q / 100.0
+    lo = int(k)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
 def sum_seed(ctx, got):
     z = ctx.sizes["seed"]
     lines = [f"batch {z['batch']}, {z['image']}², float32, 1 rank, {z['iters']} timed + {z['warmup']} warm-up "
-             "iterations, median of the rounds' p50 (s/iter); goal: ratio ≤ 1.00",
-             "", "| model | rounds | no ddp: dtbench / Python | ratio | 1 rank DDP: dtbench / Python | ratio "
+             "iterations, median over the rounds of each round's figure (s/iter); goal: ratio ≤ 1.00",
+             "", "| model | rounds | no ddp p50: dtbench / Python | ratio | 1 rank DDP p50: dtbench / Python | ratio "
              "| ddp ÷ none: dtbench / Python |", "|---|---|---|---|---|---|---|"]
+    tails = ["", "p75 and p90 (ms), same runs:", "",
+             "| model | no ddp p75 | no ddp p90 | DDP p75 | DDP p90 |", "|---|---|---|---|---|"]
     for m in z["models"]:
-        dn, dd, pn, pd = [], [], [], []
+        f = {k: [] for k in ("dn", "dd", "pn", "pd")}
+        q = {k: [] for k in ("dn75", "dn90", "dd75", "dd90", "pn75", "pn90", "pd75", "pd90")}
         for r in range(z["rounds"]):
             d, p = got.get(f"{m}.r{r + 1}.dtbench"), got.get(f"{m}.r{r + 1}.python")
             if d and p:  # a round counts when both sides ran
-                dn.append(d["no ddp"]["p50"]); dd.append(d["1N/1R"]["p50"])
-                pn.append(p["no_ddp"]["p50"]); pd.append(p["p50"])
-        if not dn:
+                f["dn"].append(d["no ddp"]["p50"]); f["dd"].append(d["1N/1R"]["p50"])
+                f["pn"].append(p["no_ddp"]["p50"]); f["pd"].append(p["p50"])
+                for side, row in (("dn", d["no ddp"]), ("dd", d["1N/1R"])):
+                    q[side + "75"].append(row["p75"]); q[side + "90"].append(row["p90"])
+                for side, times in (("pn", p["no_ddp"]["times"]), ("pd", p["times"])):
+                    q[side + "75"].append(pct(times, 75)); q[side + "90"].append(pct(times, 90))
+        if not f["dn"]:
             lines.append(f"| {m} | 0 | not run | | | | |")
             continue
-        a, b, c, e = median(dn), median(pn), median(dd), median(pd)
-        lines.append(f"| {m} | {len(dn)} | {a * 1e3:.2f} / {b * 1e3:.2f} ms | {ratio(a, b)} | "
+        a, b, c, e = (median(f[k]) for k in ("dn", "pn", "dd", "pd"))
+        lines.append(f"| {m} | {len(f['dn'])} | {a * 1e3:.2f} / {b * 1e3:.2f} ms | {ratio(a, b)} | "
                      f"{c * 1e3:.2f} / {e * 1e3:.2f} ms | {ratio(c, e)} | {ratio(c, a)} / {ratio(e, b)} |")
-    return lines
+        mq = {k: median(v) * 1e3 for k, v in q.items()}
+        tails.append(f"| {m} | {mq['dn75']:.2f} / {mq['pn75']:.2f} | {mq['dn90']:.2f} / {mq['pn90']:.2f} | "
+                     f"{mq['dd75']:.2f} / {mq['pd75']:.2f} | {mq['dd90']:.2f} / {mq['pd90']:.2f} |")
+    return lines + tails
 
 
 # ---- 2. every strategy on GPT-2 ---------------------------------------------
@@ -183,7 +207,9 @@ def plan_strategies(ctx):
 
 def sum_strategies(ctx, got):
     z = ctx.sizes["gpt"]
-    lines = [f"GPT-2 ({' '.join(z['dt_shape']) or 'gpt2 small: 12 layers, width 768'}), {z['seq']} tokens, "
+    lines = ["overlap and horovod run beside DDP, zero2 beside ZeRO-1 (PyTorch has no ZeRO-2); tensor and "
+             "pipeline layouts need 2 GPUs (one is lent) and are not measured here.", "",
+             f"GPT-2 ({' '.join(z['dt_shape']) or 'gpt2 small: 12 layers, width 768'}), {z['seq']} tokens, "
              f"batch {z['batch']}, bf16 autocast, AdamW, 1 rank, {z['iters']} + {z['warmup']} iterations; peak = "
              "the CUDA caching allocator's max allocated bytes in the timed iterations (CPU: dtbench's tensor "
              "counter; the peer's n/a); goal: time ratio ≤ 1.00, peak within ±10 %", "",
@@ -281,9 +307,9 @@ def sum_comm(ctx, got):
              "largest size per collective:", "",
              "| collective | bytes | in-place algbw GB/s | out-of-place algbw GB/s | out-of-place ÷ copy of that size |",
              "|---|---|---|---|---|"]
-    def ceiling(nbytes):  # the copy of the same size, else the largest copy not above it
-        fits = [x for x in copy or [] if x["bytes"] <= nbytes]
-        return max(fits, key=lambda x: x["bytes"])["copy_gbs"] if fits else 0.0
+    def ceiling(nbytes):  # the copy of the same size only
+        same = [x["copy_gbs"] for x in copy or [] if x["bytes"] == nbytes]
+        return same[0] if same else 0.0
 
     last = {}
     for r in c["results"]:
@@ -338,10 +364,12 @@ def sum_gpu_tests(ctx, got):
     lines = []
     g = got.get("gpu_cli")
     log = ctx.path("logs", "gpu_tests.gpu_cli.log")
-    if g is None and os.path.exists(log):  # cut by the budget: what it checked before
+    if g is None and os.path.exists(log):  # failed or cut: what it checked before
         with open(log, errors="replace") as f:
-            c = count_checks(f.read(), ctx)
-        lines.append(f"- gpu_cli (tests/cli/device_cli.sh --gpu): cut by the budget after {c['ok']} checks passed, "
+            text = f.read()
+        c = count_checks(text, ctx)
+        how = "cut by the budget" if "--- cut by the budget" in text else "failed"
+        lines.append(f"- gpu_cli (tests/cli/device_cli.sh --gpu): {how} after {c['ok']} checks passed, "
                      f"{len(c['failed'])} failed" + "".join("\n  - " + x for x in c["failed"]))
     elif g is None:
         lines.append("- gpu_cli (tests/cli/device_cli.sh --gpu): not run")
@@ -399,13 +427,15 @@ def sum_profile(ctx, got):
 
 PARTS = [
     Part("seed", "the seed's table: four ResNets, no ddp and 1-rank DDP beside Python DDP", 120, plan_seed, sum_seed),
-    Part("strategies", "every strategy on GPT-2 in bf16 beside DDP, ZeRO and FSDP2", 110, plan_strategies,
+    Part("strategies", "every strategy on GPT-2 in bf16 beside DDP, ZeRO and FSDP2", 100, plan_strategies,
          sum_strategies),
-    Part("horovod", "seed 004: resnet50, Horovod's fusion vs DDP, fp16 allreduce, AMP", 50, plan_horovod,
+    Part("horovod", "seed 004: resnet50, Horovod's fusion vs DDP, fp16 allreduce, AMP", 70, plan_horovod,
          sum_horovod),
     Part("comm", "dtbench comm on the GPU beside the device's copy ceiling", 45, plan_comm, sum_comm),
-    Part("gpu_tests", "gpu_cli (every GPU test) and --trace on the GPU", 90, plan_gpu_tests, sum_gpu_tests),
     Part("profile", "a PyTorch profiler trace of Python DDP, kept as test data", 35, plan_profile, sum_profile),
+    # Last: device_cli.sh --gpu starts ~25 runs and takes what is left; a
+    # rerun with --only gpu_tests --part-budget gpu_tests=300 finishes it.
+    Part("gpu_tests", "a --trace on the GPU, then gpu_cli (every GPU test)", 65, plan_gpu_tests, sum_gpu_tests),
 ]
-PREFLIGHT = Part("preflight", "the GPU, the libraries dtbench loads, dtbench env", 30, plan_preflight,
+PREFLIGHT = Part("preflight", "the GPU, the libraries dtbench loads, dtbench env", 45, plan_preflight,
                  sum_preflight)

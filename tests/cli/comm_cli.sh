@@ -66,15 +66,16 @@ grep -q "Late rank            : rank 1 started a median" late.out && grep -q ": 
   grep -q "# note: out-of-place allreduce n/a" late.out && grep -q "Test data seed       : 42" late.out
 check "console footer: the late rank, the note, the seed" $? "$(grep '^#' late.out | tail -n 8)"
 
-# -a as nccl-tests': rank 0 delayed, so it is the fastest (rank 1 waits for
-# it); -a 0 shows rank 0's time, -a 3 the slowest rank's, and algbw follows.
-for a in 0 3; do
-  "$DT" comm --nproc 2 -b 64K -e 64K -n 4 -w 1 --inject-delay 0:2000 -a $a --json avg$a.json >avg$a.out 2>&1
-  json avg$a.json "(lambda t: (t['rank_us'][0] if $a == 0 else max(t['rank_us'])) == t['time_us'] and \
-    t['rank_us'][0] < t['rank_us'][1] and abs(t['algbw_gbs'] - 65536 / t['time_us'] / 1e3) < 1e-9 and \
+# -a as nccl-tests': rank 1 delayed, so rank 0 (which waits for it) is the
+# slowest and rank 1 the fastest; -a 0 shows rank 0's time, -a 2 the fastest
+# rank's (rank 1's), and algbw follows. (row_time's unit test covers 1 and 3.)
+for a in 0 2; do
+  "$DT" comm --nproc 2 -b 64K -e 64K -n 4 -w 1 --inject-delay 1:2000 -a $a --json avg$a.json >avg$a.out 2>&1
+  json avg$a.json "(lambda t: t['rank_us'][0 if $a == 0 else 1] == t['time_us'] and \
+    t['rank_us'][1] < t['rank_us'][0] and abs(t['algbw_gbs'] - 65536 / t['time_us'] / 1e3) < 1e-9 and \
     j['config']['average'] == $a)(j['results'][0]['in_place'])" | grep -q True && grep -q "# note: time, algbw and busbw are" avg$a.out
   st=$?
-  which="the slowest rank's"; [ "$a" = 0 ] && which="rank 0's"
+  which="the fastest rank's (rank 1's)"; [ "$a" = 0 ] && which="rank 0's"
   check "-a $a: the row's time is $which, algbw from it, a note" $st \
     "$(json avg$a.json "j['results'][0]['in_place']['rank_us'], j['results'][0]['in_place']['time_us']" 2>&1) $(tail -n 2 avg$a.out)"
 done
@@ -142,10 +143,11 @@ check "--split div:2 of 3 ranks: sendrecv skipped by all, allreduce in both grou
 # twice algbw (the one-way rate of the round trip).
 "$DT" comm --nproc 2 --collective pingpong -b 1K -e 64K -f 8 -n 4 -w 1 --json pp.json >pp.out 2>&1 &&
   json pp.json "all(r['collective'] == 'pingpong' and r['in_place'] is None and r['out_of_place']['wrong'] == 0
-    and abs(r['out_of_place']['busbw_gbs'] - 2 * r['out_of_place']['algbw_gbs']) < 1e-9 for r in j['results'])
+    and abs(r['out_of_place']['busbw_gbs'] - 2 * r['out_of_place']['algbw_gbs']) < 1e-9
+    and r['out_of_place']['time_us'] == r['out_of_place']['rank_us'][0] for r in j['results'])
     and [r['bytes'] for r in j['results']] == [1024, 8192, 65536] and j['summary']['wrong'] == 0" | grep -q True &&
-  grep -q "# note: in-place pingpong n/a" pp.out
-check "pingpong on 2 ranks: 3 sizes, exact, busbw = 2 x algbw, in-place n/a" $? "$(tail -n 5 pp.out)"
+  grep -q "# note: in-place pingpong n/a" pp.out && grep -q "# note: pingpong: time is rank 0's round trip" pp.out
+check "pingpong on 2 ranks: 3 sizes, exact, rank 0's round trip, busbw = 2 x algbw, in-place n/a" $? "$(tail -n 5 pp.out)"
 # Pairs by --split: div:2 of 4 ranks pairs 0-1 and 2-3, a row per pair.
 "$DT" comm --nproc 4 --split div:2 --collective pingpong -b 4K -e 4K -n 3 -w 1 --json pairs.json >pairs.out 2>&1 &&
   [ "$(json pairs.json "[(r['group_ranks'], r['out_of_place']['wrong']) for r in j['results']]")" = "[([0, 1], 0), ([2, 3], 0)]" ]
