@@ -8,19 +8,24 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int cmp(const void* a, const void* b) {
   double x = *(const double*)a, y = *(const double*)b;
   return (x > y) - (x < y);
 }
 
-static void round_trip(int rank, char* buf, int bytes) {
+/* Buffers as dtbench's: rank 0 sends from one and receives into another
+ * (OSU's s_buf and r_buf), rank 1 sends back the buffer it received into;
+ * both sized for the largest message, iteration i on window i mod (largest /
+ * size), as dtbench (and nccl-tests) rotate against cache effects. */
+static void round_trip(int rank, char* sbuf, char* rbuf, int bytes) {
   if (rank == 0) {
-    MPI_Send(buf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-    MPI_Recv(buf, bytes, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Send(sbuf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+    MPI_Recv(rbuf, bytes, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   } else {
-    MPI_Recv(buf, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    MPI_Send(buf, bytes, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+    MPI_Recv(rbuf, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Send(rbuf, bytes, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
   }
 }
 
@@ -36,16 +41,33 @@ int main(int argc, char** argv) {
   }
   int iters = atoi(argv[1]), warmup = atoi(argv[2]);
   double* t = malloc(sizeof(double) * (size_t)iters);
+  long largest = 1;
+  for (int a = 3; a < argc; ++a)
+    if (atol(argv[a]) > largest) largest = atol(argv[a]);
+  /* 64-byte aligned, as LibTorch's CPU allocator aligns dtbench's tensors. */
+  char *sarena = NULL, *rarena = NULL;
+  if (posix_memalign((void**)&sarena, 64, (size_t)largest + 64) != 0 ||
+      posix_memalign((void**)&rarena, 64, (size_t)largest + 64) != 0) {
+    fprintf(stderr, "mpi_pingpong_peer: out of memory\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  memset(sarena, 1, (size_t)largest + 64);  /* touched, as dtbench's arenas (filled with ones) */
+  memset(rarena, 1, (size_t)largest + 64);
   double* all = malloc(sizeof(double) * 2 * (size_t)iters);
   for (int a = 3; a < argc; ++a) {
     int bytes = atoi(argv[a]);
-    char* buf = calloc((size_t)bytes + 1, 1);
-    for (int i = 0; i < warmup; ++i) round_trip(rank, buf, bytes);
+    long windows = bytes > 0 ? largest / bytes : 1;
+    if (windows < 1) windows = 1;
+    for (int i = 0; i < warmup; ++i) {
+      long off = (i % windows) * (long)bytes;
+      round_trip(rank, sarena + off, rarena + off, bytes);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     double sum = 0;
     for (int i = 0; i < iters; ++i) {
       double s = MPI_Wtime();
-      round_trip(rank, buf, bytes);
+      long off = (i % windows) * (long)bytes;
+      round_trip(rank, sarena + off, rarena + off, bytes);
       t[i] = (MPI_Wtime() - s) * 1e6;
       sum += t[i];
     }
@@ -58,10 +80,11 @@ int main(int argc, char** argv) {
       printf("%d %.3f %.3f\n", bytes, total / 2, p50);
       fflush(stdout);
     }
-    free(buf);
   }
   free(t);
   free(all);
+  free(sarena);
+  free(rarena);
   MPI_Finalize();
   return 0;
 }
