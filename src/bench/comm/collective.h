@@ -52,6 +52,9 @@ struct CollectiveDef {
   // place their output must stay as prepare_buffers left it).
   at::Tensor (*expected)(const CollArgs&) = nullptr;
   comm::WorkPtr (*run)(const CollArgs&, const at::Tensor& in, at::Tensor& out) = nullptr;
+  // The row's time is always the first rank's (-a does not apply): where
+  // only it times the whole operation (pingpong's initiator, as OSU's).
+  bool first_rank_times = false;
 };
 
 // Each rank's part of a split buffer is a multiple of this many elements:

@@ -141,10 +141,7 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
     }
     const auto n = static_cast<double>(members.size());
     t.cpu_util = util / n;
-    // pingpong: rank 0's round trip, as OSU's osu_latency reports (rank 1's
-    // time runs from one send's end to the next's: a round trip only in
-    // steady state).
-    t.time_us = row_time(t.rank_us, def.kind == comm::Collective::kPingpong ? RowTime::kRank0 : opts.average);
+    t.time_us = row_time(t.rank_us, def.first_rank_times ? RowTime::kRank0 : opts.average);
     if (job.groups.size() == 1 && opts.topology.ranks() == world.size())
       t.node_us = launch::per_node_mean(opts.topology, t.rank_us);
     const auto a = analyse_iterations(ranks, opts.percentiles, opts.spike_mad, clock.error_us);
@@ -268,8 +265,9 @@ CommBenchResult run_comm_bench(
                                  : fmt::format("{}: {}; its busbw factor assumes a native one",
                                                comm::to_string(c), group.composite_reason(c)));
       add_note(result.notes, group.staging_note(c, !dev.is_cpu()));
-      if (c == comm::Collective::kPingpong)
-        add_note(result.notes, "pingpong: time is rank 0's round trip (OSU's osu_latency), whatever -a says");
+      if (def.first_rank_times)
+        add_note(result.notes, fmt::format("{}: time is rank 0's round trip (OSU's osu_latency), whatever -a says",
+                                           comm::to_string(c)));
       else if (opts.average != RowTime::kAverage)
         add_note(result.notes, fmt::format("time, algbw and busbw are {}", row_time_words(opts.average)));
       if (!out_of_place && !in_place) continue;
