@@ -40,10 +40,10 @@ rows = {}
 for r in range(1, rounds + 1):
     for name in ("gloo", "mpi"):
         for rec in json.load(open(f"{out}/{name}.{r}.json"))["results"]:
-            b = rec["bytes"]
-            rows.setdefault(b, {}).setdefault(f"dtbench-{name}-in", []).append(rec["in_place"]["busbw_gbs"])
+            b = rec["size"]
+            rows.setdefault(b, {}).setdefault(f"dtbench-{name}-in", []).append(rec["in_place"]["bus_bw"])
             if rec["out_of_place"] is not None:  # gloo's allreduce is in place only (c10d)
-                rows[b].setdefault(f"dtbench-{name}-out", []).append(rec["out_of_place"]["busbw_gbs"])
+                rows[b].setdefault(f"dtbench-{name}-out", []).append(rec["out_of_place"]["bus_bw"])
     for line in open(f"{out}/torch.{r}.txt"):
         b, us, _, bw = line.split(); rows.setdefault(int(b), {}).setdefault("torch-gloo-in", []).append(float(bw))
     for line in open(f"{out}/mpipeer.{r}.txt"):

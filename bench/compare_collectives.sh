@@ -56,8 +56,8 @@ for c in colls:
     for r in range(1, rounds + 1):
         for rec in json.load(open(f"{out}/dt.{c}.{r}.json"))["results"]:
             t = rec["out_of_place"]
-            dt.setdefault(rec["bytes"], []).append(t["busbw_gbs"])
-            dt50.setdefault(rec["bytes"], []).append(rec["bytes"] / t["percentiles_us"]["p50"] / 1e3 * 0.5)
+            dt.setdefault(rec["size"], []).append(t["bus_bw"])
+            dt50.setdefault(rec["size"], []).append(rec["size"] / t["percentiles_us"]["p50"] / 1e3 * 0.5)
         for line in open(f"{out}/py.{c}.{r}.txt"):
             b, us, _, bw, p50 = line.split()
             py.setdefault(int(b), []).append(float(bw))

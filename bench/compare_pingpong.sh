@@ -54,10 +54,10 @@ rows = {}
 for r in range(1, rounds + 1):
     for rec in json.load(open(f"{out}/dt.{r}.json"))["results"]:
         t = rec["out_of_place"]
-        if t["wrong"]:
-            sys.exit(f"dtbench pingpong {rec['bytes']} B: {t['wrong']} wrong elements")
-        d = rows.setdefault(rec["bytes"], {})
-        d.setdefault("dt_mean", []).append(t["time_us"]); d.setdefault("dt_p50", []).append(t["percentiles_us"]["p50"])
+        if t["nwrong"]:
+            sys.exit(f"dtbench pingpong {rec['size']} B: {t['nwrong']} wrong elements")
+        d = rows.setdefault(rec["size"], {})
+        d.setdefault("dt_mean", []).append(t["time"]); d.setdefault("dt_p50", []).append(t["percentiles_us"]["p50"])
     for line in open(f"{out}/peer.{r}.txt"):
         b, mean, p50 = line.split()
         d = rows.setdefault(int(b), {})

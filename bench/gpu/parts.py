@@ -281,8 +281,10 @@ def read_comm(path):
     wrong = rep["summary"]["wrong"]
     if wrong:
         raise StepFailed(f"dtbench comm counted {wrong} wrong element(s): the collectives are broken here")
-    return {"results": [{k: r[k] for k in ("collective", "bytes")} |
-                        {pl: ({k: r[pl][k] for k in ("time_us", "algbw_gbs", "busbw_gbs", "wrong")}
+    # The report's nccl-tests names (size, time, alg_bw, ...) to this summary's.
+    names = {"time_us": "time", "algbw_gbs": "alg_bw", "busbw_gbs": "bus_bw", "wrong": "nwrong"}
+    return {"results": [{"collective": r["collective"], "bytes": r["size"]} |
+                        {pl: ({k: r[pl][v] for k, v in names.items()}
                               if r.get(pl) else None) for pl in ("in_place", "out_of_place")}
                         for r in rep["results"]],
             "skipped": rep.get("skipped", []), "notes": rep.get("notes", []),

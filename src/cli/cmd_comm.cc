@@ -14,6 +14,7 @@
 #include "comm/backends.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "report/json_io.h"
 
 namespace dtbench::cli {
 namespace {
@@ -109,6 +110,7 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
   o.average = static_cast<bench::RowTime>(f.average);
   if (!f.inject_delay.empty()) parse_delay(f.inject_delay, &o.delay_rank, &o.delay_us);
   o.split = bench::parse_split(f.split);
+  if (!f.csv_path.empty()) report::require_writable_path(f.csv_path, "--csv");
   if (o.split.kind != bench::SplitSpec::Kind::kNone && f.run.nproc > 1) {
     std::size_t smallest = static_cast<std::size_t>(f.run.nproc);
     for (const auto& g : bench::split_groups(o.split, f.run.nproc)) smallest = std::min(smallest, g.size());
@@ -179,6 +181,9 @@ Action register_comm(CLI::App& app) {
                   "Test data seed (0 = a new one each run; the footer and JSON name the one used)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--csv", f->csv_path,
+                  "Write the table as CSV here (rank 0, atomically, after every row): nccl-tests' column names, "
+                  "a line per row and placement");
   cmd->add_option("--percentiles", f->percentiles,
                   "Percentiles of every rank's every iteration shown per row (comma list)")
       ->capture_default_str();

@@ -56,6 +56,7 @@ struct CommFlags {
   int average = 1;            // nccl-tests' -a: 0 rank 0, 1 average, 2 min, 3 max
   std::string inject_delay;  // "RANK:MICROSECONDS", "" = none
   std::string split;         // "mod:N", "div:N", "and:MASK", "" = none
+  std::string csv_path;      // --csv: the table as CSV, "" = none
 };
 
 struct DdpFlags {

@@ -57,7 +57,7 @@ MeasuredLevel level_from_comm_report(const std::string& path, const std::string&
     m.world_size = r.world_size;
     m.backend = r.backend;
     const bool in = r.placement == "in_place";
-    (in ? in_place : out_of_place).push_back({static_cast<double>(r.bytes), r.time_us / 1e6});
+    (in ? in_place : out_of_place).push_back({static_cast<double>(r.bytes), r.mean_us / 1e6});
     if (r.cpu_util >= 0) (in ? util_in : util_out).emplace_back(static_cast<double>(r.bytes), r.cpu_util);
   }
   // The sharded strategies' collectives, where swept: the in-place rows
@@ -70,7 +70,7 @@ MeasuredLevel level_from_comm_report(const std::string& path, const std::string&
     for (const auto& r : src.comm) {
       if (r.collective != collective) continue;
       world = r.world_size;
-      (r.placement == "in_place" ? in : out).push_back({static_cast<double>(r.bytes), r.time_us / 1e6});
+      (r.placement == "in_place" ? in : out).push_back({static_cast<double>(r.bytes), r.mean_us / 1e6});
     }
     if (in.empty() && out.empty()) return std::nullopt;
     return fit_level(in.empty() ? out : in, world,

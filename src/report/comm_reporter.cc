@@ -17,6 +17,11 @@ std::string size_text(std::uint64_t b) {
   return fmt::format("{} B", b);
 }
 
+// A field under its nccl-tests name (schema 3) or its earlier dtbench name.
+const nlohmann::ordered_json& named(const nlohmann::ordered_json& j, const char* name, const char* before) {
+  return j.contains(name) ? j.at(name) : j.at(before);
+}
+
 // Samples to the nanosecond: shorter JSON, nothing a clock resolves lost.
 std::vector<std::vector<double>> rounded(std::vector<std::vector<double>> v) {
   for (auto& row : v)
@@ -30,10 +35,12 @@ nlohmann::ordered_json timing_json(const CommTiming& t, const std::vector<double
   for (std::size_t i = 0; i < qs.size() && i < t.percentile_us.size(); ++i) pct[percentile_name(qs[i])] = t.percentile_us[i];
   nlohmann::ordered_json spikes = nlohmann::ordered_json::array();
   for (const auto& s : t.spike_list) spikes.push_back({{"rank", s.rank}, {"iter", s.iter}, {"us", s.us}});
-  return {{"time_us", t.time_us},
-          {"algbw_gbs", t.algbw_gbs},
-          {"busbw_gbs", t.busbw_gbs},
-          {"wrong", t.wrong},
+  // nccl-tests' names (its -J report) for its four columns; dtbench's own
+  // figures after them.
+  return {{"time", t.time_us},
+          {"alg_bw", t.algbw_gbs},
+          {"bus_bw", t.busbw_gbs},
+          {"nwrong", t.wrong},
           {"percentiles_us", pct},
           {"rank_us", t.rank_us},
           {"node_us", t.node_us},
@@ -51,10 +58,10 @@ CommTiming timing_from_json(const nlohmann::ordered_json& j, const std::vector<d
   CommTiming t;
   if (j.is_null()) return t;
   t.ran = true;
-  t.time_us = j.at("time_us").get<double>();
-  t.algbw_gbs = j.at("algbw_gbs").get<double>();
-  t.busbw_gbs = j.at("busbw_gbs").get<double>();
-  t.wrong = j.at("wrong").get<std::int64_t>();
+  t.time_us = named(j, "time", "time_us").get<double>();
+  t.algbw_gbs = named(j, "alg_bw", "algbw_gbs").get<double>();
+  t.busbw_gbs = named(j, "bus_bw", "busbw_gbs").get<double>();
+  t.wrong = named(j, "nwrong", "wrong").get<std::int64_t>();
   t.rank_us = j.at("rank_us").get<std::vector<double>>();
   if (j.contains("node_us")) t.node_us = j.at("node_us").get<std::vector<double>>();
   if (j.contains("cpu_util")) t.cpu_util = j.at("cpu_util").get<double>();
@@ -239,15 +246,35 @@ nlohmann::ordered_json to_json(const CommRecord& r) {
     j["group_ranks"] = r.group_ranks;
   }
   j["collective"] = r.collective;
-  j["bytes"] = r.bytes;
+  j["size"] = r.bytes;
   j["count"] = r.count;
-  j["dtype"] = r.dtype;
-  j["op"] = r.op;
+  j["type"] = r.dtype;
+  j["redop"] = r.op;
   j["root"] = r.root;
   j["percentiles"] = r.percentiles;
   j["out_of_place"] = timing_json(r.out_of_place, r.percentiles);
   j["in_place"] = timing_json(r.in_place, r.percentiles);
   return j;
+}
+
+void write_comm_csv(std::ostream& out, const std::vector<CommRecord>& records, int average) {
+  static const char* const kStat[] = {"rank0", "mean", "min", "max"};
+  const char* stat = average >= 0 && average <= 3 ? kStat[average] : "mean";
+  const std::vector<double> qs = records.empty() ? std::vector<double>{} : records.front().percentiles;
+  out << "cycle,group,collective,placement,size,count,type,redop,root,time,algbw,busbw,#wrong,time_stat";
+  for (double q : qs) out << ',' << percentile_name(q);
+  out << ",late_rank,late_us,spikes\n";
+  for (const auto& r : records)
+    for (const auto& [name, t] : {std::pair<const char*, const CommTiming*>{"out_of_place", &r.out_of_place},
+                                  {"in_place", &r.in_place}}) {
+      if (!t->ran) continue;
+      out << fmt::format("{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{},{}", r.cycle, r.group, r.collective,
+                         name, r.bytes, r.count, r.dtype, r.op, r.root, t->time_us, t->algbw_gbs, t->busbw_gbs,
+                         t->wrong, r.collective == "pingpong" ? "rank0" : stat);
+      for (std::size_t i = 0; i < qs.size(); ++i)
+        out << ',' << (i < t->percentile_us.size() ? fmt::format("{:.9g}", t->percentile_us[i]) : std::string());
+      out << fmt::format(",{},{:.9g},{}\n", t->late_rank, t->late_us, t->spikes);
+    }
 }
 
 CommRecord comm_record_from_json(const nlohmann::ordered_json& j) {
@@ -256,10 +283,10 @@ CommRecord comm_record_from_json(const nlohmann::ordered_json& j) {
   if (j.contains("group")) r.group = j.at("group").get<int>();
   if (j.contains("group_ranks")) r.group_ranks = j.at("group_ranks").get<std::vector<int>>();
   r.collective = j.at("collective").get<std::string>();
-  r.bytes = j.at("bytes").get<std::uint64_t>();
+  r.bytes = named(j, "size", "bytes").get<std::uint64_t>();
   r.count = j.at("count").get<std::uint64_t>();
-  r.dtype = j.at("dtype").get<std::string>();
-  r.op = j.at("op").get<std::string>();
+  r.dtype = named(j, "type", "dtype").get<std::string>();
+  r.op = named(j, "redop", "op").get<std::string>();
   r.root = j.at("root").get<int>();
   if (j.contains("percentiles")) r.percentiles = j.at("percentiles").get<std::vector<double>>();
   r.out_of_place = timing_from_json(j.at("out_of_place"), r.percentiles);

@@ -39,6 +39,13 @@ class CommConsoleReporter {
 nlohmann::ordered_json to_json(const CommRecord& r);
 CommRecord comm_record_from_json(const nlohmann::ordered_json& j);
 
+// `dtbench comm --csv`: a header line, then one line per row and timed
+// placement, under nccl-tests' table names (size, count, type, redop, root,
+// time, algbw, busbw, #wrong), then time_stat (what time is over the ranks:
+// mean, rank0, min, max, from -a), the row's percentiles (p50, ...), the late
+// rank and the spikes. `average` is -a (0..3).
+void write_comm_csv(std::ostream& out, const std::vector<CommRecord>& records, int average);
+
 // Mean busbw over every timed placement (GB/s), as nccl-tests' footer.
 double average_busbw(const std::vector<CommRecord>& records);
 std::int64_t total_wrong(const std::vector<CommRecord>& records);

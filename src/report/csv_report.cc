@@ -79,7 +79,7 @@ void write_csv(std::ostream& out, const std::vector<ReportSource>& sources) {
       }
     }
     for (const auto& c : s.comm) {
-      row(s, nullptr, &c, "time_us", "mean", c.time_us);
+      row(s, nullptr, &c, "time_us", c.time_stat, c.time_us);
       row(s, nullptr, &c, "algbw_gbs", "value", c.algbw_gbs);
       row(s, nullptr, &c, "busbw_gbs", "value", c.busbw_gbs);
     }

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "report/gantt_chart.h"
 #include "report/json_io.h"
+#include "stats/stats.h"
 
 namespace dtbench::report {
 namespace {
@@ -24,8 +25,28 @@ bool looks_like_jsonl(const std::string& path) {
   }
 }
 
-void load_comm(ReportSource& src, const Json& doc) {
+// The name each read field has in a comm report of this schema version:
+// nccl-tests' (-J) from version 3, dtbench's before.
+struct CommNames {
+  const char *size, *time, *algbw, *busbw;
+};
+
+// -a's row time: 0 rank 0, 1 the ranks' mean, 2 the fastest rank, 3 the
+// slowest (nccl-tests' RANK0/AVG/MIN/MAX).
+const char* row_time_stat(int average) {
+  switch (average) {
+    case 0: return "rank0";
+    case 2: return "min";
+    case 3: return "max";
+    default: return "mean";
+  }
+}
+
+void load_comm(ReportSource& src, const Json& doc, int version) {
+  const CommNames names = version >= 3 ? CommNames{"size", "time", "alg_bw", "bus_bw"}
+                                       : CommNames{"bytes", "time_us", "algbw_gbs", "busbw_gbs"};
   const auto backend = json_value_or<std::string>(src.config, "backend", "?", src.path + " config");
+  const auto stat = row_time_stat(json_value_or<int>(src.config, "average", 1, src.path + " config"));
   const auto world = json_value_or<Json>(src.env, "world", Json::object(), src.path + " env");
   const int world_size = json_value_or<int>(world, "world_size", 0, src.path + " env.world");
   if (!doc.contains("results") || !doc.at("results").is_array())
@@ -42,10 +63,15 @@ void load_comm(ReportSource& src, const Json& doc) {
       row.backend = backend;
       row.placement = placement;
       row.world_size = world_size;
-      row.bytes = json_field<std::uint64_t>(r, "bytes", where);
-      row.time_us = json_field<double>(t, "time_us", at);
-      row.algbw_gbs = json_field<double>(t, "algbw_gbs", at);
-      row.busbw_gbs = json_field<double>(t, "busbw_gbs", at);
+      row.bytes = json_field<std::uint64_t>(r, names.size, where);
+      row.time_us = json_field<double>(t, names.time, at);
+      row.time_stat = stat;
+      // pingpong's time is rank 0's round trip whatever -a says (its
+      // rank 1 times something else): its mean is that time too.
+      const auto ranks = json_value_or<std::vector<double>>(t, "rank_us", {}, at);
+      row.mean_us = ranks.empty() || row.collective == "pingpong" ? row.time_us : stats::mean(ranks);
+      row.algbw_gbs = json_field<double>(t, names.algbw, at);
+      row.busbw_gbs = json_field<double>(t, names.busbw, at);
       row.cpu_util = json_value_or<double>(t, "cpu_util", -1.0, at);
       src.comm.push_back(row);
     }
@@ -130,9 +156,9 @@ ReportSource load(const std::string& path) {
   const auto schema = json_value_or<std::string>(doc, "schema", "", path);
   const auto version = json_value_or<int>(doc, "schema_version", 0, path);
   // dtbench.ddp and dtbench.compare are at 2 (runs[].summary pooled as
-  // benchmark.py's), dtbench.comm at 2 (per-iteration samples, lateness); the
-  // rest at 1. Version 1 reads too (the fields read are in both).
-  const int newest = schema == "dtbench.ddp" || schema == "dtbench.compare" || schema == "dtbench.comm" ? 2 : 1;
+  // benchmark.py's), dtbench.comm at 3 (2: per-iteration samples, lateness;
+  // 3: nccl-tests' field names); the rest at 1. Earlier versions read too.
+  const int newest = schema == "dtbench.comm" ? 3 : schema == "dtbench.ddp" || schema == "dtbench.compare" ? 2 : 1;
   if (version < 1 || version > newest)
     throw UsageError(fmt::format("{}: {} schema_version {} (this dtbench reads 1{})", path, schema,
                                  version, newest > 1 ? fmt::format(" to {}", newest) : ""));
@@ -142,7 +168,7 @@ ReportSource load(const std::string& path) {
     throw UsageError(fmt::format("{}: 'env' and 'config' must be objects", path));
   if (schema == "dtbench.comm") {
     src.kind = "comm";
-    load_comm(src, doc);
+    load_comm(src, doc, version);
   } else if (schema == "dtbench.ddp") {
     src.kind = "ddp";
     load_ddp(src, doc);

@@ -18,6 +18,8 @@ struct CommRow {
   int world_size = 0;
   std::uint64_t bytes = 0;
   double time_us = 0, algbw_gbs = 0, busbw_gbs = 0;
+  std::string time_stat = "mean";  // what time_us is over the ranks (comm -a): mean, rank0, min, max
+  double mean_us = 0;              // the ranks' mean time whatever -a chose (the projection's)
   double cpu_util = -1;  // cores busy per rank while it ran; -1: not in the report
 };
 

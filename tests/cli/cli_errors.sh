@@ -115,6 +115,7 @@ expect_usage_error ddp --model mlp --bind numa
 RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29999 expect_usage_error ddp --model mlp --bind core
 expect_usage_error comm -n 1 -b 8 -e 8 --iface nosuchif0
 expect_usage_error comm -n 1 -b 8 -e 8 --json /nonexistent-dir/r.json
+expect_usage_error comm -n 1 -b 8 -e 8 --csv /nonexistent-dir/r.csv
 expect_usage_error comm -n 1 -b 8 -e 8 --json /tmp
 expect_usage_error env --json /nonexistent-dir/env.json
 expect_usage_error models --json /nonexistent-dir/models.json

@@ -18,7 +18,7 @@ check() { if [ "$2" -eq 0 ]; then ok "$1"; else fail "$1: $3"; fi; }
 
 # A straggler on purpose: rank 1 sleeps 3 ms before each timed iteration.
 "$DT" comm --nproc 2 --collective allreduce,allgather,alltoall -b 1K -e 4K -f 4 -n 8 -w 1 \
-  --inject-delay 1:3000 --seed 42 --percentiles 50,90,99 --json late.json >late.out 2>&1
+  --inject-delay 1:3000 --seed 42 --percentiles 50,90,99 --json late.json --csv late.csv >late.out 2>&1
 check "comm --inject-delay runs" $? "$(tail -n 3 late.out)"
 python3 - late.json <<'PY'
 import json, sys
@@ -27,12 +27,18 @@ rows = d["results"]
 fail = []
 def want(cond, what):
     if not cond: fail.append(what)
+# nccl-tests' field names (its -J report) for what it also reports.
+want(d["schema_version"] == 3, f"schema_version {d['schema_version']}")
+for r in rows:
+    want({"size", "count", "type", "redop", "root"} <= set(r), f"row names {sorted(r)}")
+    for p in ("out_of_place", "in_place"):
+        want(r[p] is None or {"time", "alg_bw", "bus_bw", "nwrong"} <= set(r[p]), f"{p} names {sorted(r[p] or {})}")
 # nccl-tests' count: the per-rank part for the split collectives (2 ranks, float32).
 for r in rows:
-    per = r["bytes"] // 4 // (2 if r["collective"] in ("allgather", "alltoall") else 1)
-    want(r["count"] == per, f"count {r['collective']} {r['bytes']}: {r['count']} != {per}")
+    per = r["size"] // 4 // (2 if r["collective"] in ("allgather", "alltoall") else 1)
+    want(r["count"] == per, f"count {r['collective']} {r['size']}: {r['count']} != {per}")
 # gloo's allreduce: in place only; allgather both; alltoall out of place only.
-by = {(r["collective"], r["bytes"]): r for r in rows}
+by = {(r["collective"], r["size"]): r for r in rows}
 want(by[("allreduce", 1024)]["out_of_place"] is None, "allreduce out-of-place not n/a")
 want(by[("allgather", 1024)]["out_of_place"] is not None and by[("allgather", 1024)]["in_place"] is not None, "allgather placements")
 want(by[("alltoall", 1024)]["in_place"] is None, "alltoall in-place not n/a")
@@ -41,7 +47,7 @@ for r in rows:
     for p in ("out_of_place", "in_place"):
         t = r[p]
         if t is None: continue
-        where = f"{r['collective']} {r['bytes']} {p}"
+        where = f"{r['collective']} {r['size']} {p}"
         want(len(t["samples_us"]) == 2 and all(len(s) == 8 for s in t["samples_us"]), where + ": samples")
         want(set(t["percentiles_us"]) == {"p50", "p90", "p99"}, where + ": percentiles")
         pooled = sorted(x for s in t["samples_us"] for x in s)
@@ -52,8 +58,8 @@ for r in rows:
         want(t["late_rank"] == 1 and t["straggler"] and 2500 <= t["late_us"] <= 100000, where + f": late {t['late_rank']} {t['late_us']}")
         want(t["rank_us"][1] < t["rank_us"][0], where + f": rank times {t['rank_us']}")
         # -a 1 (the default, nccl-tests'): the row's time is the ranks' mean.
-        want(abs(t["time_us"] - sum(t["rank_us"]) / 2) <= 1e-9 * t["time_us"], where + ": time is the ranks' mean")
-        want(t["wrong"] == 0, where + ": wrong")
+        want(abs(t["time"] - sum(t["rank_us"]) / 2) <= 1e-9 * t["time"], where + ": time is the ranks' mean")
+        want(t["nwrong"] == 0, where + ": wrong")
 want(d["seed"] == 42 and d["config"]["inject_delay"] == {"rank": 1, "us": 3000.0}, "seed / inject_delay")
 want([p["rank"] for p in d["env"]["placement"]] == [0, 1] and all(p["cpus"] for p in d["env"]["placement"]), "placement")
 want("ProcessGroupGloo" in d["env"]["backend_version"], "backend_version")
@@ -62,6 +68,26 @@ print("\n".join(fail) if fail else "all fields as expected")
 sys.exit(1 if fail else 0)
 PY
 check "JSON: per-rank count, n/a placements, samples, percentiles, rank 1 late by ~3 ms" $? ""
+# --csv: nccl-tests' column names; a line per row and timed placement, the
+# same figures as the JSON.
+python3 - late.json late.csv <<'PY'
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+lines = list(csv.DictReader(open(sys.argv[2])))
+want = [(r["collective"], p, r["size"], r["count"], r[p]["time"], r[p]["bus_bw"], r[p]["nwrong"], r[p]["percentiles_us"]["p99"])
+        for r in d["results"] for p in ("out_of_place", "in_place") if r[p]]
+got = [(l["collective"], l["placement"], int(l["size"]), int(l["count"]), float(l["time"]), float(l["busbw"]),
+        int(l["#wrong"]), float(l["p99"])) for l in lines]
+close = lambda a, b: abs(a - b) <= 1e-6 * max(abs(a), abs(b), 1e-9)
+ok = len(got) == len(want) and all(g[:4] == w[:4] and g[6] == w[6] and close(g[4], w[4]) and close(g[5], w[5])
+                                   and close(g[7], w[7]) for g, w in zip(got, want))
+ok = ok and list(lines[0])[:14] == ["cycle", "group", "collective", "placement", "size", "count", "type", "redop",
+                                    "root", "time", "algbw", "busbw", "#wrong", "time_stat"]
+ok = ok and all(l["time_stat"] == "mean" and l["late_rank"] == "1" for l in lines)
+print(list(lines[0]) if lines else "no lines", len(got), len(want))
+sys.exit(0 if ok else 1)
+PY
+check "--csv: nccl-tests' names, a line per timed placement, the JSON's figures" $? ""
 grep -q "Late rank            : rank 1 started a median" late.out && grep -q ": a straggler" late.out &&
   grep -q "# note: out-of-place allreduce n/a" late.out && grep -q "Test data seed       : 42" late.out
 check "console footer: the late rank, the note, the seed" $? "$(grep '^#' late.out | tail -n 8)"
@@ -71,13 +97,13 @@ check "console footer: the late rank, the note, the seed" $? "$(grep '^#' late.o
 # rank's (rank 1's), and algbw follows. (row_time's unit test covers 1 and 3.)
 for a in 0 2; do
   "$DT" comm --nproc 2 -b 64K -e 64K -n 4 -w 1 --inject-delay 1:2000 -a $a --json avg$a.json >avg$a.out 2>&1
-  json avg$a.json "(lambda t: t['rank_us'][0 if $a == 0 else 1] == t['time_us'] and \
-    t['rank_us'][1] < t['rank_us'][0] and abs(t['algbw_gbs'] - 65536 / t['time_us'] / 1e3) < 1e-9 and \
+  json avg$a.json "(lambda t: t['rank_us'][0 if $a == 0 else 1] == t['time'] and \
+    t['rank_us'][1] < t['rank_us'][0] and abs(t['alg_bw'] - 65536 / t['time'] / 1e3) < 1e-9 and \
     j['config']['average'] == $a)(j['results'][0]['in_place'])" | grep -q True && grep -q "# note: time, algbw and busbw are" avg$a.out
   st=$?
   which="the fastest rank's (rank 1's)"; [ "$a" = 0 ] && which="rank 0's"
   check "-a $a: the row's time is $which, algbw from it, a note" $st \
-    "$(json avg$a.json "j['results'][0]['in_place']['rank_us'], j['results'][0]['in_place']['time_us']" 2>&1) $(tail -n 2 avg$a.out)"
+    "$(json avg$a.json "j['results'][0]['in_place']['rank_us'], j['results'][0]['in_place']['time']" 2>&1) $(tail -n 2 avg$a.out)"
 done
 
 # Two cycles over the sweep; a given seed is the run's seed.
@@ -103,8 +129,8 @@ want([(r["collective"], r["group"], r["group_ranks"]) for r in rows] ==
      [(r["collective"], r.get("group"), r.get("group_ranks")) for r in rows])
 for r in rows:
     t = r["in_place"]
-    want(t["wrong"] == 0 and len(t["samples_us"]) == 2, f"{r['collective']} g{r['group']}: wrong/samples")
-    want(abs(t["busbw_gbs"] - t["algbw_gbs"] * (0.5 if r["collective"] == "allgather" else 1.0)) < 1e-9,
+    want(t["nwrong"] == 0 and len(t["samples_us"]) == 2, f"{r['collective']} g{r['group']}: wrong/samples")
+    want(abs(t["bus_bw"] - t["alg_bw"] * (0.5 if r["collective"] == "allgather" else 1.0)) < 1e-9,
          f"{r['collective']} g{r['group']}: busbw factor of a 2-rank group")
     if r["group"] == 1:
         want(t["late_rank"] == 3 and t["straggler"], f"g1 late rank {t['late_rank']} {t['late_us']}")
@@ -123,11 +149,11 @@ check "console: the groups named, rows tagged by group" $? "$(grep -E '^#|g[01]'
 # Uneven parts and 8-bit data: 100 B of int8 over 3 ranks is 3 parts of 32
 # (16 bytes' worth each, as nccl-tests), not 33.
 "$DT" comm --nproc 3 -d int8 --collective allgather,allreduce -b 100 -e 100 -n 2 -w 0 --json int8.json >int8.out 2>&1 &&
-  [ "$(json int8.json "[(r['collective'], r['bytes'], r['count']) for r in j['results']]")" = \
+  [ "$(json int8.json "[(r['collective'], r['size'], r['count']) for r in j['results']]")" = \
     "[('allgather', 96, 32), ('allreduce', 100, 100)]" ] &&
   [ "$(json int8.json "j['summary']['wrong']")" = 0 ]
 check "int8 over 3 ranks: allgather of 3 parts of 32 (96 B), allreduce of 100, exact" $? \
-  "$(tail -n 3 int8.out; json int8.json "[(r['collective'], r['bytes'], r['count']) for r in j['results']]" 2>&1)"
+  "$(tail -n 3 int8.out; json int8.json "[(r['collective'], r['size'], r['count']) for r in j['results']]" 2>&1)"
 
 # Uneven groups: div:2 of 3 ranks is {0,1} and {2}; the 1-rank group has no
 # sendrecv, so every rank skips it (or the gathers would pair up wrongly and
@@ -142,15 +168,15 @@ check "--split div:2 of 3 ranks: sendrecv skipped by all, allreduce in both grou
 # pingpong: rank 0's message there and back; out of place only, exact, busbw
 # twice algbw (the one-way rate of the round trip).
 "$DT" comm --nproc 2 --collective pingpong -b 1K -e 64K -f 8 -n 4 -w 1 --json pp.json >pp.out 2>&1 &&
-  json pp.json "all(r['collective'] == 'pingpong' and r['in_place'] is None and r['out_of_place']['wrong'] == 0
-    and abs(r['out_of_place']['busbw_gbs'] - 2 * r['out_of_place']['algbw_gbs']) < 1e-9
-    and r['out_of_place']['time_us'] == r['out_of_place']['rank_us'][0] for r in j['results'])
-    and [r['bytes'] for r in j['results']] == [1024, 8192, 65536] and j['summary']['wrong'] == 0" | grep -q True &&
+  json pp.json "all(r['collective'] == 'pingpong' and r['in_place'] is None and r['out_of_place']['nwrong'] == 0
+    and abs(r['out_of_place']['bus_bw'] - 2 * r['out_of_place']['alg_bw']) < 1e-9
+    and r['out_of_place']['time'] == r['out_of_place']['rank_us'][0] for r in j['results'])
+    and [r['size'] for r in j['results']] == [1024, 8192, 65536] and j['summary']['wrong'] == 0" | grep -q True &&
   grep -q "# note: in-place pingpong n/a" pp.out && grep -q "# note: pingpong: time is rank 0's round trip" pp.out
 check "pingpong on 2 ranks: 3 sizes, exact, rank 0's round trip, busbw = 2 x algbw, in-place n/a" $? "$(tail -n 5 pp.out)"
 # Pairs by --split: div:2 of 4 ranks pairs 0-1 and 2-3, a row per pair.
 "$DT" comm --nproc 4 --split div:2 --collective pingpong -b 4K -e 4K -n 3 -w 1 --json pairs.json >pairs.out 2>&1 &&
-  [ "$(json pairs.json "[(r['group_ranks'], r['out_of_place']['wrong']) for r in j['results']]")" = "[([0, 1], 0), ([2, 3], 0)]" ]
+  [ "$(json pairs.json "[(r['group_ranks'], r['out_of_place']['nwrong']) for r in j['results']]")" = "[([0, 1], 0), ([2, 3], 0)]" ]
 check "pingpong --split div:2 on 4 ranks: a row per pair, exact" $? "$(tail -n 3 pairs.out)"
 # Not 2 ranks: skipped, saying how to pair them; `all` leaves pingpong out.
 "$DT" comm --nproc 3 --collective pingpong,allreduce -b 1K -e 1K -n 2 -w 0 >pp3.out 2>&1 &&

@@ -103,6 +103,12 @@ peaks = [r for r in rows if r["metric"] == "peak_bytes" and r["kind"] == "compar
 assert len(peaks) == 2 * 12 and all(float(r["value"]) > 0 for r in peaks), len(peaks)  # every point of both sources
 print("ok: report", len(rows), "csv rows")
 PY
+# The comm rows' time is named by what -a made it: a sweep run with -a 2
+# (the fastest rank's time) reads as stat "min", not "mean".
+python3 -c "import json; d = json.load(open('comm.json')); d['config']['average'] = 2; json.dump(d, open('comm_min.json', 'w'))"
+"$DTBENCH" report comm_min.json -o min.html --csv min.csv >/dev/null &&
+  python3 -c "import csv, sys; s = {r['stat'] for r in csv.DictReader(open('min.csv')) if r['metric'] == 'time_us'}; sys.exit(s != {'min'})" ||
+  { echo "FAIL: report --csv of an -a 2 sweep: time_us's stat is not min"; exit 1; }
 # training guide "Replicated or sharded?": its command exactly; model state per rank
 # is the ZeRO formula's within the padding, and shrinks ddp > zero1 > zero2 >
 # fsdp on 2 ranks.

@@ -82,7 +82,7 @@ check "comm: both nodes exit 0 (${elapsed}s)" $? "rc $rc_a/$rc_b: $(tail -n 3 "$
   grep -q "2N/4R" "$tmp/comm.a.out"
 check "comm: label 2N/4R, ranks 0,1 on node 0 and 2,3 on node 1" $? \
   "$(json "$tmp/comm.json" "d['env']['world']" 2>&1)"
-[ "$(json "$tmp/comm.json" "sum(r[p]['wrong'] for r in d['results'] for p in ('out_of_place','in_place') if r.get(p))")" = 0 ] &&
+[ "$(json "$tmp/comm.json" "sum(r[p]['nwrong'] for r in d['results'] for p in ('out_of_place','in_place') if r.get(p))")" = 0 ] &&
   [ "$(json "$tmp/comm.json" "len(d['results'][0]['in_place']['node_us'])")" = 2 ]
 check "comm: no wrong element, a time per node in every row" $? "$(head -c 600 "$tmp/comm.json")"
 [ $((a1 - a0)) -gt 1048576 ] && [ $((b1 - b0)) -gt 1048576 ]
@@ -148,7 +148,7 @@ done
 on_both tbf 120 comm --collective allreduce -b 4M -e 4M -n 3 -w 1 --timeout 30s --json "$tmp/tbf.json"
 for side in "$A:$VA" "$B:$VB"; do ip netns exec "${side%%:*}" tc qdisc del dev "${side##*:}" root; done
 # Half the message must cross each way at least: 2 MiB at 25 MB/s = 84 ms.
-us=$(json "$tmp/tbf.json" "d['results'][0]['in_place']['time_us']" 2>/dev/null || echo 0)
+us=$(json "$tmp/tbf.json" "d['results'][0]['in_place']['time']" 2>/dev/null || echo 0)
 [ "$rc_a" -eq 0 ] && [ "$rc_b" -eq 0 ] && python3 -c "import sys; sys.exit(not $us > 80000)"
 check "tbf 200mbit: 4 MiB allreduce takes $us us (>= 80 ms, the cap's bound)" $? \
   "rc $rc_a/$rc_b $(tail -n 2 "$tmp/tbf.a.err")"

@@ -145,8 +145,8 @@ d = json.load(open("commag.json"))
 d["results"] = [r for r in d["results"] if r["collective"] == "allreduce"]
 json.dump(d, open("commar.json", "w"))
 one = json.load(open("commag.json"))
-big = max(r["bytes"] for r in one["results"] if r["collective"] == "allgather")
-one["results"] = [r for r in one["results"] if r["collective"] == "allreduce" or r["bytes"] == big]
+big = max(r["size"] for r in one["results"] if r["collective"] == "allgather")
+one["results"] = [r for r in one["results"] if r["collective"] == "allreduce" or r["size"] == big]
 json.dump(one, open("commag1.json", "w"))
 PY
 for c in ag ar; do

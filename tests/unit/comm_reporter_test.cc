@@ -43,6 +43,15 @@ TEST(CommReporter, JsonRoundTrip) {
   r.cycle = 2;
   const auto j = to_json(r);
   EXPECT_DOUBLE_EQ(j["in_place"]["percentiles_us"]["p99.9"].get<double>(), 25.0);
+  // nccl-tests' -J names where it has the field.
+  EXPECT_EQ(j["size"].get<std::uint64_t>(), 1024u);
+  EXPECT_EQ(j["type"].get<std::string>(), "float32");
+  EXPECT_EQ(j["redop"].get<std::string>(), "sum");
+  EXPECT_DOUBLE_EQ(j["in_place"]["time"].get<double>(), 20.0);
+  EXPECT_DOUBLE_EQ(j["in_place"]["alg_bw"].get<double>(), 0.0512);
+  EXPECT_DOUBLE_EQ(j["in_place"]["bus_bw"].get<double>(), 0.0512);
+  EXPECT_EQ(j["in_place"]["nwrong"].get<std::int64_t>(), 2);
+  EXPECT_FALSE(j.contains("bytes") || j["in_place"].contains("time_us") || j["in_place"].contains("wrong"));
   const auto back = comm_record_from_json(j);
   EXPECT_EQ(back.collective, "allreduce");
   EXPECT_EQ(back.bytes, 1024u);
@@ -69,6 +78,9 @@ TEST(CommReporter, ReadsReportsWithoutSamples) {
     "in_place": null})");
   const auto r = comm_record_from_json(j);
   EXPECT_TRUE(r.out_of_place.ran);
+  EXPECT_EQ(r.bytes, 64u);
+  EXPECT_EQ(r.dtype, "float32");
+  EXPECT_DOUBLE_EQ(r.out_of_place.time_us, 5.0);
   EXPECT_TRUE(r.out_of_place.percentile_us.empty());
   EXPECT_EQ(r.out_of_place.late_rank, -1);
 }
@@ -108,6 +120,30 @@ TEST(CommReporter, FooterNamesTheLateRankAndSpikes) {
       << text;
   EXPECT_NE(text.find("Spikes               : 1 iteration(s)"), std::string::npos) << text;
   EXPECT_NE(text.find("rank 0 iteration 3: 90.0 us against a median 19.0 us"), std::string::npos) << text;
+}
+
+TEST(CommReporter, CsvHasNcclTestsColumnsAndTheTimesReduction) {
+  auto pp = sample();
+  pp.collective = "pingpong";
+  pp.in_place = CommTiming{};
+  std::ostringstream out;
+  write_comm_csv(out, {sample(), pp}, 2);
+  std::istringstream in(out.str());
+  std::string header, a, b, c, extra;
+  std::getline(in, header);
+  std::getline(in, a);
+  std::getline(in, b);
+  std::getline(in, c);
+  EXPECT_EQ(header,
+            "cycle,group,collective,placement,size,count,type,redop,root,time,algbw,busbw,#wrong,time_stat,p50,"
+            "p99.9,late_rank,late_us,spikes");
+  EXPECT_EQ(a.rfind("0,-1,allreduce,out_of_place,1024,256,float32,sum,-1,10,0.1024,0.1024,0,min,9.5,15,", 0), 0u) << a;
+  EXPECT_EQ(b.rfind("0,-1,allreduce,in_place,1024,256,float32,sum,-1,20,0.0512,0.0512,2,min,", 0), 0u) << b;
+  // pingpong's time is rank 0's round trip whatever -a says; its in-place
+  // placement did not run, so it has no line.
+  EXPECT_NE(c.find("pingpong,out_of_place,") , std::string::npos) << c;
+  EXPECT_NE(c.find(",rank0,"), std::string::npos) << c;
+  EXPECT_FALSE(std::getline(in, extra));
 }
 
 }  // namespace dtbench::report

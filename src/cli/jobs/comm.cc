@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -144,10 +145,16 @@ int run_comm(CommFlags& f) {
   std::vector<report::CommRecord> done;
   bench::CommBenchResult result;
   auto write_report = [&](bool complete, const std::vector<std::string>& skipped) {
-    if (!leader || f.run.json_path.empty()) return;
+    if (!leader) return;
+    if (!f.csv_path.empty()) {
+      std::ostringstream csv;
+      report::write_comm_csv(csv, done, f.average);
+      report::write_text_atomic(f.csv_path, csv.str());
+    }
+    if (f.run.json_path.empty()) return;
     nlohmann::ordered_json doc;
     doc["schema"] = "dtbench.comm";
-    doc["schema_version"] = 2;
+    doc["schema_version"] = 3;
     doc["created"] = report::utc_timestamp();
     doc["complete"] = complete;
     doc["command"] = original_args();
