@@ -105,6 +105,7 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
   o.percentiles = parse_percentiles(f.percentiles);
   o.spike_mad = f.spike_mad;
   o.run_cycles = f.run_cycles;
+  o.agg_iters = f.agg_iters;
   if (f.average < 0 || f.average > 3)
     throw UsageError(fmt::format("--average {} must be 0 (rank 0), 1 (average), 2 (min) or 3 (max)", f.average));
   o.average = static_cast<bench::RowTime>(f.average);
@@ -189,6 +190,10 @@ Action register_comm(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--spike-mad", f->spike_mad,
                   "An iteration beyond its rank's median + this many MADs is a spike")
+      ->capture_default_str();
+  cmd->add_option("-m,--agg-iters", f->agg_iters,
+                  "Operations per timed iteration, issued back to back and waited together; time is per "
+                  "operation (nccl-tests' -m)")
       ->capture_default_str();
   cmd->add_option("-N,--run-cycles", f->run_cycles, "Passes over the whole sweep (to see drift)")
       ->check(CLI::Range(1, 1000000))

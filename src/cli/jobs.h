@@ -54,6 +54,7 @@ struct CommFlags {
   double spike_mad = 5;
   int run_cycles = 1;
   int average = 1;            // nccl-tests' -a: 0 rank 0, 1 average, 2 min, 3 max
+  int agg_iters = 1;          // nccl-tests' -m: operations per timed iteration
   std::string inject_delay;  // "RANK:MICROSECONDS", "" = none
   std::string split;         // "mod:N", "div:N", "and:MASK", "" = none
   std::string csv_path;      // --csv: the table as CSV, "" = none

@@ -116,6 +116,8 @@ RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29999 expect_usage_error d
 expect_usage_error comm -n 1 -b 8 -e 8 --iface nosuchif0
 expect_usage_error comm -n 1 -b 8 -e 8 --json /nonexistent-dir/r.json
 expect_usage_error comm -n 1 -b 8 -e 8 --csv /nonexistent-dir/r.csv
+expect_usage_error -m "--agg-iters 0 must be within 1-1024" comm -n 1 -b 8 -e 8 -m 0
+expect_usage_error -m "pingpong times one round trip at a time" comm --nproc 2 -b 8 -e 8 --collective pingpong -m 2
 expect_usage_error comm -n 1 -b 8 -e 8 --json /tmp
 expect_usage_error env --json /nonexistent-dir/env.json
 expect_usage_error models --json /nonexistent-dir/models.json

@@ -106,6 +106,17 @@ for a in 0 2; do
     "$(json avg$a.json "j['results'][0]['in_place']['rank_us'], j['results'][0]['in_place']['time']" 2>&1) $(tail -n 2 avg$a.out)"
 done
 
+# -m 4 (nccl-tests' aggregated iterations): 4 operations in flight per timed
+# iteration, each on its own window; a sample is per operation, there are
+# still -n samples per rank, the check ran 4 at once (exact), and a note says so.
+"$DT" comm --nproc 2 --collective allreduce,allgather,alltoall,sendrecv -b 1K -e 64K -f 64 -n 3 -w 1 -m 4 \
+  --json agg.json >agg.out 2>&1 &&
+  json agg.json "j['config']['agg_iters'] == 4 and j['summary']['wrong'] == 0 and len(j['results']) == 8 and
+    all(len(s) == 3 for r in j['results'] for p in ('out_of_place', 'in_place') if r[p] for s in r[p]['samples_us'])" |
+    grep -q True && grep -q "# note: -m 4: each timed iteration is 4 operations" agg.out &&
+  grep -q "agg iters 4" agg.out
+check "-m 4: 4 operations per iteration, exact, 3 samples per rank, the note" $? "$(tail -n 4 agg.out)"
+
 # Two cycles over the sweep; a given seed is the run's seed.
 "$DT" comm --nproc 2 -b 1K -e 2K -n 2 -w 0 -N 2 --seed 7 --json cycles.json >cycles.out 2>&1
 [ "$(json cycles.json "[r['cycle'] for r in j['results']]")" = "[0, 0, 1, 1]" ] &&

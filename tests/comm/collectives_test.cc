@@ -259,6 +259,60 @@ TEST(Collectives, MisroutedChunksAreCaught) {
   }
 }
 
+// Operations in flight at once (-m) that mix up each other's buffers: each
+// call reduces or gathers the input of the call before it (as a backend
+// that reused a stale pointer would). The check of -m runs each in-flight
+// operation on its own data, so it must catch this; one at a time it cannot
+// happen, and the real communicator is exact either way.
+class StaleInput : public Misrouting {
+ public:
+  explicit StaleInput(comm::Communicator& c) : Misrouting(c), real_(c) {}
+  comm::WorkPtr allreduce(const at::Tensor& in, at::Tensor& out, comm::ReduceOp op) override {
+    const at::Tensor src = previous(in);
+    if (!src.is_same(out)) out.copy_(src);
+    return real_.allreduce(out, out, op);
+  }
+  comm::WorkPtr allgather(const at::Tensor& in, at::Tensor& out) override {
+    return real_.allgather(previous(in).clone(), out);
+  }
+
+ private:
+  at::Tensor previous(const at::Tensor& in) {
+    at::Tensor was = last_.defined() ? last_ : in;
+    last_ = in.clone();
+    return was;
+  }
+  comm::Communicator& real_;
+  at::Tensor last_;
+};
+
+TEST(Collectives, InFlightOperationsEachCheckedOnTheirOwnData) {
+  comm::Communicator& real = *g_comm;
+  for (const auto coll : {comm::Collective::kAllreduce, comm::Collective::kAllgather}) {
+    const auto& def = bench::collective_def(coll);
+    bench::CollArgs a;
+    a.rank = real.rank();
+    a.nranks = real.size();
+    a.count = def.splits ? 256 * real.size() : 256;
+    a.seed = 7;
+    for (const bool in_place : {false, true}) {
+      StaleInput bad(real);
+      a.comm = &bad;
+      std::int64_t mine = bench::run_and_count_wrong(def, a, in_place, 3);
+      at::Tensor wrong = at::full({1}, mine, at::kLong);
+      real.allreduce(wrong, wrong, comm::ReduceOp::kSum)->wait(real.timeout());
+      EXPECT_GT(wrong.item<std::int64_t>(), 128) << comm::to_string(coll) << (in_place ? " in place" : " out of place");
+      StaleInput fresh(real);
+      a.comm = &fresh;
+      EXPECT_EQ(bench::run_and_count_wrong(def, a, in_place, 1), 0) << "one at a time nothing is stale";
+      a.comm = &real;
+      EXPECT_EQ(bench::run_and_count_wrong(def, a, in_place, 3), 0) << comm::to_string(coll) << " 3 in flight";
+    }
+  }
+  EXPECT_NE(bench::in_flight_seed(7, 1), bench::in_flight_seed(7, 2));
+  EXPECT_EQ(bench::in_flight_seed(7, 0), 7u);
+}
+
 TEST(Collectives, ReduceLeavesOtherRanksOutputsAlone) {
   // Out of place, a non-root's output must stay as it was: a backend that
   // writes the result (or scratch, or its input) there is caught.

@@ -1,5 +1,8 @@
 #include "bench/comm/buffers.h"
 
+#include <algorithm>
+#include <vector>
+
 #include <ATen/ATen.h>
 
 #include "bench/comm/data.h"
@@ -25,15 +28,29 @@ Buffers prepare_buffers(const CollectiveDef& def, const CollArgs& args, bool in_
   return b;
 }
 
-std::int64_t run_and_count_wrong(const CollectiveDef& def, const CollArgs& args_in, bool in_place) {
-  CollArgs args = args_in;
-  args.in_place = in_place;
-  Buffers b = prepare_buffers(def, args, in_place);
-  def.run(args, b.in, b.out)->wait(args.comm->timeout());
-  const at::Tensor expected = def.expected(args);
-  if (!expected.defined()) return 0;
+std::uint64_t in_flight_seed(std::uint64_t seed, int k) {
+  return k == 0 ? seed : seed ^ (0xD6E8FEB86659FD93ULL * static_cast<std::uint64_t>(k));
+}
+
+std::int64_t run_and_count_wrong(const CollectiveDef& def, const CollArgs& args_in, bool in_place, int in_flight) {
+  std::vector<CollArgs> args(static_cast<std::size_t>(std::max(in_flight, 1)), args_in);
+  std::vector<Buffers> bufs;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    args[k].in_place = in_place;
+    args[k].seed = in_flight_seed(args_in.seed, static_cast<int>(k));
+    bufs.push_back(prepare_buffers(def, args[k], in_place));
+  }
+  std::vector<comm::WorkPtr> works;
+  for (std::size_t k = 0; k < args.size(); ++k) works.push_back(def.run(args[k], bufs[k].in, bufs[k].out));
+  for (auto& w : works) w->wait(args_in.comm->timeout());
   const bool reduction = comm::is_reduction(def.kind);
-  return count_wrong(b.out, expected, tolerance(DataSpec{args.dtype, args.op, reduction, args.nranks}));
+  std::int64_t wrong = 0;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    const at::Tensor expected = def.expected(args[k]);
+    if (expected.defined())
+      wrong += count_wrong(bufs[k].out, expected, tolerance(DataSpec{args[k].dtype, args[k].op, reduction, args[k].nranks}));
+  }
+  return wrong;
 }
 
 }  // namespace dtbench::bench

@@ -23,7 +23,13 @@ Buffers prepare_buffers(const CollectiveDef& def, const CollArgs& args, bool in_
 
 // Prepares fresh buffers, runs the collective once, waits, and returns the
 // number of this rank's output elements that differ from the expected value
-// (0 where nothing is defined on this rank).
-std::int64_t run_and_count_wrong(const CollectiveDef& def, const CollArgs& args, bool in_place);
+// (0 where nothing is defined on this rank). With `in_flight` > 1, that many
+// operations are issued back to back before the first wait (as -m times
+// them), each on its own buffers and its own data (seed per operation), so
+// operations that mix up each other's buffers are caught.
+std::int64_t run_and_count_wrong(const CollectiveDef& def, const CollArgs& args, bool in_place, int in_flight = 1);
+
+// The test data seed of in-flight operation k (0: args.seed itself).
+std::uint64_t in_flight_seed(std::uint64_t seed, int k);
 
 }  // namespace dtbench::bench

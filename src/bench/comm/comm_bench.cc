@@ -4,7 +4,9 @@
 #include <chrono>
 #include <optional>
 #include <random>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -86,10 +88,24 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
   comm::Communicator& world = job.world;
   const int me = world.rank();
   const std::int64_t windows = arena.windows(def.in_count(args), def.out_count(args));
-  for (int i = 0; i < opts.warmup; ++i) {
-    auto [in, out] = arena.window(def, args, i % windows);
-    run_once(def, args, in, out);
-  }
+  // One iteration: agg_iters operations issued back to back, operation k of
+  // iteration i on window (i * agg + k) mod windows, then waited together.
+  const std::int64_t agg = opts.agg_iters;
+  auto iteration = [&](std::int64_t i) {
+    if (agg == 1) {
+      auto [in, out] = arena.window(def, args, i % windows);
+      run_once(def, args, in, out);
+      return;
+    }
+    std::vector<comm::WorkPtr> works;
+    for (std::int64_t k = 0; k < agg; ++k) {
+      auto [in, out] = arena.window(def, args, (i * agg + k) % windows);
+      works.push_back(def.run(args, in, out));
+    }
+    for (auto& w : works) w->wait(args.comm->timeout());
+    device::synchronize(args.device);
+  };
+  for (int i = 0; i < opts.warmup; ++i) iteration(i);
   const bool delayed = opts.delay_rank == me && opts.delay_us > 0;
   const double my_offset = clock.offset_us[static_cast<std::size_t>(me)];
   const auto iters = static_cast<std::size_t>(opts.iters);
@@ -98,20 +114,20 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
   const double cpu_start = process_cpu_seconds();
   const auto wall_start = Clock::now();
   for (std::size_t i = 0; i < iters; ++i) {
-    auto [in, out] = arena.window(def, args, static_cast<std::int64_t>(i) % windows);
     if (delayed) std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(opts.delay_us));
     const double s = steady_now_us();
-    run_once(def, args, in, out);
+    iteration(static_cast<std::int64_t>(i));
     const double e = steady_now_us();
     mine[i] = s - my_offset;
-    mine[iters + i] = e - s;
+    mine[iters + i] = (e - s) / static_cast<double>(agg);  // per operation
   }
   const double wall_us = std::chrono::duration<double, std::micro>(Clock::now() - wall_start).count();
   mine[2 * iters] = wall_us > 0 ? (process_cpu_seconds() - cpu_start) * 1e6 / wall_us : 0;
 
   CollArgs check_args = args;
   check_args.in_place = in_place;
-  mine[2 * iters + 1] = opts.check ? static_cast<double>(run_and_count_wrong(def, check_args, in_place)) : 0;
+  mine[2 * iters + 1] =
+      opts.check ? static_cast<double>(run_and_count_wrong(def, check_args, in_place, opts.agg_iters)) : 0;
 
   // Every rank's samples, cores busy and wrong elements to every rank.
   const auto per_rank = static_cast<std::int64_t>(mine.size());
@@ -211,6 +227,16 @@ std::string skip_reason(comm::Communicator& world, comm::Communicator& group, co
   return mine.empty() ? "another --split group cannot run it (e.g. a 1-rank group's sendrecv)" : mine;
 }
 
+// What -m M means on this backend.
+std::string agg_note(const std::string& backend, int agg) {
+  std::string how = "issued back to back, each on its own buffers, then waited together";
+  if (backend == "mpi") how = "run one after another (dtbench's MPI calls block)";
+  if (backend == "nccl") how += " (not fused in one ncclGroupStart/End as nccl-tests' -m fuses them)";
+  return fmt::format("-m {}: each timed iteration is {} operations, {}; time is per operation (iteration / {}), "
+                     "and the check ran {} at once, each on its own data",
+                     agg, agg, how, agg, agg);
+}
+
 void add_note(std::vector<std::string>& notes, std::string note) {
   if (!note.empty() && std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(std::move(note));
 }
@@ -270,6 +296,7 @@ CommBenchResult run_comm_bench(
                                            comm::to_string(c)));
       else if (opts.average != RowTime::kAverage)
         add_note(result.notes, fmt::format("time, algbw and busbw are {}", row_time_words(opts.average)));
+      if (opts.agg_iters > 1) add_note(result.notes, agg_note(group.backend(), opts.agg_iters));
       if (!out_of_place && !in_place) continue;
 
       // Buffers for the largest size, shared by every size.

@@ -12,6 +12,11 @@ void validate_comm_options(const CommBenchOptions& opts, int world_size) {
   if (opts.iters < 1) throw UsageError("--iters must be at least 1");
   if (opts.warmup < 0) throw UsageError("--warmup must not be negative");
   if (opts.run_cycles < 1) throw UsageError("--run-cycles must be at least 1");
+  if (opts.agg_iters < 1 || opts.agg_iters > 1024)
+    throw UsageError(fmt::format("--agg-iters {} must be within 1-1024", opts.agg_iters));
+  for (const auto c : opts.collectives)
+    if (c == comm::Collective::kPingpong && opts.agg_iters > 1)
+      throw UsageError("--agg-iters: pingpong times one round trip at a time; run it with -m 1");
   for (double q : opts.percentiles)
     if (!(q >= 0 && q <= 100)) throw UsageError(fmt::format("--percentiles: {} is not within 0-100", q));
   if (!(opts.spike_mad > 0)) throw UsageError(fmt::format("--spike-mad must be positive (got {})", opts.spike_mad));

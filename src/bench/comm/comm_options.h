@@ -45,6 +45,12 @@ struct CommBenchOptions {
   double spike_mad = 5;
   // Passes over the whole sweep (nccl-tests' -N), to see drift. Default 1.
   int run_cycles = 1;
+  // Operations per timed iteration (nccl-tests' -m, "aggregated
+  // iterations"): issued back to back, each on its own buffer window, then
+  // waited together; a sample is the iteration's time / agg_iters (the time
+  // per operation). The check runs as many at once, each on its own data.
+  // Default 1.
+  int agg_iters = 1;
   // Which time a row shows (and its algbw/busbw come from), as nccl-tests'
   // -a: kRank0 the group's first rank's mean, kAverage the mean over its
   // ranks (the default), kMin the fastest rank's, kMax the slowest's.

@@ -43,6 +43,7 @@ nlohmann::ordered_json config_json(const CommFlags& f, const bench::CommBenchOpt
           {"step_bytes", o.sweep.increment},
           {"iters", o.iters},
           {"warmup", o.warmup},
+          {"agg_iters", o.agg_iters},
           {"check", o.check},
           {"dtype", comm::to_string(o.dtype)},
           {"op", comm::to_string(o.op)},
@@ -175,9 +176,9 @@ int run_comm(CommFlags& f) {
   if (leader) {
     report::print_env(std::cout, env);
     std::cout << fmt::format(
-        "# dtbench comm: {} ranks ({}), backend {}, buffers on {}, {} iters, {} warm-up, check {}\n#\n",
+        "# dtbench comm: {} ranks ({}), backend {}, buffers on {}, {} iters, {} warm-up, agg iters {}, check {}\n#\n",
         world.world_size, label, comm->backend(),
-        device::describe(device::select(opts.device, opts.device_index)), opts.iters, opts.warmup,
+        device::describe(device::select(opts.device, opts.device_index)), opts.iters, opts.warmup, opts.agg_iters,
         opts.check ? "on" : "off");
     if (groups.size() > 1) {
       std::string text;
