@@ -106,6 +106,7 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
   o.spike_mad = f.spike_mad;
   o.run_cycles = f.run_cycles;
   o.agg_iters = f.agg_iters;
+  o.memory_report = f.memory;
   if (f.average < 0 || f.average > 3)
     throw UsageError(fmt::format("--average {} must be 0 (rank 0), 1 (average), 2 (min) or 3 (max)", f.average));
   o.average = static_cast<bench::RowTime>(f.average);
@@ -195,6 +196,8 @@ Action register_comm(CLI::App& app) {
                   "Operations per timed iteration, issued back to back and waited together; time is per "
                   "operation (nccl-tests' -m)")
       ->capture_default_str();
+  cmd->add_flag("-M,--memory", f->memory,
+                "Report each rank's buffer bytes and its allocator's peak (footer and JSON \"memory\")");
   cmd->add_option("-N,--run-cycles", f->run_cycles, "Passes over the whole sweep (to see drift)")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();

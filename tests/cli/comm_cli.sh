@@ -122,6 +122,17 @@ check "-m 4: 4 operations per iteration, exact, 3 samples per rank, the note" $?
 [ "$(json cycles.json "[r['cycle'] for r in j['results']]")" = "[0, 0, 1, 1]" ] &&
   [ "$(json cycles.json "j['seed']")" = 7 ]
 check "-N 2: the sweep twice, rows tagged by cycle" $? "$(tail -n 3 cycles.out)"
+# -M: each rank's timing buffers at their largest (allgather of 1 MiB on 2
+# ranks: out of place 512 KiB in + 1 MiB out, in place 1 MiB: 2.5 MiB) and
+# the allocator's peak, which holds them; no "memory" without -M.
+"$DT" comm --nproc 2 --collective allreduce,allgather -b 1K -e 1M -f 32 -n 2 -w 1 -M --json mem.json >mem.out 2>&1 &&
+  json mem.json "[(m['rank'], m['buffers_bytes'], m['peak_bytes'] >= m['buffers_bytes'], m['reserved_peak_bytes'])
+    for m in j['memory']]" | grep -qF "[(0, 2621440, True, None), (1, 2621440, True, None)]" &&
+  grep -q "# Memory per rank      : buffers 2.5 MiB; allocator peak" mem.out &&
+  json cycles.json "'memory' not in j" | grep -q True
+check "-M: 2.5 MiB of buffers per rank, the peak above it, the footer; none without -M" $? \
+  "$(tail -n 2 mem.out; json mem.json "j.get('memory')" 2>&1)"
+
 # --split mod:2 on 4 ranks: groups {0,2} and {1,3} each allgather at once;
 # a row per group, each verified, and busbw with the group's factor. A delay on
 # rank 3 names rank 3 in group 1 and leaves group 0 without a late rank.

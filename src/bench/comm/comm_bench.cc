@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -20,6 +21,7 @@
 #include "core/cpu_time.h"
 #include "core/error.h"
 #include "device/device.h"
+#include "device/memory.h"
 
 namespace dtbench::bench {
 namespace {
@@ -265,6 +267,13 @@ CommBenchResult run_comm_bench(
   const c10::Device dev = device::select(opts.device, opts.device_index);
 
   CommBenchResult result;
+  // Made before any buffer, so the CPU's counting allocator sees them all.
+  std::unique_ptr<device::MemoryMeter> meter;
+  if (opts.memory_report) {
+    meter = device::make_memory_meter(dev);
+    meter->reset_peak();
+  }
+  std::int64_t buffers_bytes = 0;
   result.seed = agree_on_seed(world, opts.seed);
   for (int cycle = 0; cycle < opts.run_cycles; ++cycle) {
     // Clocks drift apart: measured again for each pass over the sweep.
@@ -304,6 +313,12 @@ CommBenchResult run_comm_bench(
       std::optional<Arena> oop_arena, ip_arena;
       if (out_of_place) oop_arena.emplace(def, largest, false);
       if (in_place) ip_arena.emplace(def, largest, true);
+      std::int64_t mine = 0;
+      for (const auto* a : {oop_arena ? &*oop_arena : nullptr, ip_arena ? &*ip_arena : nullptr})
+        if (a != nullptr)
+          for (const auto* t : {&a->in, &a->out})
+            if (t->defined()) mine += t->numel() * static_cast<std::int64_t>(t->element_size());
+      buffers_bytes = std::max(buffers_bytes, mine);
       for (const auto bytes_requested : sizes) {
         const CollArgs args = args_for(group, opts, def, dev, bytes_requested, result.seed);
         // Each group's message (groups of different sizes split differently).
@@ -341,6 +356,18 @@ CommBenchResult run_comm_bench(
         }
       }
     }
+  }
+  if (meter) {
+    const auto m = meter->read();
+    std::vector<double> mine{static_cast<double>(buffers_bytes), static_cast<double>(m.peak),
+                             static_cast<double>(m.reserved_peak)};
+    at::Tensor local = at::from_blob(mine.data(), {3}, at::kDouble).clone();
+    at::Tensor all = at::zeros({3 * world.size()}, at::kDouble);
+    world.allgather(local, all)->wait(world.timeout());
+    const auto* p = all.data_ptr<double>();
+    for (int r = 0; r < world.size(); ++r)
+      result.memory.push_back({static_cast<std::int64_t>(p[3 * r]), static_cast<std::int64_t>(p[3 * r + 1]),
+                               static_cast<std::int64_t>(p[3 * r + 2])});
   }
   return result;
 }

@@ -29,6 +29,15 @@ struct CommBenchResult {
   std::vector<std::string> notes;
   std::uint64_t seed = 0;      // the run's test-data seed
   double clock_error_us = 0;   // bound on the common clock's error (clock_sync.h)
+  // With CommBenchOptions::memory_report, per rank (job order): the bytes of
+  // the timing buffers at their largest (one collective's out-of-place and
+  // in-place buffers, sized for the largest message), and the allocator's
+  // peak over the run (buffers, the check's fresh buffers, the gathers);
+  // reserved_peak: the CUDA caching allocator's, -1 on the CPU.
+  struct RankMemory {
+    std::int64_t buffers_bytes = 0, peak_bytes = 0, reserved_peak_bytes = -1;
+  };
+  std::vector<RankMemory> memory;
 };
 
 // Runs on every rank (all ranks pass the same options). `world` spans every

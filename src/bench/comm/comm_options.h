@@ -51,6 +51,9 @@ struct CommBenchOptions {
   // per operation). The check runs as many at once, each on its own data.
   // Default 1.
   int agg_iters = 1;
+  // -M: measure each rank's buffer bytes and allocator peak
+  // (CommBenchResult::memory). Default off.
+  bool memory_report = false;
   // Which time a row shows (and its algbw/busbw come from), as nccl-tests'
   // -a: kRank0 the group's first rank's mean, kAverage the mean over its
   // ranks (the default), kMin the fastest rank's, kMax the slowest's.

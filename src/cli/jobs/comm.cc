@@ -44,6 +44,7 @@ nlohmann::ordered_json config_json(const CommFlags& f, const bench::CommBenchOpt
           {"iters", o.iters},
           {"warmup", o.warmup},
           {"agg_iters", o.agg_iters},
+          {"memory", o.memory_report},
           {"check", o.check},
           {"dtype", comm::to_string(o.dtype)},
           {"op", comm::to_string(o.op)},
@@ -169,6 +170,18 @@ int run_comm(CommFlags& f) {
     doc["notes"] = result.notes;
     doc["seed"] = result.seed;
     doc["clock_error_us"] = result.clock_error_us;
+    if (!result.memory.empty()) {
+      nlohmann::ordered_json mem = nlohmann::ordered_json::array();
+      for (std::size_t r = 0; r < result.memory.size(); ++r) {
+        const auto& m = result.memory[r];
+        mem.push_back({{"rank", r},
+                       {"buffers_bytes", m.buffers_bytes},
+                       {"peak_bytes", m.peak_bytes},
+                       {"reserved_peak_bytes", m.reserved_peak_bytes < 0 ? nlohmann::ordered_json(nullptr)
+                                                                          : nlohmann::ordered_json(m.reserved_peak_bytes)}});
+      }
+      doc["memory"] = mem;
+    }
     doc["summary"] = {{"avg_busbw_gbs", report::average_busbw(done)},
                       {"wrong", report::total_wrong(done)}};
     report::write_json_atomic(f.run.json_path, doc);
@@ -206,6 +219,20 @@ int run_comm(CommFlags& f) {
     console.footer(result.records, result.skipped, result.notes, node_names, opts.topology.node_of_rank);
     console.nodes(result.records, node_names, opts.topology.node_of_rank);
     std::cout << fmt::format("# Test data seed       : {} (--seed {} repeats it)\n", result.seed, result.seed);
+    if (!result.memory.empty()) {
+      std::size_t most = 0;
+      for (std::size_t r = 0; r < result.memory.size(); ++r)
+        if (result.memory[r].peak_bytes > result.memory[most].peak_bytes) most = r;
+      const auto& m = result.memory[most];
+      const auto mib = [](std::int64_t b) { return static_cast<double>(b) / (1 << 20); };
+      std::cout << fmt::format("# Memory per rank      : buffers {:.1f} MiB; allocator peak {:.1f} MiB (rank {}, the "
+                               "most){}\n",
+                               mib(result.memory[0].buffers_bytes), mib(m.peak_bytes), most,
+                               m.reserved_peak_bytes >= 0
+                                   ? fmt::format(", {:.1f} MiB reserved by the CUDA caching allocator",
+                                                 mib(m.reserved_peak_bytes))
+                                   : "");
+    }
     done = result.records;
     write_report(true, result.skipped);
   }
