@@ -40,6 +40,50 @@ Level fit_level(std::vector<MeasuredPoint> points, int world, const std::string&
   return level;
 }
 
+LatencyBandwidth latency_bandwidth(const Level& level, int world, const std::string& collective) {
+  const double passes = collective == "allreduce" ? 2.0 : 1.0;
+  const double bus_factor = world > 0 ? passes * (world - 1) / world : 0;
+  LatencyBandwidth lb;
+  lb.steps = static_cast<int>(passes) * (world - 1);
+  const double latency = lb.steps * level.latency_s;
+  for (const auto& [bytes, spb] : level.curve) {
+    if (spb * bytes * bus_factor <= latency) lb.latency_bound_bytes = bytes;
+    lb.largest_bytes = bytes;
+    lb.largest_bus_bw = spb > 0 ? 1.0 / spb : 0;
+  }
+  return lb;
+}
+
+std::vector<SweepFit> sweep_fits(const std::vector<report::CommRecord>& records, int world_size) {
+  std::vector<SweepFit> out;
+  for (const std::string c : {"allreduce", "allgather", "reduce_scatter"}) {
+    std::vector<MeasuredPoint> in, oop;
+    int world = world_size;
+    for (const auto& r : records) {
+      if (r.collective != c || r.cycle != 0 || r.group > 0) continue;
+      if (!r.group_ranks.empty()) world = static_cast<int>(r.group_ranks.size());
+      for (const auto* t : {&r.in_place, &r.out_of_place}) {
+        if (!t->ran || t->rank_us.empty() || r.bytes == 0) continue;
+        double sum = 0;
+        for (double x : t->rank_us) sum += x;
+        (t == &r.in_place ? in : oop).push_back({static_cast<double>(r.bytes), sum / t->rank_us.size() / 1e6});
+      }
+    }
+    const bool use_in = !in.empty();
+    const auto& points = use_in ? in : oop;
+    if (points.size() < 2 || world < 2) continue;
+    SweepFit f;
+    f.collective = c;
+    f.placement = use_in ? "in place" : "out of place";
+    f.world = world;
+    const Level level = fit_level(points, world, "this sweep", c);
+    f.latency_s = level.latency_s;
+    f.lb = latency_bandwidth(level, world, c);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 }  // namespace dtbench::project
 
 namespace dtbench::project {

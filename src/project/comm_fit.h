@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "project/collective_model.h"
+#include "report/comm_record.h"
 
 namespace dtbench::project {
 
@@ -26,6 +27,33 @@ struct MeasuredPoint {
 // Throws UsageError naming `source` when the sweep cannot be fitted.
 Level fit_level(std::vector<MeasuredPoint> points, int world, const std::string& source,
                 const std::string& collective = "allreduce");
+
+// Where latency gives way to bandwidth in a fitted level (`dtbench comm`'s
+// footer): the ring's steps at `world` ranks (2(world-1) for allreduce,
+// world-1 for allgather and reduce_scatter), the largest measured size whose
+// transfer time (seconds per bus byte x bus bytes) is at most the steps'
+// latency (0: none, bandwidth rules from the smallest size), and the bus
+// rate at the largest size (bytes/s; 0 where its transfer time is 0).
+struct LatencyBandwidth {
+  int steps = 0;
+  double latency_bound_bytes = 0;
+  double largest_bytes = 0;
+  double largest_bus_bw = 0;
+};
+LatencyBandwidth latency_bandwidth(const Level& level, int world, const std::string& collective);
+
+// The fit of each allreduce, allgather and reduce_scatter sweep among
+// `records` (a `dtbench comm` run's rows: the first cycle, the first group
+// with --split), from the ranks' mean times of the in-place rows where there
+// are any, else the out-of-place ones; sweeps of fewer than 2 sizes or 2
+// ranks are left out. `world_size`: the ranks of a row without a group.
+struct SweepFit {
+  std::string collective, placement;
+  int world = 0;
+  double latency_s = 0;  // per step
+  LatencyBandwidth lb;
+};
+std::vector<SweepFit> sweep_fits(const std::vector<report::CommRecord>& records, int world_size);
 
 }  // namespace dtbench::project
 

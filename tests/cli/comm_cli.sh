@@ -132,6 +132,26 @@ check "-N 2: the sweep twice, rows tagged by cycle" $? "$(tail -n 3 cycles.out)"
   json cycles.json "'memory' not in j" | grep -q True
 check "-M: 2.5 MiB of buffers per rank, the peak above it, the footer; none without -M" $? \
   "$(tail -n 2 mem.out; json mem.json "j.get('memory')" 2>&1)"
+# Where latency gives way to bandwidth: the fit of each allreduce/allgather
+# sweep (the projection's): its latency per step is the smallest size's mean
+# time over the ring's steps (2 for allreduce at 2 ranks, 1 for allgather).
+python3 - mem.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+fits = {f["collective"]: f for f in d["latency_bandwidth"]}
+ok = set(fits) == {"allreduce", "allgather"}
+for c, steps in (("allreduce", 2), ("allgather", 1)):
+    f = fits.get(c, {})
+    small = min((r for r in d["results"] if r["collective"] == c), key=lambda r: r["size"])["in_place"]
+    ok = ok and f["steps"] == steps and f["placement"] == "in_place" and \
+        abs(f["latency_us_per_step"] - sum(small["rank_us"]) / 2 / steps) < 1e-6 * f["latency_us_per_step"] and \
+        f["largest_bytes"] == 1048576 and f["latency_bound_bytes"] in (0, 1024, 32768, 1048576)
+print(fits)
+sys.exit(0 if ok else 1)
+PY
+st=$?
+grep -Eq "^# Latency / bandwidth  : allreduce \(in place, 2 ranks\): [0-9.]+ us per step x 2 steps; " mem.out || st=1
+check "the latency/bandwidth fit of each sweep: JSON and footer" $st "$(grep Latency mem.out)"
 
 # --split mod:2 on 4 ranks: groups {0,2} and {1,3} each allgather at once;
 # a row per group, each verified, and busbw with the group's factor. A delay on

@@ -404,5 +404,38 @@ TEST(Profile, SaysWhatTheReportLacks) {
   EXPECT_THROW(profile_from_ddp_report({{"schema", "dtbench.comm"}}, "c.json", ""), UsageError);
 }
 
+TEST(CommFit, LatencyGivesWayToBandwidthWhereTheTransferPassesTheSteps) {
+  // 2 ranks: an allreduce takes 2 steps of 50 us, then bytes / (1 GB/s).
+  std::vector<MeasuredPoint> pts;
+  for (double b : {1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0}) pts.push_back({b, 2 * 50e-6 + b / 1e9});
+  const auto l = fit_level(pts, 2, "t");
+  const auto lb = latency_bandwidth(l, 2, "allreduce");
+  EXPECT_EQ(lb.steps, 2);
+  // 100 us of latency: 64 KiB's transfer (66 us) is under it, 256 KiB's (262 us) over.
+  EXPECT_DOUBLE_EQ(lb.latency_bound_bytes, 65536.0);
+  EXPECT_DOUBLE_EQ(lb.largest_bytes, 1048576.0);
+  EXPECT_NEAR(lb.largest_bus_bw, 1e9, 0.01e9);
+  // allgather on 4 ranks: 3 steps.
+  EXPECT_EQ(latency_bandwidth(l, 4, "allgather").steps, 3);
+  // Records of a comm run: in-place rows preferred, the ranks' mean times.
+  std::vector<report::CommRecord> recs;
+  for (const auto& p : pts) {
+    report::CommRecord r;
+    r.collective = "allreduce";
+    r.bytes = static_cast<std::uint64_t>(p.bytes);
+    r.in_place.ran = true;
+    r.in_place.rank_us = {p.seconds * 1e6 - 1, p.seconds * 1e6 + 1};
+    r.out_of_place.ran = true;
+    r.out_of_place.rank_us = {1e6, 1e6};
+    recs.push_back(r);
+  }
+  const auto fits = sweep_fits(recs, 2);
+  ASSERT_EQ(fits.size(), 1u);
+  EXPECT_EQ(fits[0].placement, "in place");
+  EXPECT_NEAR(fits[0].latency_s, (2 * 50e-6 + 1024 / 1e9) / 2, 1e-12);
+  EXPECT_DOUBLE_EQ(fits[0].lb.latency_bound_bytes, 65536.0);
+  EXPECT_TRUE(sweep_fits(recs, 1).empty());  // one rank: nothing to fit
+}
+
 }  // namespace
 }  // namespace dtbench::project

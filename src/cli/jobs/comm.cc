@@ -23,6 +23,7 @@
 #include "device/device.h"
 #include "launch/binding.h"
 #include "launch/world.h"
+#include "project/comm_fit.h"
 #include "report/comm_reporter.h"
 #include "report/env_reporter.h"
 #include "report/json_io.h"
@@ -60,6 +61,44 @@ nlohmann::ordered_json config_json(const CommFlags& f, const bench::CommBenchOpt
           {"iface", f.run.comm.iface},
           {"gloo_threads", f.run.comm.gloo_threads},
           {"timeout_ms", f.run.comm.timeout.count()}};
+}
+
+// Where latency gives way to bandwidth, per fitted sweep (project::sweep_fits).
+std::string size_words(double b) {
+  const auto n = static_cast<std::uint64_t>(b);
+  if (n >= (1u << 20) && n % (1u << 20) == 0) return fmt::format("{} MiB", n >> 20);
+  if (n >= 1024 && n % 1024 == 0) return fmt::format("{} KiB", n >> 10);
+  return fmt::format("{} B", n);
+}
+
+std::string fit_line(const project::SweepFit& f) {
+  const auto& lb = f.lb;
+  std::string where;
+  if (lb.latency_bound_bytes <= 0)
+    where = "bandwidth rules from the smallest size";
+  else if (lb.latency_bound_bytes >= lb.largest_bytes)
+    where = fmt::format("latency rules over the whole sweep (to {})", size_words(lb.largest_bytes));
+  else
+    where = fmt::format("latency rules up to {}, bandwidth beyond", size_words(lb.latency_bound_bytes));
+  return fmt::format("# Latency / bandwidth  : {} ({}, {} ranks): {:.1f} us per step x {} step{}; {} ({:.3f} GB/s bus "
+                     "at {})\n",
+                     f.collective, f.placement, f.world, f.latency_s * 1e6, lb.steps, lb.steps == 1 ? "" : "s", where,
+                     lb.largest_bus_bw / 1e9,
+                     size_words(lb.largest_bytes));
+}
+
+nlohmann::ordered_json fits_json(const std::vector<project::SweepFit>& fits) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& f : fits)
+    out.push_back({{"collective", f.collective},
+                   {"placement", f.placement == "in place" ? "in_place" : "out_of_place"},
+                   {"ranks", f.world},
+                   {"latency_us_per_step", f.latency_s * 1e6},
+                   {"steps", f.lb.steps},
+                   {"latency_bound_bytes", f.lb.latency_bound_bytes},
+                   {"largest_bytes", f.lb.largest_bytes},
+                   {"largest_bus_gbs", f.lb.largest_bus_bw / 1e9}});
+  return out;
 }
 
 // The variables that steer the backends (NCCL_*, GLOO_*, TORCH_NCCL_*, ...),
@@ -170,6 +209,7 @@ int run_comm(CommFlags& f) {
     doc["notes"] = result.notes;
     doc["seed"] = result.seed;
     doc["clock_error_us"] = result.clock_error_us;
+    doc["latency_bandwidth"] = fits_json(project::sweep_fits(done, world.world_size));
     if (!result.memory.empty()) {
       nlohmann::ordered_json mem = nlohmann::ordered_json::array();
       for (std::size_t r = 0; r < result.memory.size(); ++r) {
@@ -218,6 +258,7 @@ int run_comm(CommFlags& f) {
     const auto node_names = launch::describe_nodes(opts.topology);
     console.footer(result.records, result.skipped, result.notes, node_names, opts.topology.node_of_rank);
     console.nodes(result.records, node_names, opts.topology.node_of_rank);
+    for (const auto& fit : project::sweep_fits(result.records, world.world_size)) std::cout << fit_line(fit);
     std::cout << fmt::format("# Test data seed       : {} (--seed {} repeats it)\n", result.seed, result.seed);
     if (!result.memory.empty()) {
       std::size_t most = 0;
