@@ -45,6 +45,13 @@ struct CommTiming {
   // seconds / wall seconds, every thread: the backend's included), mean over
   // ranks; -1 in reports written before it was measured.
   double cpu_util = -1;
+  // "Is this normal?": the rate of a plain copy of the row's message in the
+  // same memory (host memcpy, or device-to-device on a GPU), timed on each
+  // rank in the same run beside the collective (median of its iterations,
+  // then of the ranks'), GB/s; and busbw as a fraction of it. 0 where not
+  // measured (reports written before it).
+  double ceiling_gbs = 0;
+  double of_ceiling = 0;
 };
 
 struct CommRecord {

@@ -51,6 +51,8 @@ nlohmann::ordered_json timing_json(const CommTiming& t, const std::vector<double
           {"spikes", t.spikes},
           {"spike_list", spikes},
           {"cpu_util", t.cpu_util},
+          {"ceiling_gbs", t.ceiling_gbs},
+          {"of_ceiling", t.of_ceiling},
           {"samples_us", rounded(t.samples_us)}};
 }
 
@@ -65,6 +67,8 @@ CommTiming timing_from_json(const nlohmann::ordered_json& j, const std::vector<d
   t.rank_us = j.at("rank_us").get<std::vector<double>>();
   if (j.contains("node_us")) t.node_us = j.at("node_us").get<std::vector<double>>();
   if (j.contains("cpu_util")) t.cpu_util = j.at("cpu_util").get<double>();
+  if (j.contains("ceiling_gbs")) t.ceiling_gbs = j.at("ceiling_gbs").get<double>();
+  if (j.contains("of_ceiling")) t.of_ceiling = j.at("of_ceiling").get<double>();
   // Reports written before per-iteration samples have none of these.
   if (j.contains("percentiles_us"))
     for (double q : qs) t.percentile_us.push_back(j.at("percentiles_us").at(percentile_name(q)).get<double>());
@@ -183,6 +187,22 @@ void CommConsoleReporter::footer(const std::vector<CommRecord>& records, const s
       }
     }
   out_ << fmt::format("# Spikes               : {} iteration(s) beyond their rank's median + k * MAD{}\n", spikes, first);
+  // Per collective, the row closest to its copy ceiling.
+  std::vector<std::pair<std::string, std::pair<const CommRecord*, const CommTiming*>>> best;
+  for (const auto& r : records)
+    for (const auto* t : timed(r)) {
+      if (t->ceiling_gbs <= 0) continue;
+      auto it = std::find_if(best.begin(), best.end(), [&](const auto& b) { return b.first == r.collective; });
+      if (it == best.end())
+        best.push_back({r.collective, {&r, t}});
+      else if (t->of_ceiling > it->second.second->of_ceiling)
+        it->second = {&r, t};
+    }
+  for (const auto& [name, rt] : best)
+    out_ << fmt::format("# Of the copy ceiling  : {} at most {:.0f}% ({}: busbw {:.3f} GB/s, a plain copy of it "
+                        "{:.3f} GB/s)\n",
+                        name, rt.second->of_ceiling * 100, size_text(rt.first->bytes), rt.second->busbw_gbs,
+                        rt.second->ceiling_gbs);
   const auto wrong = total_wrong(records);
   out_ << fmt::format("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
   out_ << fmt::format("# Avg bus bandwidth    : {:.4f} GB/s\n", average_busbw(records));
@@ -263,7 +283,7 @@ void write_comm_csv(std::ostream& out, const std::vector<CommRecord>& records, i
   const std::vector<double> qs = records.empty() ? std::vector<double>{} : records.front().percentiles;
   out << "cycle,group,collective,placement,size,count,type,redop,root,time,algbw,busbw,#wrong,time_stat";
   for (double q : qs) out << ',' << percentile_name(q);
-  out << ",late_rank,late_us,spikes\n";
+  out << ",late_rank,late_us,spikes,ceiling_gbs,of_ceiling\n";
   for (const auto& r : records)
     for (const auto& [name, t] : {std::pair<const char*, const CommTiming*>{"out_of_place", &r.out_of_place},
                                   {"in_place", &r.in_place}}) {
@@ -273,7 +293,8 @@ void write_comm_csv(std::ostream& out, const std::vector<CommRecord>& records, i
                          t->wrong, r.collective == "pingpong" ? "rank0" : stat);
       for (std::size_t i = 0; i < qs.size(); ++i)
         out << ',' << (i < t->percentile_us.size() ? fmt::format("{:.9g}", t->percentile_us[i]) : std::string());
-      out << fmt::format(",{},{:.9g},{}\n", t->late_rank, t->late_us, t->spikes);
+      out << fmt::format(",{},{:.9g},{},{:.9g},{:.9g}\n", t->late_rank, t->late_us, t->spikes, t->ceiling_gbs,
+                         t->of_ceiling);
     }
 }
 

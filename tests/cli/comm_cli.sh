@@ -152,6 +152,13 @@ PY
 st=$?
 grep -Eq "^# Latency / bandwidth  : allreduce \(in place, 2 ranks\): [0-9.]+ us per step x 2 steps; " mem.out || st=1
 check "the latency/bandwidth fit of each sweep: JSON and footer" $st "$(grep Latency mem.out)"
+# "Is this normal?": every row beside a plain copy of its message in the same
+# memory, timed in the same run; busbw as a fraction of it (gloo over
+# loopback copies through the kernel's sockets: well under the copy).
+json mem.json "all(0 < t['ceiling_gbs'] and abs(t['of_ceiling'] - t['bus_bw'] / t['ceiling_gbs']) < 1e-9 and
+  t['of_ceiling'] < 1 for r in j['results'] for t in (r['out_of_place'], r['in_place']) if t)" | grep -q True &&
+  grep -Eq "^# Of the copy ceiling  : allreduce at most [0-9]+% \(1 MiB: busbw" mem.out
+check "the copy ceiling of every row and the footer's closest row" $? "$(grep ceiling mem.out)"
 
 # --split mod:2 on 4 ranks: groups {0,2} and {1,3} each allgather at once;
 # a row per group, each verified, and busbw with the group's factor. A delay on

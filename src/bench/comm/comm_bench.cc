@@ -35,6 +35,26 @@ void run_once(const CollectiveDef& def, const CollArgs& args, const at::Tensor& 
   device::synchronize(args.device);
 }
 
+// The ceiling of each size: `iters` plain copies of `bytes` from one buffer
+// to another in the same memory (host memcpy, or device to device), each
+// timed; the median copy time in microseconds.
+double copy_time_us(const at::Tensor& src, const at::Tensor& dst, std::int64_t bytes, int iters,
+                    const c10::Device& device) {
+  if (bytes <= 0) return 0;
+  at::Tensor s = src.narrow(0, 0, bytes), d = dst.narrow(0, 0, bytes);
+  d.copy_(s);  // first touch
+  device::synchronize(device);
+  std::vector<double> t;
+  for (int i = 0; i < iters; ++i) {
+    const double a = steady_now_us();
+    d.copy_(s);
+    device::synchronize(device);
+    t.push_back(steady_now_us() - a);
+  }
+  std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
+  return t[t.size() / 2];
+}
+
 // Buffers for every size of one collective and placement, sized for the
 // largest: iteration i runs on window i mod (how many fit), as nccl-tests
 // shifts its send and receive pointers by the message size each iteration.
@@ -82,11 +102,19 @@ struct Job {
   std::vector<std::vector<int>> groups;
 };
 
+// The index in job.groups of the group holding job rank `rank`.
+int group_index(const Job& job, int rank) {
+  for (std::size_t g = 0; g < job.groups.size(); ++g)
+    if (std::find(job.groups[g].begin(), job.groups[g].end(), rank) != job.groups[g].end()) return static_cast<int>(g);
+  return 0;
+}
+
 // Times one placement of one size on every group at once; returns each
 // group's timing, in the order of job.groups.
 std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs& args, bool in_place,
                                         const CommBenchOptions& opts, const ClockSync& clock, const Arena& arena,
-                                        const Job& job, const std::vector<std::uint64_t>& group_bytes) {
+                                        const Job& job, const std::vector<std::uint64_t>& group_bytes,
+                                        double copy_us) {
   comm::Communicator& world = job.world;
   const int me = world.rank();
   const std::int64_t windows = arena.windows(def.in_count(args), def.out_count(args));
@@ -111,7 +139,7 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
   const bool delayed = opts.delay_rank == me && opts.delay_us > 0;
   const double my_offset = clock.offset_us[static_cast<std::size_t>(me)];
   const auto iters = static_cast<std::size_t>(opts.iters);
-  std::vector<double> mine(2 * iters + 2);  // starts, times, cores busy, wrong elements
+  std::vector<double> mine(2 * iters + 3);  // starts, times, cores busy, wrong elements, copy time
   world.barrier();  // every group starts together
   const double cpu_start = process_cpu_seconds();
   const auto wall_start = Clock::now();
@@ -130,6 +158,7 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
   check_args.in_place = in_place;
   mine[2 * iters + 1] =
       opts.check ? static_cast<double>(run_and_count_wrong(def, check_args, in_place, opts.agg_iters)) : 0;
+  mine[2 * iters + 2] = copy_us;
 
   // Every rank's samples, cores busy and wrong elements to every rank.
   const auto per_rank = static_cast<std::int64_t>(mine.size());
@@ -145,6 +174,7 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
     t.ran = true;
     std::vector<RankIterations> ranks(members.size());
     double util = 0, wrong = 0;
+    std::vector<double> copy_gbs;
     for (std::size_t k = 0; k < members.size(); ++k) {
       const double* q = p + members[k] * per_rank;
       auto& ri = ranks[k];
@@ -152,6 +182,7 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
       ri.time_us.assign(q + iters, q + 2 * iters);
       util += q[2 * iters];
       wrong += q[2 * iters + 1];
+      if (q[2 * iters + 2] > 0) copy_gbs.push_back(static_cast<double>(group_bytes[g]) / q[2 * iters + 2] / 1e3);
       double rank_sum = 0;
       for (double x : ri.time_us) rank_sum += x;
       t.rank_us.push_back(rank_sum / opts.iters);
@@ -175,6 +206,11 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
     t.algbw_gbs = t.time_us > 0 ? static_cast<double>(group_bytes[g]) / t.time_us / 1e3 : 0;
     t.busbw_gbs = t.algbw_gbs * def.bus_factor(static_cast<int>(members.size()));
     t.wrong = static_cast<std::int64_t>(wrong);
+    if (!copy_gbs.empty()) {
+      std::sort(copy_gbs.begin(), copy_gbs.end());
+      t.ceiling_gbs = copy_gbs[copy_gbs.size() / 2];
+      t.of_ceiling = t.busbw_gbs / t.ceiling_gbs;
+    }
     out.push_back(std::move(t));
   }
   return out;
@@ -306,11 +342,20 @@ CommBenchResult run_comm_bench(
       else if (opts.average != RowTime::kAverage)
         add_note(result.notes, fmt::format("time, algbw and busbw are {}", row_time_words(opts.average)));
       if (opts.agg_iters > 1) add_note(result.notes, agg_note(group.backend(), opts.agg_iters));
+      if (opts.topology.nodes() > 1)
+        add_note(result.notes,
+                 "the copy ceiling is a plain copy in each rank's own memory: between nodes the network is the "
+                 "limit, which it does not measure");
       if (!out_of_place && !in_place) continue;
 
       // Buffers for the largest size, shared by every size.
       const CollArgs largest = args_for(group, opts, def, dev, sizes.back(), result.seed);
       std::optional<Arena> oop_arena, ip_arena;
+      // Two byte buffers for the copy ceiling, sized for the largest message.
+      const auto largest_bytes = static_cast<std::int64_t>(sizes.back());
+      const auto byte_options = at::TensorOptions().dtype(at::kByte).device(dev);
+      const at::Tensor copy_src = at::ones({std::max<std::int64_t>(largest_bytes, 1)}, byte_options);
+      at::Tensor copy_dst = at::zeros({std::max<std::int64_t>(largest_bytes, 1)}, byte_options);
       if (out_of_place) oop_arena.emplace(def, largest, false);
       if (in_place) ip_arena.emplace(def, largest, true);
       std::int64_t mine = 0;
@@ -327,9 +372,14 @@ CommBenchResult run_comm_bench(
           group_bytes.push_back(static_cast<std::uint64_t>(
                                     count_for(def, opts, bytes_requested, split ? static_cast<int>(g.size()) : world.size())) *
                                 elem);
+        // This rank's copy of its group's message, once per size.
+        const auto my_bytes = static_cast<std::int64_t>(
+            std::min<std::uint64_t>(group_bytes[static_cast<std::size_t>(group_index(job, world.rank()))],
+                                    static_cast<std::uint64_t>(largest_bytes)));
+        const double copy_us = copy_time_us(copy_src, copy_dst, my_bytes, opts.iters, dev);
         std::vector<report::CommTiming> oop, ip;
-        if (out_of_place) oop = measure(def, args, false, opts, clock, *oop_arena, job, group_bytes);
-        if (in_place) ip = measure(def, args, true, opts, clock, *ip_arena, job, group_bytes);
+        if (out_of_place) oop = measure(def, args, false, opts, clock, *oop_arena, job, group_bytes, copy_us);
+        if (in_place) ip = measure(def, args, true, opts, clock, *ip_arena, job, group_bytes, copy_us);
         for (std::size_t g = 0; g < job.groups.size(); ++g) {
           const int nranks = split ? static_cast<int>(job.groups[g].size()) : world.size();
           const std::int64_t count = count_for(def, opts, bytes_requested, nranks);
