@@ -107,6 +107,20 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
   o.run_cycles = f.run_cycles;
   o.agg_iters = f.agg_iters;
   o.memory_report = f.memory;
+  if (!f.with_compute.empty()) {
+    const std::string prefix = "gemm:";
+    std::int64_t n = 0;
+    std::size_t used = 0;
+    try {
+      if (f.with_compute.rfind(prefix, 0) == 0) n = std::stoll(f.with_compute.substr(prefix.size()), &used);
+    } catch (const std::exception&) {
+      n = 0;
+    }
+    if (n <= 0 || used == 0 || prefix.size() + used != f.with_compute.size())
+      throw UsageError(fmt::format("--with-compute '{}': give gemm:N (N x N float32 products, e.g. gemm:512)",
+                                   f.with_compute));
+    o.compute_gemm = n;
+  }
   if (f.average < 0 || f.average > 3)
     throw UsageError(fmt::format("--average {} must be 0 (rank 0), 1 (average), 2 (min) or 3 (max)", f.average));
   o.average = static_cast<bench::RowTime>(f.average);
@@ -196,6 +210,9 @@ Action register_comm(CLI::App& app) {
                   "Operations per timed iteration, issued back to back and waited together; time is per "
                   "operation (nccl-tests' -m)")
       ->capture_default_str();
+  cmd->add_option("--with-compute", f->with_compute,
+                  "gemm:N: time each row again while a thread of each rank multiplies N x N matrices, then "
+                  "the products alone: what running beside computation costs each");
   cmd->add_flag("-M,--memory", f->memory,
                 "Report each rank's buffer bytes and its allocator's peak (footer and JSON \"memory\")");
   cmd->add_option("-N,--run-cycles", f->run_cycles, "Passes over the whole sweep (to see drift)")

@@ -56,6 +56,7 @@ struct CommFlags {
   int average = 1;            // nccl-tests' -a: 0 rank 0, 1 average, 2 min, 3 max
   int agg_iters = 1;          // nccl-tests' -m: operations per timed iteration
   bool memory = false;        // -M: buffer bytes and allocator peak per rank
+  std::string with_compute;   // "gemm:N": a GEMM thread beside the collective, "" = none
   std::string inject_delay;  // "RANK:MICROSECONDS", "" = none
   std::string split;         // "mod:N", "div:N", "and:MASK", "" = none
   std::string csv_path;      // --csv: the table as CSV, "" = none

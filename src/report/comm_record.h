@@ -14,6 +14,18 @@ struct CommSpike {
   double us = 0;   // its time
 };
 
+// --with-compute: the same placement timed again while a GEMM thread ran on
+// every rank, and the GEMMs timed alone right after for as long.
+struct CommWithCompute {
+  bool ran = false;
+  double time_us = 0;          // the collective's time with the GEMMs beside it (-a as the row's)
+  double slowdown = 0;         // time_us / the row's time alone
+  double gemm_us_alone = 0;    // median product time alone (the ranks' median)
+  double gemm_us_during = 0;   // ... of the products during the timed iterations
+  double gemm_slowdown = 0;    // gemm_us_during / gemm_us_alone
+  int gemms_during = 0;        // products during the timed iterations (the fewest of any rank)
+};
+
 // One placement (out-of-place or in-place) of one size.
 struct CommTiming {
   bool ran = false;            // false where the placement does not apply
@@ -52,6 +64,7 @@ struct CommTiming {
   // measured (reports written before it).
   double ceiling_gbs = 0;
   double of_ceiling = 0;
+  CommWithCompute with_compute;
 };
 
 struct CommRecord {

@@ -29,6 +29,12 @@ std::vector<std::vector<double>> rounded(std::vector<std::vector<double>> v) {
   return v;
 }
 
+nlohmann::ordered_json with_compute_json(const CommWithCompute& w) {
+  if (!w.ran) return nullptr;
+  return {{"time", w.time_us},         {"slowdown", w.slowdown},           {"gemm_us_alone", w.gemm_us_alone},
+          {"gemm_us_during", w.gemm_us_during}, {"gemm_slowdown", w.gemm_slowdown}, {"gemms_during", w.gemms_during}};
+}
+
 nlohmann::ordered_json timing_json(const CommTiming& t, const std::vector<double>& qs) {
   if (!t.ran) return nullptr;
   nlohmann::ordered_json pct = nlohmann::ordered_json::object();
@@ -53,6 +59,7 @@ nlohmann::ordered_json timing_json(const CommTiming& t, const std::vector<double
           {"cpu_util", t.cpu_util},
           {"ceiling_gbs", t.ceiling_gbs},
           {"of_ceiling", t.of_ceiling},
+          {"with_compute", with_compute_json(t.with_compute)},
           {"samples_us", rounded(t.samples_us)}};
 }
 
@@ -69,6 +76,16 @@ CommTiming timing_from_json(const nlohmann::ordered_json& j, const std::vector<d
   if (j.contains("cpu_util")) t.cpu_util = j.at("cpu_util").get<double>();
   if (j.contains("ceiling_gbs")) t.ceiling_gbs = j.at("ceiling_gbs").get<double>();
   if (j.contains("of_ceiling")) t.of_ceiling = j.at("of_ceiling").get<double>();
+  if (j.contains("with_compute") && !j.at("with_compute").is_null()) {
+    const auto& w = j.at("with_compute");
+    t.with_compute.ran = true;
+    t.with_compute.time_us = w.at("time").get<double>();
+    t.with_compute.slowdown = w.at("slowdown").get<double>();
+    t.with_compute.gemm_us_alone = w.at("gemm_us_alone").get<double>();
+    t.with_compute.gemm_us_during = w.at("gemm_us_during").get<double>();
+    t.with_compute.gemm_slowdown = w.at("gemm_slowdown").get<double>();
+    t.with_compute.gemms_during = w.at("gemms_during").get<int>();
+  }
   // Reports written before per-iteration samples have none of these.
   if (j.contains("percentiles_us"))
     for (double q : qs) t.percentile_us.push_back(j.at("percentiles_us").at(percentile_name(q)).get<double>());
@@ -203,6 +220,30 @@ void CommConsoleReporter::footer(const std::vector<CommRecord>& records, const s
                         "{:.3f} GB/s)\n",
                         name, rt.second->of_ceiling * 100, size_text(rt.first->bytes), rt.second->busbw_gbs,
                         rt.second->ceiling_gbs);
+  // --with-compute: per collective, the median slowdowns over its rows.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const CommWithCompute*>> wc;
+  for (const auto& r : records)
+    for (const auto* t : timed(r))
+      if (t->with_compute.ran) {
+        if (!wc.count(r.collective)) order.push_back(r.collective);
+        wc[r.collective].push_back(&t->with_compute);
+      }
+  for (const auto& name : order) {
+    std::vector<double> coll, gemm;
+    int fewest = -1;
+    for (const auto* w : wc[name]) {
+      coll.push_back(w->slowdown);
+      if (w->gemm_slowdown > 0) gemm.push_back(w->gemm_slowdown);
+      fewest = fewest < 0 ? w->gemms_during : std::min(fewest, w->gemms_during);
+    }
+    out_ << fmt::format("# With compute         : {}: the collective {:.2f}x its time alone, the products {} (median "
+                        "over {} rows; at least {} product(s) in each row's timed iterations)\n",
+                        name, stats::median(coll),
+                        gemm.empty() ? std::string("not timed (none ended inside the timed iterations)")
+                                     : fmt::format("{:.2f}x theirs", stats::median(gemm)),
+                        coll.size(), fewest);
+  }
   const auto wrong = total_wrong(records);
   out_ << fmt::format("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
   out_ << fmt::format("# Avg bus bandwidth    : {:.4f} GB/s\n", average_busbw(records));

@@ -15,6 +15,7 @@
 #include "bench/comm/buffers.h"
 #include "bench/comm/clock_sync.h"
 #include "bench/comm/collective.h"
+#include "bench/comm/compute_load.h"
 #include "bench/comm/data.h"
 #include "bench/comm/iteration_stats.h"
 #include "comm/communicator.h"
@@ -114,7 +115,7 @@ int group_index(const Job& job, int rank) {
 std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs& args, bool in_place,
                                         const CommBenchOptions& opts, const ClockSync& clock, const Arena& arena,
                                         const Job& job, const std::vector<std::uint64_t>& group_bytes,
-                                        double copy_us) {
+                                        double copy_us, std::pair<double, double>* window = nullptr) {
   comm::Communicator& world = job.world;
   const int me = world.rank();
   const std::int64_t windows = arena.windows(def.in_count(args), def.out_count(args));
@@ -152,6 +153,7 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
     mine[iters + i] = (e - s) / static_cast<double>(agg);  // per operation
   }
   const double wall_us = std::chrono::duration<double, std::micro>(Clock::now() - wall_start).count();
+  if (window != nullptr) *window = {steady_now_us() - wall_us, steady_now_us()};
   mine[2 * iters] = wall_us > 0 ? (process_cpu_seconds() - cpu_start) * 1e6 / wall_us : 0;
 
   CollArgs check_args = args;
@@ -214,6 +216,57 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
     out.push_back(std::move(t));
   }
   return out;
+}
+
+// --with-compute: times the placement again (`again`, which reports its
+// timed window) with the GEMM thread running, then the GEMMs alone for as
+// long; fills each group's CommWithCompute in `alone`.
+void with_compute(ComputeLoad& load, std::vector<report::CommTiming>& alone,
+                  const std::function<std::vector<report::CommTiming>(std::pair<double, double>*)>& again,
+                  const Job& job) {
+  load.start();
+  std::pair<double, double> window{0, 0};
+  std::vector<report::CommTiming> with;
+  try {
+    with = again(&window);
+  } catch (...) {
+    load.stop();
+    throw;
+  }
+  const auto during = load.stop();
+  int n_during = 0;
+  const double during_us = median_product_us(during, window.first, window.second, &n_during);
+  const auto solo = load.run_alone(window.second - window.first, 3);
+  const double alone_us = median_product_us(solo, 0, 1e300);
+  std::vector<double> mine{during_us, alone_us, static_cast<double>(n_during)};
+  at::Tensor local = at::from_blob(mine.data(), {3}, at::kDouble).clone();
+  at::Tensor all = at::zeros({3 * job.world.size()}, at::kDouble);
+  job.world.allgather(local, all)->wait(job.world.timeout());
+  const auto* p = all.data_ptr<double>();
+  for (std::size_t g = 0; g < job.groups.size() && g < alone.size() && g < with.size(); ++g) {
+    std::vector<double> d, a;
+    int fewest = -1;
+    for (const int r : job.groups[g]) {
+      if (p[3 * r] > 0) d.push_back(p[3 * r]);
+      a.push_back(p[3 * r + 1]);
+      const int n = static_cast<int>(p[3 * r + 2]);
+      fewest = fewest < 0 ? n : std::min(fewest, n);
+    }
+    auto median = [](std::vector<double> v) {
+      if (v.empty()) return 0.0;
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+      return v[v.size() / 2];
+    };
+    auto& w = alone[g].with_compute;
+    w.ran = true;
+    w.time_us = with[g].time_us;
+    w.slowdown = alone[g].time_us > 0 ? with[g].time_us / alone[g].time_us : 0;
+    w.gemm_us_during = median(d);
+    w.gemm_us_alone = median(a);
+    w.gemm_slowdown = w.gemm_us_alone > 0 && w.gemm_us_during > 0 ? w.gemm_us_during / w.gemm_us_alone : 0;
+    w.gemms_during = std::max(fewest, 0);
+    alone[g].wrong += with[g].wrong;  // the second run's check counts too
+  }
 }
 
 // The run's seed: the given one, or one rank 0 draws, on every rank.
@@ -310,6 +363,8 @@ CommBenchResult run_comm_bench(
     meter->reset_peak();
   }
   std::int64_t buffers_bytes = 0;
+  std::unique_ptr<ComputeLoad> load;
+  if (opts.compute_gemm > 0) load = std::make_unique<ComputeLoad>(opts.compute_gemm, dev);
   result.seed = agree_on_seed(world, opts.seed);
   for (int cycle = 0; cycle < opts.run_cycles; ++cycle) {
     // Clocks drift apart: measured again for each pass over the sweep.
@@ -380,6 +435,14 @@ CommBenchResult run_comm_bench(
         std::vector<report::CommTiming> oop, ip;
         if (out_of_place) oop = measure(def, args, false, opts, clock, *oop_arena, job, group_bytes, copy_us);
         if (in_place) ip = measure(def, args, true, opts, clock, *ip_arena, job, group_bytes, copy_us);
+        if (load) {
+          if (out_of_place) with_compute(*load, oop, [&](std::pair<double, double>* w) {
+              return measure(def, args, false, opts, clock, *oop_arena, job, group_bytes, copy_us, w);
+            }, job);
+          if (in_place) with_compute(*load, ip, [&](std::pair<double, double>* w) {
+              return measure(def, args, true, opts, clock, *ip_arena, job, group_bytes, copy_us, w);
+            }, job);
+        }
         for (std::size_t g = 0; g < job.groups.size(); ++g) {
           const int nranks = split ? static_cast<int>(job.groups[g].size()) : world.size();
           const std::int64_t count = count_for(def, opts, bytes_requested, nranks);

@@ -12,6 +12,8 @@ void validate_comm_options(const CommBenchOptions& opts, int world_size) {
   if (opts.iters < 1) throw UsageError("--iters must be at least 1");
   if (opts.warmup < 0) throw UsageError("--warmup must not be negative");
   if (opts.run_cycles < 1) throw UsageError("--run-cycles must be at least 1");
+  if (opts.compute_gemm < 0 || (opts.compute_gemm > 0 && (opts.compute_gemm < 8 || opts.compute_gemm > 16384)))
+    throw UsageError(fmt::format("--with-compute gemm:{}: N must be within 8-16384", opts.compute_gemm));
   if (opts.agg_iters < 1 || opts.agg_iters > 1024)
     throw UsageError(fmt::format("--agg-iters {} must be within 1-1024", opts.agg_iters));
   for (const auto c : opts.collectives)

@@ -54,6 +54,10 @@ struct CommBenchOptions {
   // -M: measure each rank's buffer bytes and allocator peak
   // (CommBenchResult::memory). Default off.
   bool memory_report = false;
+  // --with-compute gemm:N: each placement of each size is timed again while
+  // a thread of each rank multiplies N x N float32 matrices back to back,
+  // then the products alone for as long (CommWithCompute). 0: off.
+  std::int64_t compute_gemm = 0;
   // Which time a row shows (and its algbw/busbw come from), as nccl-tests'
   // -a: kRank0 the group's first rank's mean, kAverage the mean over its
   // ranks (the default), kMin the fastest rank's, kMax the slowest's.

@@ -1,0 +1,52 @@
+#pragma once
+// Computation beside communication (`dtbench comm --with-compute gemm:N`):
+// a thread of its own that multiplies N x N float32 matrices back to back on
+// the rank's device, each product timed, while the collective runs — what
+// DDP's overlap of the gradient allreduce with the backward pass costs each.
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <c10/core/Device.h>
+
+namespace dtbench::bench {
+
+// One product's start and end on the steady clock (clock_sync.h), us.
+struct GemmSpan {
+  double start_us = 0, end_us = 0;
+};
+
+class ComputeLoad {
+ public:
+  ComputeLoad(std::int64_t n, const c10::Device& device);
+  ~ComputeLoad();
+  ComputeLoad(const ComputeLoad&) = delete;
+  ComputeLoad& operator=(const ComputeLoad&) = delete;
+
+  // Starts the products (a fresh log); stop() ends them after the one in
+  // progress and returns every product's span since start().
+  void start();
+  std::vector<GemmSpan> stop();
+  // Runs the products alone for at least `us` microseconds and at least
+  // `min_products` of them; returns their spans.
+  std::vector<GemmSpan> run_alone(double us, int min_products);
+
+  double flops_per_product() const { return 2.0 * static_cast<double>(n_) * static_cast<double>(n_) * static_cast<double>(n_); }
+
+ private:
+  void loop();
+  std::int64_t n_;
+  c10::Device device_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<GemmSpan> log_;
+};
+
+// The median duration (us) of the products whose midpoint falls within
+// [from_us, to_us]; 0 when none does. `count` (if given) gets how many did.
+double median_product_us(const std::vector<GemmSpan>& spans, double from_us, double to_us, int* count = nullptr);
+
+}  // namespace dtbench::bench
