@@ -30,10 +30,10 @@ void check_device_backend(const std::string& device, const std::string& backend)
 }
 
 std::vector<comm::Collective> parse_collectives(const std::string& text) {
-  if (text == "all") {  // every collective; pingpong (point to point, 2 ranks) only by name
+  if (text == "all") {  // every collective; pingpong (2 ranks) and barrier (no data) only by name
     std::vector<comm::Collective> all;
     for (const auto c : comm::all_collectives())
-      if (c != comm::Collective::kPingpong) all.push_back(c);
+      if (c != comm::Collective::kPingpong && c != comm::Collective::kBarrier) all.push_back(c);
     return all;
   }
   std::vector<comm::Collective> out;

@@ -31,7 +31,8 @@ const Named<Collective> kCollectives[] = {{Collective::kAllreduce, "allreduce"},
                                           {Collective::kSendrecv, "sendrecv"},
                                           {Collective::kGather, "gather"},
                                           {Collective::kScatter, "scatter"},
-                                          {Collective::kPingpong, "pingpong"}};
+                                          {Collective::kPingpong, "pingpong"},
+                                          {Collective::kBarrier, "barrier"}};
 
 template <typename E, std::size_t N>
 std::string name_of(const Named<E> (&table)[N], E v) {

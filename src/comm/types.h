@@ -24,6 +24,9 @@ enum class Collective {
   // 1 sends it back (PARAM's and OSU's latency test). Not in `--collective
   // all`: it needs a 2-rank communicator (--split pairs ranks).
   kPingpong,
+  // Every rank waits until all have arrived (PARAM's barrier): no data; its
+  // check is the order of arrivals and departures. Not in `--collective all`.
+  kBarrier,
 };
 
 std::string to_string(DType t);

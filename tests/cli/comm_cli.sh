@@ -245,6 +245,14 @@ check "pingpong --split div:2 on 4 ranks: a row per pair, exact" $? "$(tail -n 3
 "$DT" comm --nproc 3 --collective pingpong,allreduce -b 1K -e 1K -n 2 -w 0 >pp3.out 2>&1 &&
   grep -q "# skipped pingpong: gloo: pingpong runs between exactly 2 ranks, not 3 (pair the ranks with --split" pp3.out &&
   "$DT" comm --nproc 2 --collective all -b 1K -e 1K -n 1 -w 0 --json all.json >all.out 2>&1 &&
-  [ "$(json all.json "'pingpong' in [r['collective'] for r in j['results']]")" = False ]
-check "pingpong on 3 ranks skipped with the way to pair; --collective all leaves it out" $? "$(grep '^# skipped' pp3.out; tail -n 2 all.out)"
+  [ "$(json all.json "{'pingpong', 'barrier'} & {r['collective'] for r in j['results']}")" = "set()" ]
+check "pingpong on 3 ranks skipped with the way to pair; --collective all leaves it and barrier out" $? "$(grep '^# skipped' pp3.out; tail -n 2 all.out)"
+# barrier (PARAM's): one row of 0 bytes whatever -b/-e say, out of place only;
+# checked by arrival (no rank leaves an iteration before the last arrived:
+# Collectives.BarrierLetsNoRankLeaveEarly proves a fake barrier is caught);
+# rank 2, delayed, is the late one.
+"$DT" comm --nproc 3 --collective barrier -b 1K -e 1M -n 4 -w 1 --inject-delay 2:3000 --json bar.json >bar.out 2>&1 &&
+  [ "$(json bar.json "[(r['collective'], r['size'], r['in_place'], r['out_of_place']['nwrong'], r['out_of_place']['late_rank']) for r in j['results']]")" = \
+    "[('barrier', 0, None, 0, 2)]" ]
+check "barrier on 3 ranks: one row, exact by arrival, rank 2 late" $? "$(tail -n 4 bar.out)"
 finish

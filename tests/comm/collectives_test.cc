@@ -10,6 +10,7 @@
 
 #include "bench/comm/buffers.h"
 #include "bench/comm/collective.h"
+#include "bench/comm/comm_bench.h"
 #include "bench/comm/data.h"
 #include "comm/communicator.h"
 #include "comm/factory.h"
@@ -36,6 +37,9 @@ TEST(Collectives, EveryCombinationIsExact) {
   comm::Communicator& c = *g_comm;
   Outcome outcome;
   for (const auto coll : comm::all_collectives()) {
+    // A barrier moves no data: its check is the order of arrivals (the
+    // BarrierLetsNoRankLeaveEarly test below), not element by element.
+    if (coll == comm::Collective::kBarrier) continue;
     const auto& def = bench::collective_def(coll);
     const auto ops = comm::is_reduction(coll) ? comm::all_ops()
                                               : std::vector<comm::ReduceOp>{comm::ReduceOp::kSum};
@@ -311,6 +315,39 @@ TEST(Collectives, InFlightOperationsEachCheckedOnTheirOwnData) {
   }
   EXPECT_NE(bench::in_flight_seed(7, 1), bench::in_flight_seed(7, 2));
   EXPECT_EQ(bench::in_flight_seed(7, 0), 7u);
+}
+
+// A barrier that lets ranks through before the last one arrived: rank 1
+// sleeps 20 ms before each iteration, so with no barrier rank 0 is gone
+// before it comes. The driver's check (arrivals against departures on the
+// common clock) must count those iterations as wrong; the real one is exact.
+class NoBarrier : public Misrouting {
+ public:
+  using Misrouting::Misrouting;
+  void barrier() override {}
+};
+
+TEST(Collectives, BarrierLetsNoRankLeaveEarly) {
+  comm::Communicator& real = *g_comm;
+  if (real.size() < 2) GTEST_SKIP() << "one rank waits for nobody";
+  bench::CommBenchOptions o;
+  o.collectives = {comm::Collective::kBarrier};
+  o.iters = 4;
+  o.warmup = 1;
+  o.delay_rank = 1;
+  o.delay_us = 20000;
+  o.seed = 1;
+  NoBarrier fake(real);
+  const auto bad = bench::run_comm_bench(real, fake, {}, o, nullptr);
+  ASSERT_EQ(bad.records.size(), 1u);
+  EXPECT_EQ(bad.records[0].bytes, 0u);
+  EXPECT_EQ(bad.records[0].out_of_place.wrong, 4) << "every iteration let rank 0 out early";
+  const auto good = bench::run_comm_bench(real, real, {}, o, nullptr);
+  ASSERT_EQ(good.records.size(), 1u);
+  EXPECT_EQ(good.records[0].out_of_place.wrong, 0);
+  EXPECT_FALSE(good.records[0].in_place.ran);
+  // Rank 1 arrives last: the others waited for it.
+  EXPECT_EQ(good.records[0].out_of_place.late_rank, 1);
 }
 
 TEST(Collectives, ReduceLeavesOtherRanksOutputsAlone) {

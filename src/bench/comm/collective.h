@@ -73,6 +73,7 @@ const CollectiveDef& sendrecv_def();
 const CollectiveDef& gather_def();
 const CollectiveDef& scatter_def();
 const CollectiveDef& pingpong_def();
+const CollectiveDef& barrier_def();
 
 // The row for `c`.
 const CollectiveDef& collective_def(comm::Collective c);

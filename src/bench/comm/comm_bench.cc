@@ -208,6 +208,7 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
     t.algbw_gbs = t.time_us > 0 ? static_cast<double>(group_bytes[g]) / t.time_us / 1e3 : 0;
     t.busbw_gbs = t.algbw_gbs * def.bus_factor(static_cast<int>(members.size()));
     t.wrong = static_cast<std::int64_t>(wrong);
+    if (def.kind == comm::Collective::kBarrier) t.wrong += barrier_violations(ranks, clock.error_us);
     if (!copy_gbs.empty()) {
       std::sort(copy_gbs.begin(), copy_gbs.end());
       t.ceiling_gbs = copy_gbs[copy_gbs.size() / 2];
@@ -385,7 +386,7 @@ CommBenchResult run_comm_bench(
       const bool in_place = opts.in_place && def.in_place != InPlace::kNone;
       if (opts.out_of_place && !oop_why.empty())
         add_note(result.notes, fmt::format("out-of-place {} n/a: {}", comm::to_string(c), oop_why));
-      if (opts.in_place && def.in_place == InPlace::kNone)
+      if (opts.in_place && def.in_place == InPlace::kNone && c != comm::Collective::kBarrier)
         add_note(result.notes, fmt::format("in-place {} n/a: dtbench has no in-place form of it", comm::to_string(c)));
       add_note(result.notes, group.composite_reason(c).empty() ? ""
                                  : fmt::format("{}: {}; its busbw factor assumes a native one",
@@ -404,10 +405,11 @@ CommBenchResult run_comm_bench(
       if (!out_of_place && !in_place) continue;
 
       // Buffers for the largest size, shared by every size.
-      const CollArgs largest = args_for(group, opts, def, dev, sizes.back(), result.seed);
+      const CollArgs largest =
+          args_for(group, opts, def, dev, c == comm::Collective::kBarrier ? 0 : sizes.back(), result.seed);
       std::optional<Arena> oop_arena, ip_arena;
       // Two byte buffers for the copy ceiling, sized for the largest message.
-      const auto largest_bytes = static_cast<std::int64_t>(sizes.back());
+      const auto largest_bytes = static_cast<std::int64_t>(c == comm::Collective::kBarrier ? 0 : sizes.back());
       const auto byte_options = at::TensorOptions().dtype(at::kByte).device(dev);
       const at::Tensor copy_src = at::ones({std::max<std::int64_t>(largest_bytes, 1)}, byte_options);
       at::Tensor copy_dst = at::zeros({std::max<std::int64_t>(largest_bytes, 1)}, byte_options);
@@ -419,7 +421,10 @@ CommBenchResult run_comm_bench(
           for (const auto* t : {&a->in, &a->out})
             if (t->defined()) mine += t->numel() * static_cast<std::int64_t>(t->element_size());
       buffers_bytes = std::max(buffers_bytes, mine);
-      for (const auto bytes_requested : sizes) {
+      // A barrier has no message: one row, of 0 bytes.
+      const std::vector<std::uint64_t> row_sizes =
+          c == comm::Collective::kBarrier ? std::vector<std::uint64_t>{0} : sizes;
+      for (const auto bytes_requested : row_sizes) {
         const CollArgs args = args_for(group, opts, def, dev, bytes_requested, result.seed);
         // Each group's message (groups of different sizes split differently).
         std::vector<std::uint64_t> group_bytes;
@@ -455,7 +460,7 @@ CommBenchResult run_comm_bench(
           rec.collective = comm::to_string(c);
           rec.bytes = group_bytes[g];
           rec.count = static_cast<std::uint64_t>(def.splits ? count / nranks : count);
-          rec.dtype = comm::to_string(opts.dtype);
+          rec.dtype = c == comm::Collective::kBarrier ? "none" : comm::to_string(opts.dtype);
           rec.op = comm::is_reduction(c) ? comm::to_string(opts.op) : "none";
           rec.root = (c == comm::Collective::kBroadcast || c == comm::Collective::kReduce ||
                       c == comm::Collective::kGather || c == comm::Collective::kScatter)

@@ -102,4 +102,20 @@ IterationAnalysis analyse_iterations(const std::vector<RankIterations>& ranks, c
   return a;
 }
 
+std::int64_t barrier_violations(const std::vector<RankIterations>& ranks, double clock_error_us) {
+  std::size_t iters = 0;
+  for (const auto& r : ranks) iters = std::max(iters, std::min(r.start_us.size(), r.time_us.size()));
+  std::int64_t bad = 0;
+  for (std::size_t i = 0; i < iters; ++i) {
+    double last_in = -1e300, first_out = 1e300;
+    for (const auto& r : ranks) {
+      if (i >= r.start_us.size() || i >= r.time_us.size()) continue;
+      last_in = std::max(last_in, r.start_us[i]);
+      first_out = std::min(first_out, r.start_us[i] + r.time_us[i]);
+    }
+    if (first_out < last_in - 2 * clock_error_us) ++bad;
+  }
+  return bad;
+}
+
 }  // namespace dtbench::bench

@@ -38,6 +38,11 @@ struct RankIterations {
   std::vector<double> time_us;   // each timed iteration's time
 };
 
+// A barrier's check: the timed iterations in which some rank left before
+// another had arrived (its end earlier than the other's start on the common
+// clock, by more than twice the clock's error bound). 0 for a real barrier.
+std::int64_t barrier_violations(const std::vector<RankIterations>& ranks, double clock_error_us);
+
 struct IterationAnalysis {
   std::vector<double> percentile_us;  // at `qs`, over all ranks' iterations
   std::vector<double> lateness_us;    // per rank

@@ -26,6 +26,8 @@ const CollectiveDef& collective_def(comm::Collective c) {
       return scatter_def();
     case comm::Collective::kPingpong:
       return pingpong_def();
+    case comm::Collective::kBarrier:
+      return barrier_def();
   }
   DTBENCH_CHECK(false, "unknown collective");
 }

@@ -162,6 +162,7 @@ class C10dCommunicator : public Communicator {
                        to_string(c));
   }
   std::string unsupported_reason(Collective c, DType dtype, ReduceOp op) const override {
+    if (c == Collective::kBarrier) return "";  // no data: every dtype and op
     if (c == Collective::kSendrecv && s_.size < 2) return s_.name + ": sendrecv needs at least 2 ranks";
     if (c == Collective::kPingpong && s_.size != 2) return pingpong_ranks_reason(s_.name, s_.size);
     return s_.unsupported ? s_.unsupported(c, dtype, op) : "";

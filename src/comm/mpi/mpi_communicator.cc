@@ -140,6 +140,7 @@ class MpiCommunicator : public Communicator {
   std::chrono::milliseconds timeout() const override { return timeout_; }
 
   std::string unsupported_reason(Collective c, DType, ReduceOp op) const override {
+    if (c == Collective::kBarrier) return "";  // no data: every dtype and op
     if (is_reduction(c) && op == ReduceOp::kAvg) return "mpi: MPI has no avg reduction (use sum)";
     if (c == Collective::kSendrecv && size_ < 2) return "mpi: sendrecv needs at least 2 ranks";
     if (c == Collective::kPingpong && size_ != 2) return pingpong_ranks_reason("mpi", size_);
