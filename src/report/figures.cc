@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/units.h"
 #include "report/gantt_chart.h"
 #include "report/json_io.h"
 #include "report/project_figures.h"
@@ -204,6 +205,76 @@ void add_model_figures(std::vector<Figure>& figs, const std::vector<ReportSource
   }
 }
 
+// The rows of `coll` in `s`, one placement: out of place where measured,
+// else in place (as the busbw chart picks), ascending in size.
+std::vector<const CommRow*> placement_rows(const ReportSource& s, const std::string& coll) {
+  for (const char* placement : {"out_of_place", "in_place"}) {
+    std::vector<const CommRow*> rows;
+    for (const auto& r : s.comm)
+      if (r.collective == coll && r.placement == placement) rows.push_back(&r);
+    if (!rows.empty()) return rows;
+  }
+  return {};
+}
+
+// Per collective: the latency distribution over sizes (mean and each
+// percentile) and, per source with 2 or more ranks, a rank x size heat map
+// of when each rank arrived after the median rank.
+void add_comm_rank_figures(std::vector<Figure>& figs, const std::vector<ReportSource>& sources,
+                           const std::string& coll, std::size_t comm_sources) {
+  LineChart lat{fmt::format("{}: time per iteration vs message size", coll), "message size",
+                "time (us), over every rank's every iteration", true, true, {}};
+  std::size_t index = 0;
+  for (const auto& s : sources) {
+    if (s.comm.empty()) continue;
+    ++index;
+    const auto rows = placement_rows(s, coll);
+    if (rows.empty()) continue;
+    const std::string who = comm_sources > 1 ? fmt::format(" [{}]", file_basename(s.path)) : "";
+    // The row's time is the ranks' mean unless -a chose another.
+    const std::string stat = rows.front()->time_stat == "mean" ? "mean" : "time (" + rows.front()->time_stat + ")";
+    LineSeries mean{stat + who, {}, {}, {}};
+    std::vector<LineSeries> pct;
+    for (const auto* r : rows) {
+      mean.x.push_back(static_cast<double>(r->bytes));
+      mean.y.push_back(r->time_us);
+      for (const auto& [name, v] : r->percentiles_us) {
+        auto it = std::find_if(pct.begin(), pct.end(), [&](const LineSeries& p) { return p.name == name + who; });
+        if (it == pct.end()) {
+          pct.push_back({name + who, {}, {}, {}});
+          it = pct.end() - 1;
+        }
+        it->x.push_back(static_cast<double>(r->bytes));
+        it->y.push_back(v);
+      }
+    }
+    lat.series.push_back(std::move(mean));
+    for (auto& p : pct) lat.series.push_back(std::move(p));
+    const std::size_t ranks = rows.front()->lateness_us.size();
+    bool all = ranks >= 2;
+    for (const auto* r : rows) all = all && r->lateness_us.size() == ranks;
+    if (!all) continue;
+    HeatMap h{fmt::format("{}: when each rank arrived{}", coll, who), "message size", "rank",
+              "us after the median rank", "us", {}, {}, {}};
+    for (const auto* r : rows) h.columns.push_back(format_bytes(r->bytes));
+    for (std::size_t k = 0; k < ranks; ++k) {
+      h.rows.push_back(fmt::format("rank {}", k));
+      h.values.emplace_back();
+      for (const auto* r : rows) h.values.back().push_back(r->lateness_us[k]);
+    }
+    figs.push_back(chart_figure(fmt::format("arrival-{}{}", slug(coll), comm_sources > 1 ? fmt::format("-{}", index) : ""),
+                                "Per rank and message size, the median over iterations of when the rank started an "
+                                "iteration after the median rank did, on the job's common clock: a late rank is a "
+                                "dark row (its own time is the shortest: the others waited for it).",
+                                render_svg(h)));
+  }
+  if (!lat.series.empty())
+    figs.push_back(chart_figure("latency-" + slug(coll),
+                                "Mean and percentiles of every rank's every timed iteration, per message size: a "
+                                "p99 far above the p50 is jitter or spikes, not bandwidth.",
+                                render_svg(lat)));
+}
+
 void add_comm_figures(std::vector<Figure>& figs, const std::vector<ReportSource>& sources) {
   std::vector<std::string> collectives;
   for (const auto& s : sources)
@@ -237,6 +308,7 @@ void add_comm_figures(std::vector<Figure>& figs, const std::vector<ReportSource>
                     "Bus bandwidth (nccl-tests definition) per backend: out of place, or in place (so named) "
                     "where the backend has no out-of-place form or only that was run.",
                     render_svg(c)));
+    add_comm_rank_figures(figs, sources, coll, comm_sources);
   }
 }
 

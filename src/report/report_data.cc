@@ -73,6 +73,11 @@ void load_comm(ReportSource& src, const Json& doc, int version) {
       row.algbw_gbs = json_field<double>(t, names.algbw, at);
       row.busbw_gbs = json_field<double>(t, names.busbw, at);
       row.cpu_util = json_value_or<double>(t, "cpu_util", -1.0, at);
+      row.lateness_us = json_value_or<std::vector<double>>(t, "lateness_us", {}, at);
+      const auto pct = json_value_or<Json>(t, "percentiles_us", Json::object(), at);
+      if (pct.is_object())
+        for (const auto& [name, v] : pct.items())
+          if (v.is_number()) row.percentiles_us.emplace_back(name, v.get<double>());
       src.comm.push_back(row);
     }
   }

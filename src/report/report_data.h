@@ -21,6 +21,11 @@ struct CommRow {
   std::string time_stat = "mean";  // what time_us is over the ranks (comm -a): mean, rank0, min, max
   double mean_us = 0;              // the ranks' mean time whatever -a chose (the projection's)
   double cpu_util = -1;  // cores busy per rank while it ran; -1: not in the report
+  // Per rank: its start after the median rank's (us); empty in reports
+  // before per-iteration samples.
+  std::vector<double> lateness_us{};
+  // The row's percentiles of every iteration ("p50", us), as written.
+  std::vector<std::pair<std::string, double>> percentiles_us{};
 };
 
 // One row of a `dtbench project` report.

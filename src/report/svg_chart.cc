@@ -253,4 +253,55 @@ std::string render_svg(const BarChart& c) {
   return s;
 }
 
+std::string render_svg(const HeatMap& h) {
+  std::string s = open_svg(h.title, h.x_label, h.y_label);
+  const std::size_t nr = h.rows.size(), nc = h.columns.size();
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const auto& row : h.values)
+    for (double v : row) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  if (nr == 0 || nc == 0 || !(hi >= lo)) return s + empty_note() + "</svg>\n";
+  const double cw = kPlotW / static_cast<double>(nc), ch = kPlotH / static_cast<double>(nr);
+  // White (lo) to #b2182b (hi).
+  auto fill = [&](double v) {
+    const double t = hi > lo ? (v - lo) / (hi - lo) : 0.5;
+    const auto mix = [&](int a, int b) { return static_cast<int>(std::lround(a + (b - a) * t)); };
+    return fmt::format("#{:02x}{:02x}{:02x}", mix(255, 178), mix(255, 24), mix(255, 43));
+  };
+  s += "<g class=\"plot\">\n";
+  for (std::size_t r = 0; r < nr; ++r)
+    for (std::size_t c = 0; c < nc; ++c) {
+      const double v = r < h.values.size() && c < h.values[r].size() ? h.values[r][c] : 0;
+      s += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\">"
+          "<title>{}, {}: {} {}</title></rect>",
+          kLeft + cw * static_cast<double>(c), kTop + ch * static_cast<double>(r), cw, ch, fill(v),
+          html_escape(h.rows[r]), html_escape(h.columns[c]), number(v), html_escape(h.value_label));
+    }
+  s += "\n</g>\n";
+  // Row labels at the left; column labels below, every k-th where they would
+  // crowd (about 48 px apart at least).
+  for (std::size_t r = 0; r < nr; ++r)
+    s += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", kLeft - 6,
+                     kTop + ch * (static_cast<double>(r) + 0.5) + 4, html_escape(h.rows[r]));
+  const std::size_t every = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(48.0 / cw)));
+  for (std::size_t c = 0; c < nc; c += every)
+    s += fmt::format("<text class=\"tick xtick\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                     kLeft + cw * (static_cast<double>(c) + 0.5), kTop + kPlotH + 18, html_escape(h.columns[c]));
+  // The colour bar, beside the plot.
+  const double bx = kLeft + kPlotW + 16, bw = 14;
+  s += "<g class=\"legend\">\n";
+  for (int i = 0; i < 20; ++i) {
+    const double v = hi - (hi - lo) * i / 19.0;
+    s += fmt::format("<rect x=\"{}\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\" fill=\"{}\"/>", bx,
+                     kTop + kPlotH * i / 20.0, bw, kPlotH / 20.0 + 0.5, fill(v));
+  }
+  s += fmt::format("<text x=\"{}\" y=\"{}\">{} {}</text><text x=\"{}\" y=\"{}\">{} {}</text>\n</g>\n", bx + bw + 6,
+                   kTop + 10, number(hi), html_escape(h.unit), bx + bw + 6, kTop + kPlotH, number(lo),
+                   html_escape(h.unit));
+  return s + "</svg>\n";
+}
+
 }  // namespace dtbench::report

@@ -33,6 +33,18 @@ struct BarChart {
   bool stacked = false;
 };
 
+// A grid of cells, one per (row, column), coloured from white (the smallest
+// value) to dark red (the largest), each cell's value on hover; a colour bar
+// names both ends. For rank x message size: which rank, at which sizes.
+struct HeatMap {
+  std::string title, x_label, y_label;
+  std::string value_label;  // after a value on hover ("us after the median rank")
+  std::string unit;         // after the colour bar's two ends ("us")
+  std::vector<std::string> columns;         // left to right
+  std::vector<std::string> rows;            // top to bottom
+  std::vector<std::vector<double>> values;  // [row][column]
+};
+
 // Escapes &, <, >, " and ' for HTML/SVG text and attributes.
 std::string html_escape(const std::string& s);
 
@@ -44,5 +56,6 @@ std::vector<double> nice_ticks(double lo, double hi, int target = 6);
 // <g class="plot">; a chart without data says so in its body.
 std::string render_svg(const LineChart& chart);
 std::string render_svg(const BarChart& chart);
+std::string render_svg(const HeatMap& chart);
 
 }  // namespace dtbench::report

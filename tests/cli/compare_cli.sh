@@ -89,7 +89,7 @@ html = open("report.html").read()
 for fig in ("throughput-mlp", "efficiency-mlp", "percentiles-mlp", "phases-mlp", "memory-mlp", "buckets-mlp",
             "busbw-allreduce"):
     assert f'<figure id="{fig}"' in html, fig
-assert html.count('<svg class="chart"') == 7
+assert html.count('<svg class="chart"') == 9
 rows = list(csv.DictReader(open("report.csv")))
 kinds = {r["kind"] for r in rows}
 assert kinds == {"compare", "comm"}, kinds

@@ -48,7 +48,7 @@ charts = int(re.search(r'data-charts="(\d+)"', body).group(1))
 empty = int(re.search(r'data-empty-charts="(\d+)"', body).group(1))
 # mlp: throughput, efficiency, percentiles, phases, time vs memory, bucket
 # sweep; comm: 2 collectives; trace: overlap per strategy and bucket, one Gantt chart
-assert charts == 10, charts
+assert charts == 14, charts
 assert empty == 0, f"{empty} empty chart(s)"
 over = int(re.search(r'data-overlapping-ticks="(\d+)"', body).group(1))
 assert over == 0, f"{over} pair(s) of x-axis labels drawn over each other"
@@ -63,7 +63,8 @@ assert "Left out: mlp: scaling efficiency vs ranks" in wide and 'id="efficiency-
 assert '<figure id="efficiency-mlp"' not in wide
 assert "scaling efficiency is unknown" in wide
 sizes = re.findall(r'<svg class="chart"[^>]*data-plot-width="([\d.]+)" data-plot-height="([\d.]+)" data-marks="(\d+)"', dom)
-assert len(sizes) == 10, sizes
+assert len(sizes) == 14, sizes
+assert 'id="arrival-allreduce"' in dom and 'id="latency-broadcast"' in dom, "no arrival heat map or latency chart"
 assert 'id="gantt-' in dom, "no Gantt figure"
 assert 'id="memory-mlp"' in dom, "no time-vs-memory figure"
 assert 'id="overlap"' in dom, "no overlap figure"

@@ -105,9 +105,11 @@ TEST(Html, PageHasEveryChartAndTheEnvironment) {
   report::write_html(out, {s, comm}, "My <run>");
   const auto html = out.str();
   for (const char* id : {"throughput-mlp", "efficiency-mlp", "percentiles-mlp", "phases-mlp",
-                         "buckets-mlp", "busbw-allreduce"})
+                         "buckets-mlp", "busbw-allreduce", "latency-allreduce"})
     EXPECT_NE(html.find(std::string("<figure id=\"") + id + "\""), std::string::npos) << id;
-  EXPECT_EQ(count(html, "<svg class=\"chart\""), 6u);
+  // No per-rank arrival in these rows: no heat map.
+  EXPECT_EQ(html.find("<figure id=\"arrival-allreduce\""), std::string::npos);
+  EXPECT_EQ(count(html, "<svg class=\"chart\""), 7u);
   EXPECT_NE(html.find("My &lt;run&gt;"), std::string::npos);
   EXPECT_NE(html.find("node&lt;1&gt;"), std::string::npos) << "env table, escaped";
   // The only URL is the SVG namespace (a name, never fetched).
@@ -118,6 +120,34 @@ TEST(Html, PageHasEveryChartAndTheEnvironment) {
   EXPECT_EQ(rest.find("https://"), std::string::npos) << "an external URL";
   EXPECT_EQ(html.find("<script src"), std::string::npos) << "no external resources";
   EXPECT_EQ(html.find("<link"), std::string::npos);
+}
+
+TEST(Html, RankArrivalHeatMapAndLatencyDistribution) {
+  report::ReportSource comm;
+  comm.path = "c.json";
+  comm.kind = "comm";
+  for (std::uint64_t b : {1024u, 4096u, 16384u}) {
+    report::CommRow r{"allreduce", "gloo", "in_place", 3, b, 10, 0.1, 0.1};
+    r.lateness_us = {0, 0, 3000.0 + b};  // rank 2 late
+    r.percentiles_us = {{"p50", 9}, {"p99", 30}};
+    comm.comm.push_back(r);
+  }
+  std::ostringstream out;
+  report::write_html(out, {comm}, "t");
+  const auto html = out.str();
+  const auto at = html.find("<figure id=\"arrival-allreduce\"");
+  ASSERT_NE(at, std::string::npos);
+  const auto end = html.find("</figure>", at);
+  const auto fig = html.substr(at, end - at);
+  // 3 ranks x 3 sizes, each cell's value on hover; rank 2's darkest at 16 KiB.
+  EXPECT_EQ(count(fig, "<title>rank "), 9u);
+  EXPECT_NE(fig.find("<title>rank 2, 16 KiB: 19384 us after the median rank</title>"), std::string::npos) << fig;
+  EXPECT_NE(fig.find("fill=\"#b2182b\"><title>rank 2, 16 KiB"), std::string::npos) << "the largest is the darkest";
+  EXPECT_NE(fig.find("fill=\"#ffffff\"><title>rank 0, 1 KiB"), std::string::npos) << "the smallest is white";
+  const auto lat = html.find("<figure id=\"latency-allreduce\"");
+  ASSERT_NE(lat, std::string::npos);
+  const auto lfig = html.substr(lat, html.find("</figure>", lat) - lat);
+  for (const char* name : {">mean<", ">p50<", ">p99<"}) EXPECT_NE(lfig.find(name), std::string::npos) << name;
 }
 
 // Time against memory (issue 33): a chart per model where runs recorded
