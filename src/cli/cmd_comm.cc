@@ -107,6 +107,7 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
   o.run_cycles = f.run_cycles;
   o.agg_iters = f.agg_iters;
   o.memory_report = f.memory;
+  o.vsplit = bench::parse_vsplit(f.split_sizes);
   if (!f.with_compute.empty()) {
     const std::string prefix = "gemm:";
     std::int64_t n = 0;
@@ -213,6 +214,10 @@ Action register_comm(CLI::App& app) {
   cmd->add_option("--with-compute", f->with_compute,
                   "gemm:N: time each row again while a thread of each rank multiplies N x N matrices, then "
                   "the products alone: what running beside computation costs each");
+  cmd->add_option("--split-sizes", f->split_sizes,
+                  "alltoallv's parts: uniform, skewed (rank i sends rank j in proportion to 1 + (i+j) mod n), "
+                  "random or random:SEED (weights 1-8)")
+      ->capture_default_str();
   cmd->add_flag("-M,--memory", f->memory,
                 "Report each rank's buffer bytes and its allocator's peak (footer and JSON \"memory\")");
   cmd->add_option("-N,--run-cycles", f->run_cycles, "Passes over the whole sweep (to see drift)")

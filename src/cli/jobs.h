@@ -57,6 +57,7 @@ struct CommFlags {
   int agg_iters = 1;          // nccl-tests' -m: operations per timed iteration
   bool memory = false;        // -M: buffer bytes and allocator peak per rank
   std::string with_compute;   // "gemm:N": a GEMM thread beside the collective, "" = none
+  std::string split_sizes = "uniform";  // alltoallv's parts
   std::string inject_delay;  // "RANK:MICROSECONDS", "" = none
   std::string split;         // "mod:N", "div:N", "and:MASK", "" = none
   std::string csv_path;      // --csv: the table as CSV, "" = none

@@ -13,6 +13,12 @@ std::string Communicator::composite_reason(Collective) const { return ""; }
 std::string Communicator::out_of_place_reason(Collective) const { return ""; }
 std::string Communicator::staging_note(Collective, bool) const { return ""; }
 
+WorkPtr Communicator::alltoallv(const at::Tensor&, at::Tensor&, const std::vector<std::int64_t>&,
+                                const std::vector<std::int64_t>&) {
+  const std::string why = unsupported_reason(Collective::kAlltoallv, DType::kFloat32, ReduceOp::kSum);
+  throw UnsupportedError(why.empty() ? backend() + ": alltoallv is not implemented" : why);
+}
+
 bool Communicator::has_own_reduce_scatter() const {
   return unsupported_reason(Collective::kReduceScatter, DType::kFloat32, ReduceOp::kSum).empty() &&
          composite_reason(Collective::kReduceScatter).empty();

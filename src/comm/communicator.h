@@ -17,10 +17,12 @@
 // Tensors are contiguous and of the same dtype. Calls return a Work handle;
 // every rank must issue the same collectives in the same order.
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 #include <c10/util/intrusive_ptr.h>
@@ -103,6 +105,11 @@ class Communicator {
   virtual WorkPtr allgather(const at::Tensor& in, at::Tensor& out) = 0;
   virtual WorkPtr reduce_scatter(const at::Tensor& in, at::Tensor& out, ReduceOp op) = 0;
   virtual WorkPtr alltoall(const at::Tensor& in, at::Tensor& out) = 0;
+  // alltoall with uneven parts: in_splits[j] elements of `in` (in order) go
+  // to rank j, out_splits[i] elements from rank i land in `out` (in order).
+  // This default throws UnsupportedError (unsupported_reason says why).
+  virtual WorkPtr alltoallv(const at::Tensor& in, at::Tensor& out, const std::vector<std::int64_t>& in_splits,
+                            const std::vector<std::int64_t>& out_splits);
   virtual WorkPtr send(const at::Tensor& t, int dst, int tag) = 0;
   virtual WorkPtr recv(at::Tensor& t, int src, int tag) = 0;
   virtual WorkPtr sendrecv(const at::Tensor& in, at::Tensor& out, int dst, int src) = 0;

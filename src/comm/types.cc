@@ -32,7 +32,8 @@ const Named<Collective> kCollectives[] = {{Collective::kAllreduce, "allreduce"},
                                           {Collective::kGather, "gather"},
                                           {Collective::kScatter, "scatter"},
                                           {Collective::kPingpong, "pingpong"},
-                                          {Collective::kBarrier, "barrier"}};
+                                          {Collective::kBarrier, "barrier"},
+                                          {Collective::kAlltoallv, "alltoallv"}};
 
 template <typename E, std::size_t N>
 std::string name_of(const Named<E> (&table)[N], E v) {

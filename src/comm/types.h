@@ -27,6 +27,9 @@ enum class Collective {
   // Every rank waits until all have arrived (PARAM's barrier): no data; its
   // check is the order of arrivals and departures. Not in `--collective all`.
   kBarrier,
+  // alltoall with uneven parts (PARAM's all_to_allv, MoE's token exchange):
+  // rank i sends in_splits[j] elements to rank j (--split-sizes).
+  kAlltoallv,
 };
 
 std::string to_string(DType t);

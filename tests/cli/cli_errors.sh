@@ -119,6 +119,7 @@ expect_usage_error comm -n 1 -b 8 -e 8 --csv /nonexistent-dir/r.csv
 expect_usage_error -m "give gemm:N" comm -n 1 -b 8 -e 8 --with-compute fft:64
 expect_usage_error -m "give gemm:N" comm -n 1 -b 8 -e 8 --with-compute gemm:64x
 expect_usage_error -m "N must be within 8-16384" comm -n 1 -b 8 -e 8 --with-compute gemm:4
+expect_usage_error -m "--split-sizes 'even' must be uniform, skewed, random" comm -n 1 -b 8 -e 8 --split-sizes even
 expect_usage_error -m "--agg-iters 0 must be within 1-1024" comm -n 1 -b 8 -e 8 -m 0
 expect_usage_error -m "pingpong times one round trip at a time" comm --nproc 2 -b 8 -e 8 --collective pingpong -m 2
 expect_usage_error comm -n 1 -b 8 -e 8 --json /tmp

@@ -255,4 +255,13 @@ check "pingpong on 3 ranks skipped with the way to pair; --collective all leaves
   [ "$(json bar.json "[(r['collective'], r['size'], r['in_place'], r['out_of_place']['nwrong'], r['out_of_place']['late_rank']) for r in j['results']]")" = \
     "[('barrier', 0, None, 0, 2)]" ]
 check "barrier on 3 ranks: one row, exact by arrival, rank 2 late" $? "$(tail -n 4 bar.out)"
+# alltoallv (PARAM's all_to_allv): uneven parts, skewed on 3 ranks (rank i
+# sends rank j in proportion to 1 + (i+j) mod 3), every part exact; the
+# size is what each rank sends.
+"$DT" comm --nproc 3 --collective alltoallv --split-sizes skewed -b 1K -e 64K -f 64 -n 3 -w 1 --json av.json >av.out 2>&1 &&
+  [ "$(json av.json "[(r['collective'], r['size'], r['out_of_place']['nwrong']) for r in j['results']]")" = \
+    "[('alltoallv', 1024, 0), ('alltoallv', 65536, 0)]" ] &&
+  [ "$(json av.json "j['config']['split_sizes']")" = skewed ] &&
+  grep -q "# note: alltoallv: parts skewed (--split-sizes)" av.out
+check "alltoallv --split-sizes skewed on 3 ranks: exact, the parts named" $? "$(tail -n 4 av.out)"
 finish

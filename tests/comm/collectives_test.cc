@@ -40,6 +40,9 @@ TEST(Collectives, EveryCombinationIsExact) {
     // A barrier moves no data: its check is the order of arrivals (the
     // BarrierLetsNoRankLeaveEarly test below), not element by element.
     if (coll == comm::Collective::kBarrier) continue;
+    // alltoallv has its own test (AlltoallvUnevenPartsExact): every split
+    // kind rather than every dtype.
+    if (coll == comm::Collective::kAlltoallv) continue;
     const auto& def = bench::collective_def(coll);
     const auto ops = comm::is_reduction(coll) ? comm::all_ops()
                                               : std::vector<comm::ReduceOp>{comm::ReduceOp::kSum};
@@ -216,6 +219,13 @@ class Misrouting : public comm::Communicator {
     return c_.scatter(rotated, out, root);
   }
   void barrier() override { c_.barrier(); }
+  comm::WorkPtr alltoallv(const at::Tensor& in, at::Tensor& out, const std::vector<std::int64_t>& ins,
+                          const std::vector<std::int64_t>& outs) override {
+    return c_.alltoallv(in, out, ins, outs);
+  }
+
+ protected:
+  comm::Communicator& real() const { return c_; }
 
  private:
   void swap_chunks(at::Tensor& out) const {
@@ -348,6 +358,45 @@ TEST(Collectives, BarrierLetsNoRankLeaveEarly) {
   EXPECT_FALSE(good.records[0].in_place.ran);
   // Rank 1 arrives last: the others waited for it.
   EXPECT_EQ(good.records[0].out_of_place.late_rank, 1);
+}
+
+// alltoallv with every kind of parts, uneven counts included: exact; a
+// backend that puts the received parts in the wrong order (rank order
+// rotated by one) is caught.
+class RotatedParts : public Misrouting {
+ public:
+  using Misrouting::Misrouting;
+  comm::WorkPtr alltoallv(const at::Tensor& in, at::Tensor& out, const std::vector<std::int64_t>& ins,
+                          const std::vector<std::int64_t>& outs) override {
+    real().alltoallv(in, out, ins, outs)->wait(timeout());
+    if (!outs.empty() && outs[0] > 0 && outs[0] < out.numel()) out.copy_(at::roll(out, -outs[0]));
+    return std::make_unique<comm::CompletedWork>();
+  }
+};
+
+TEST(Collectives, AlltoallvUnevenPartsExact) {
+  comm::Communicator& real = *g_comm;
+  const auto& def = bench::collective_def(comm::Collective::kAlltoallv);
+  for (const char* kind : {"uniform", "skewed", "random:5"}) {
+    for (const std::int64_t count : {std::int64_t{1}, std::int64_t{7} * real.size() + 3, std::int64_t{4096}}) {
+      bench::CollArgs a;
+      a.comm = &real;
+      a.rank = real.rank();
+      a.nranks = real.size();
+      a.count = count;
+      a.seed = 11;
+      a.vsplit = bench::parse_vsplit(kind);
+      EXPECT_EQ(bench::run_and_count_wrong(def, a, false), 0) << kind << " count " << count;
+      EXPECT_EQ(bench::run_and_count_wrong(def, a, false, 2), 0) << kind << " count " << count << ", 2 in flight";
+      if (real.size() < 2 || count < 1000) continue;
+      RotatedParts bad(real);
+      a.comm = &bad;
+      std::int64_t mine = bench::run_and_count_wrong(def, a, false);
+      at::Tensor wrong = at::full({1}, mine, at::kLong);
+      real.allreduce(wrong, wrong, comm::ReduceOp::kSum)->wait(real.timeout());
+      EXPECT_GT(wrong.item<std::int64_t>(), count / 2) << kind;
+    }
+  }
 }
 
 TEST(Collectives, ReduceLeavesOtherRanksOutputsAlone) {

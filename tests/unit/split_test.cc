@@ -1,5 +1,6 @@
 // --split: nccl-tests' NCCL_TESTS_SPLIT forms and the groups they make.
 #include "bench/comm/split.h"
+#include "bench/comm/vsplit.h"
 
 #include <gtest/gtest.h>
 
@@ -32,6 +33,44 @@ TEST(Split, BadFormsAreRefusedNamingTheFlag) {
       EXPECT_NE(std::string(e.what()).find("--split '"), std::string::npos) << e.what();
     }
   }
+}
+
+// --split-sizes: alltoallv's parts. Every row sums to the count; skewed
+// pairs move in proportion to 1 + (i + j) mod n; random repeats with its seed.
+TEST(VSplit, RowsSumToTheCountInEveryKind) {
+  for (const char* text : {"uniform", "skewed", "random", "random:9"})
+    for (int n : {1, 2, 3, 8})
+      for (std::int64_t count : {0, 1, 5, 1000, 1 << 20}) {
+        const auto m = vsplit_matrix(parse_vsplit(text), n, count, 42);
+        ASSERT_EQ(m.size(), static_cast<std::size_t>(n));
+        for (const auto& row : m) {
+          std::int64_t sum = 0;
+          for (auto x : row) {
+            EXPECT_GE(x, 0);
+            sum += x;
+          }
+          EXPECT_EQ(sum, count) << text << " n=" << n;
+        }
+      }
+}
+
+TEST(VSplit, SkewedAndRandomParts) {
+  const auto u = vsplit_matrix(parse_vsplit("uniform"), 4, 4000, 1);
+  EXPECT_EQ(u[1], (std::vector<std::int64_t>{1000, 1000, 1000, 1000}));
+  // 4 ranks, rank 0: weights 1, 2, 3, 4 of 10.
+  const auto s = vsplit_matrix(parse_vsplit("skewed"), 4, 4000, 1);
+  EXPECT_EQ(s[0], (std::vector<std::int64_t>{400, 800, 1200, 1600}));
+  EXPECT_EQ(s[3], (std::vector<std::int64_t>{1600, 400, 800, 1200}));
+  // random: the given seed, or the run's; the same call, the same parts.
+  EXPECT_EQ(vsplit_matrix(parse_vsplit("random:9"), 4, 4000, 1), vsplit_matrix(parse_vsplit("random:9"), 4, 4000, 2));
+  EXPECT_EQ(vsplit_matrix(parse_vsplit("random"), 4, 4000, 3), vsplit_matrix(parse_vsplit("random"), 4, 4000, 3));
+  EXPECT_NE(vsplit_matrix(parse_vsplit("random"), 4, 4000, 3), vsplit_matrix(parse_vsplit("random"), 4, 4000, 4));
+  EXPECT_NE(vsplit_matrix(parse_vsplit("random"), 4, 4000, 3), u);
+}
+
+TEST(VSplit, BadSpecsAreRefused) {
+  for (const char* bad : {"", "even", "random:", "random:x", "skewed:2", "random:-1"})
+    EXPECT_THROW(parse_vsplit(bad), UsageError) << bad;
 }
 
 }  // namespace

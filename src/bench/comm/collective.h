@@ -10,6 +10,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include "bench/comm/vsplit.h"
 #include "comm/communicator.h"
 
 namespace dtbench::bench {
@@ -25,6 +26,7 @@ struct CollArgs {
   c10::Device device{c10::DeviceType::CPU};  // where buffers and data live
   std::uint64_t seed = 0;  // test data of this run and size (data.h)
   bool in_place = false;   // the placement being run (what `expected` may assume)
+  VSplit vsplit;           // alltoallv's parts (its seed resolved: the run's where none was given)
 };
 
 // How the in-place variant places the input.
@@ -74,6 +76,7 @@ const CollectiveDef& gather_def();
 const CollectiveDef& scatter_def();
 const CollectiveDef& pingpong_def();
 const CollectiveDef& barrier_def();
+const CollectiveDef& alltoallv_def();
 
 // The row for `c`.
 const CollectiveDef& collective_def(comm::Collective c);

@@ -304,6 +304,8 @@ CollArgs args_for(comm::Communicator& comm, const CommBenchOptions& opts, const 
   args.device = dev;
   args.count = count_for(def, opts, bytes_requested, comm.size());
   args.seed = size_seed(seed, def.kind, bytes_requested);
+  args.vsplit = opts.vsplit;
+  if (args.vsplit.seed == 0) args.vsplit.seed = seed;  // random: the run's seed
   return args;
 }
 
@@ -398,6 +400,11 @@ CommBenchResult run_comm_bench(
       else if (opts.average != RowTime::kAverage)
         add_note(result.notes, fmt::format("time, algbw and busbw are {}", row_time_words(opts.average)));
       if (opts.agg_iters > 1) add_note(result.notes, agg_note(group.backend(), opts.agg_iters));
+      if (c == comm::Collective::kAlltoallv)
+        add_note(result.notes,
+                 fmt::format("alltoallv: parts {} (--split-sizes); size is what each rank sends in all, busbw uses "
+                             "alltoall's (n-1)/n",
+                             opts.vsplit.text));
       if (opts.topology.nodes() > 1)
         add_note(result.notes,
                  "the copy ceiling is a plain copy in each rank's own memory: between nodes the network is the "

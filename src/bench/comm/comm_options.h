@@ -8,6 +8,7 @@
 #include "bench/comm/iteration_stats.h"
 #include "bench/comm/split.h"
 #include "bench/comm/sweep.h"
+#include "bench/comm/vsplit.h"
 #include "comm/types.h"
 #include "launch/topology.h"
 
@@ -58,6 +59,8 @@ struct CommBenchOptions {
   // a thread of each rank multiplies N x N float32 matrices back to back,
   // then the products alone for as long (CommWithCompute). 0: off.
   std::int64_t compute_gemm = 0;
+  // alltoallv's uneven parts (vsplit.h). Default uniform.
+  VSplit vsplit;
   // Which time a row shows (and its algbw/busbw come from), as nccl-tests'
   // -a: kRank0 the group's first rank's mean, kAverage the mean over its
   // ranks (the default), kMin the fastest rank's, kMax the slowest's.

@@ -28,6 +28,8 @@ const CollectiveDef& collective_def(comm::Collective c) {
       return pingpong_def();
     case comm::Collective::kBarrier:
       return barrier_def();
+    case comm::Collective::kAlltoallv:
+      return alltoallv_def();
   }
   DTBENCH_CHECK(false, "unknown collective");
 }

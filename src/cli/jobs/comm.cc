@@ -46,6 +46,7 @@ nlohmann::ordered_json config_json(const CommFlags& f, const bench::CommBenchOpt
           {"warmup", o.warmup},
           {"agg_iters", o.agg_iters},
           {"memory", o.memory_report},
+          {"split_sizes", o.vsplit.text},
           {"with_compute", o.compute_gemm > 0 ? fmt::format("gemm:{}", o.compute_gemm) : std::string()},
           {"check", o.check},
           {"dtype", comm::to_string(o.dtype)},

@@ -261,6 +261,18 @@ class C10dCommunicator : public Communicator {
     return wrap([&] { return s_.backend->alltoall_base(output, input, splits, splits, o); }, "alltoall", st);
   }
 
+  WorkPtr alltoallv(const at::Tensor& in, at::Tensor& out, const std::vector<std::int64_t>& in_splits,
+                    const std::vector<std::int64_t>& out_splits) override {
+    if (in.numel() == 0 && out.numel() == 0) return std::make_unique<CompletedWork>();
+    std::vector<int64_t> ins(in_splits.begin(), in_splits.end()), outs(out_splits.begin(), out_splits.end());
+    c10d::AllToAllOptions o;
+    o.timeout = s_.timeout;
+    Staging st(staging_for(Collective::kAlltoallv, in));
+    at::Tensor input = st.input(in);
+    at::Tensor output = st.output(out);
+    return wrap([&] { return s_.backend->alltoall_base(output, input, outs, ins, o); }, "alltoallv", st);
+  }
+
   WorkPtr send(const at::Tensor& t, int dst, int tag) override {
     if (t.numel() == 0) return std::make_unique<CompletedWork>();
     Staging st(staging_for(Collective::kSendrecv, t));

@@ -68,7 +68,8 @@ std::unique_ptr<Communicator> make(const launch::World& world, const CommOptions
   };
   // ProcessGroupGloo reduces, broadcasts and gathers CUDA tensors itself
   // (through pinned host copies); the rest dtbench stages through the host.
-  spec.host_only = {Collective::kSendrecv, Collective::kReduceScatter, Collective::kAlltoall, Collective::kPingpong};
+  spec.host_only = {Collective::kSendrecv, Collective::kReduceScatter, Collective::kAlltoall, Collective::kAlltoallv,
+                    Collective::kPingpong};
   if (compat::gloo_has_flat_collectives()) {
     spec.flat = {Collective::kAllgather, Collective::kReduceScatter};
     spec.flat_host_only = true;  // device tensors keep the list form, which gloo stages itself

@@ -218,6 +218,25 @@ class MpiCommunicator : public Communicator {
     return done();
   }
 
+  WorkPtr alltoallv(const at::Tensor& in, at::Tensor& out, const std::vector<std::int64_t>& in_splits,
+                    const std::vector<std::int64_t>& out_splits) override {
+    std::vector<int> sc, sd, rc, rd;
+    int s = 0, r = 0;
+    for (std::size_t j = 0; j < in_splits.size(); ++j) {
+      sc.push_back(static_cast<int>(in_splits[j]));
+      sd.push_back(s);
+      s += sc.back();
+      rc.push_back(static_cast<int>(out_splits[j]));
+      rd.push_back(r);
+      r += rc.back();
+    }
+    const auto watched = watch("alltoallv", in);
+    check(MPI_Alltoallv(in.data_ptr(), sc.data(), sd.data(), type(in), out.data_ptr(), rc.data(), rd.data(), type(out),
+                        MPI_COMM_WORLD),
+          "alltoallv");
+    return done();
+  }
+
   WorkPtr send(const at::Tensor& t, int dst, int tag) override {
     const auto watched = watch("send", t);
     check(MPI_Send(t.data_ptr(), count(t), type(t), dst, tag, MPI_COMM_WORLD), "send");
