@@ -36,9 +36,11 @@ void run_once(const CollectiveDef& def, const CollArgs& args, const at::Tensor& 
   device::synchronize(args.device);
 }
 
-// The ceiling of each size: `iters` plain copies of `bytes` from one buffer
-// to another in the same memory (host memcpy, or device to device), each
-// timed; the median copy time in microseconds.
+// The ceiling of each size: plain copies of `bytes` from one buffer to
+// another in the same memory (host memcpy, or device to device), each timed
+// (as many as the timed iterations, at least 3 and at most 20, and no more
+// after 50 ms: a long -n must not hold the sweep up); the median copy time
+// in microseconds.
 double copy_time_us(const at::Tensor& src, const at::Tensor& dst, std::int64_t bytes, int iters,
                     const c10::Device& device) {
   if (bytes <= 0) return 0;
@@ -46,11 +48,14 @@ double copy_time_us(const at::Tensor& src, const at::Tensor& dst, std::int64_t b
   d.copy_(s);  // first touch
   device::synchronize(device);
   std::vector<double> t;
-  for (int i = 0; i < iters; ++i) {
+  const int copies = std::clamp(iters, 3, 20);
+  const double start = steady_now_us();
+  for (int i = 0; i < copies; ++i) {
     const double a = steady_now_us();
     d.copy_(s);
     device::synchronize(device);
     t.push_back(steady_now_us() - a);
+    if (i >= 2 && steady_now_us() - start > 50e3) break;
   }
   std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
   return t[t.size() / 2];

@@ -83,7 +83,7 @@ std::string fit_line(const project::SweepFit& f) {
   else
     where = fmt::format("latency rules up to {}, bandwidth beyond", size_words(lb.latency_bound_bytes));
   return fmt::format("# Latency / bandwidth  : {} ({}, {} ranks): {:.1f} us per step x {} step{}; {} ({:.3f} GB/s bus "
-                     "at {})\n",
+                     "at {} once the steps' latency is taken out)\n",
                      f.collective, f.placement, f.world, f.latency_s * 1e6, lb.steps, lb.steps == 1 ? "" : "s", where,
                      lb.largest_bus_bw / 1e9,
                      size_words(lb.largest_bytes));
