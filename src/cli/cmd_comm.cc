@@ -106,7 +106,7 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
   o.spike_mad = f.spike_mad;
   o.run_cycles = f.run_cycles;
   o.agg_iters = f.agg_iters;
-  o.memory_report = f.memory;
+  o.memory_report = f.memory != 0;
   o.vsplit = bench::parse_vsplit(f.split_sizes);
   if (!f.with_compute.empty()) {
     const std::string prefix = "gemm:";
@@ -218,8 +218,10 @@ Action register_comm(CLI::App& app) {
                   "alltoallv's parts: uniform, skewed (rank i sends rank j in proportion to 1 + (i+j) mod n), "
                   "random or random:SEED (weights 1-8)")
       ->capture_default_str();
-  cmd->add_flag("-M,--memory", f->memory,
-                "Report each rank's buffer bytes and its allocator's peak (footer and JSON \"memory\")");
+  cmd->add_option("-M,--memory", f->memory,
+                  "1: report each rank's buffer bytes and its allocator's peak (footer and JSON \"memory\")")
+      ->check(CLI::Range(0, 1))
+      ->capture_default_str();
   cmd->add_option("-N,--run-cycles", f->run_cycles, "Passes over the whole sweep (to see drift)")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();

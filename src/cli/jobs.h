@@ -55,7 +55,7 @@ struct CommFlags {
   int run_cycles = 1;
   int average = 1;            // nccl-tests' -a: 0 rank 0, 1 average, 2 min, 3 max
   int agg_iters = 1;          // nccl-tests' -m: operations per timed iteration
-  bool memory = false;        // -M: buffer bytes and allocator peak per rank
+  int memory = 0;             // -M 1: buffer bytes and allocator peak per rank (nccl-tests' 0|1)
   std::string with_compute;   // "gemm:N": a GEMM thread beside the collective, "" = none
   std::string split_sizes = "uniform";  // alltoallv's parts
   std::string inject_delay;  // "RANK:MICROSECONDS", "" = none

@@ -9,6 +9,7 @@
 
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -94,6 +95,21 @@ int device_count() {
 }
 
 void set_device(int index) { check(cudaSetDevice(index), "cudaSetDevice"); }
+
+namespace {
+
+class PoolStream : public StreamScope {
+ public:
+  explicit PoolStream(int index)
+      : guard_(c10::cuda::getStreamFromPool(false, static_cast<c10::DeviceIndex>(index))) {}
+
+ private:
+  c10::cuda::CUDAStreamGuard guard_;
+};
+
+}  // namespace
+
+std::unique_ptr<StreamScope> own_stream(int index) { return std::make_unique<PoolStream>(index); }
 
 void synchronize(int index) {
   const auto stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(index));

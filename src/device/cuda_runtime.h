@@ -14,6 +14,8 @@ namespace dtbench::device::cuda {
 int device_count();
 void set_device(int index);
 void synchronize(int index);
+// A pool stream of GPU `index` current for this thread while it lives.
+std::unique_ptr<StreamScope> own_stream(int index);
 std::string name(int index);
 std::string pci_bus_id(int index);
 std::unique_ptr<PhaseTimer> make_event_timer(int index);

@@ -86,6 +86,14 @@ void synchronize(const c10::Device& device) {
 #endif
 }
 
+std::unique_ptr<StreamScope> use_own_stream(const c10::Device& device) {
+#if DTBENCH_HAVE_CUDA
+  if (device.is_cuda()) return cuda::own_stream(device.index());
+#endif
+  (void)device;
+  return std::make_unique<StreamScope>();
+}
+
 std::string pci_bus_id(const c10::Device& device) {
 #if DTBENCH_HAVE_CUDA
   if (device.is_cuda()) return cuda::pci_bus_id(device.index());

@@ -30,6 +30,15 @@ void check_available(const std::string& kind, int local_ranks);
 // the CPU), made current for this process. Throws like check_available.
 c10::Device select(const std::string& kind, int local_rank);
 
+// While the returned object lives, the calling thread's work on `device`
+// goes to a stream of its own (from the CUDA stream pool), not the one the
+// other threads share: a thread that computes beside communication (`comm
+// --with-compute`). Nothing on the CPU.
+class StreamScope {
+ public:
+  virtual ~StreamScope() = default;
+};
+std::unique_ptr<StreamScope> use_own_stream(const c10::Device& device);
 // Blocks the host until the device has finished the work queued on its
 // current stream; nothing on the CPU.
 void synchronize(const c10::Device& device);

@@ -70,13 +70,23 @@ std::vector<SweepFit> sweep_fits(const std::vector<report::CommRecord>& records,
       }
     }
     const bool use_in = !in.empty();
-    const auto& points = use_in ? in : oop;
+    auto points = use_in ? in : oop;
+    // Sizes that round to the same element count repeat; fit_level keeps one.
+    std::sort(points.begin(), points.end(), [](const MeasuredPoint& a, const MeasuredPoint& b) { return a.bytes < b.bytes; });
+    points.erase(std::unique(points.begin(), points.end(),
+                             [](const MeasuredPoint& a, const MeasuredPoint& b) { return a.bytes == b.bytes; }),
+                 points.end());
     if (points.size() < 2 || world < 2) continue;
     SweepFit f;
     f.collective = c;
     f.placement = use_in ? "in place" : "out of place";
     f.world = world;
-    const Level level = fit_level(points, world, "this sweep", c);
+    Level level;
+    try {
+      level = fit_level(points, world, "this sweep", c);
+    } catch (const UsageError&) {
+      continue;  // a footer line left out, never a failed run
+    }
     f.latency_s = level.latency_s;
     f.lb = latency_bandwidth(level, world, c);
     out.push_back(std::move(f));

@@ -207,11 +207,13 @@ void add_model_figures(std::vector<Figure>& figs, const std::vector<ReportSource
 
 // The rows of `coll` in `s`, one placement: out of place where measured,
 // else in place (as the busbw chart picks), ascending in size.
+// The first pass over the sweep (-N) and the first --split group only: the
+// charts have one point per size.
 std::vector<const CommRow*> placement_rows(const ReportSource& s, const std::string& coll) {
   for (const char* placement : {"out_of_place", "in_place"}) {
     std::vector<const CommRow*> rows;
     for (const auto& r : s.comm)
-      if (r.collective == coll && r.placement == placement) rows.push_back(&r);
+      if (r.collective == coll && r.placement == placement && r.cycle == 0 && r.group <= 0) rows.push_back(&r);
     if (!rows.empty()) return rows;
   }
   return {};
@@ -292,7 +294,7 @@ void add_comm_figures(std::vector<Figure>& figs, const std::vector<ReportSource>
       for (const char* placement : {"out_of_place", "in_place"}) {
         LineSeries ser;
         for (const auto& r : s.comm) {
-          if (r.collective != coll || r.placement != placement) continue;
+          if (r.collective != coll || r.placement != placement || r.cycle != 0 || r.group > 0) continue;
           ser.x.push_back(static_cast<double>(r.bytes));
           ser.y.push_back(r.busbw_gbs);
         }

@@ -65,7 +65,9 @@ void load_comm(ReportSource& src, const Json& doc, int version) {
       row.world_size = world_size;
       row.bytes = json_field<std::uint64_t>(r, names.size, where);
       row.time_us = json_field<double>(t, names.time, at);
-      row.time_stat = stat;
+      row.time_stat = row.collective == "pingpong" ? "rank0" : stat;  // pingpong's is rank 0's always
+      row.cycle = json_value_or<int>(r, "cycle", 0, where);
+      row.group = json_value_or<int>(r, "group", -1, where);
       // pingpong's time is rank 0's round trip whatever -a says (its
       // rank 1 times something else): its mean is that time too.
       const auto ranks = json_value_or<std::vector<double>>(t, "rank_us", {}, at);

@@ -26,6 +26,8 @@ struct CommRow {
   std::vector<double> lateness_us{};
   // The row's percentiles of every iteration ("p50", us), as written.
   std::vector<std::pair<std::string, double>> percentiles_us{};
+  int cycle = 0;   // pass over the sweep (-N), from 0
+  int group = -1;  // --split group, -1 without
 };
 
 // One row of a `dtbench project` report.

@@ -122,6 +122,8 @@ expect_usage_error -m "N must be within 8-16384" comm -n 1 -b 8 -e 8 --with-comp
 expect_usage_error -m "--split-sizes 'even' must be uniform, skewed, random" comm -n 1 -b 8 -e 8 --split-sizes even
 expect_usage_error -m "--agg-iters 0 must be within 1-1024" comm -n 1 -b 8 -e 8 -m 0
 expect_usage_error -m "pingpong times one round trip at a time" comm --nproc 2 -b 8 -e 8 --collective pingpong -m 2
+expect_usage_error -m "barrier is checked by each iteration's arrivals" comm --nproc 2 --collective barrier -m 2
+expect_usage_error -m "--memory: Value 2 not in range" comm -n 1 -b 8 -e 8 -M 2
 expect_usage_error comm -n 1 -b 8 -e 8 --json /tmp
 expect_usage_error env --json /nonexistent-dir/env.json
 expect_usage_error models --json /nonexistent-dir/models.json

@@ -116,21 +116,29 @@ done
     grep -q True && grep -q "# note: -m 4: each timed iteration is 4 operations" agg.out &&
   grep -q "agg iters 4" agg.out
 check "-m 4: 4 operations per iteration, exact, 3 samples per rank, the note" $? "$(tail -n 4 agg.out)"
+# The time is per operation: rank 1 sleeps 20 ms before each iteration of 4
+# operations, so rank 0 (which waits for it) takes at least 5 ms per
+# operation, and well under the 20 ms it would show undivided.
+"$DT" comm --nproc 2 -b 1K -e 1K -n 3 -w 1 -m 4 --inject-delay 1:20000 --json aggd.json >aggd.out 2>&1 &&
+  json aggd.json "(lambda t: 4500 <= t['rank_us'][0] <= 15000)(j['results'][0]['in_place'])" | grep -q True
+check "-m 4 beside a 20-ms-late rank: rank 0's time per operation is a quarter of it" $? \
+  "$(json aggd.json "j['results'][0]['in_place']['rank_us']" 2>&1; tail -n 2 aggd.out)"
 
 # Two cycles over the sweep; a given seed is the run's seed.
 "$DT" comm --nproc 2 -b 1K -e 2K -n 2 -w 0 -N 2 --seed 7 --json cycles.json >cycles.out 2>&1
 [ "$(json cycles.json "[r['cycle'] for r in j['results']]")" = "[0, 0, 1, 1]" ] &&
   [ "$(json cycles.json "j['seed']")" = 7 ]
 check "-N 2: the sweep twice, rows tagged by cycle" $? "$(tail -n 3 cycles.out)"
-# -M: each rank's timing buffers at their largest (allgather of 1 MiB on 2
-# ranks: out of place 512 KiB in + 1 MiB out, in place 1 MiB: 2.5 MiB) and
-# the allocator's peak, which holds them; no "memory" without -M.
-"$DT" comm --nproc 2 --collective allreduce,allgather -b 1K -e 1M -f 32 -n 2 -w 1 -M --json mem.json >mem.out 2>&1 &&
+# -M 1: each rank's timing buffers at their largest (allgather of 1 MiB on
+# 2 ranks: out of place 512 KiB in + 1 MiB out, in place 1 MiB, and the copy
+# ceiling's two 1 MiB buffers: 4.5 MiB) and the allocator's peak, which
+# holds them; no "memory" without -M.
+"$DT" comm --nproc 2 --collective allreduce,allgather -b 1K -e 1M -f 32 -n 2 -w 1 -M 1 --json mem.json >mem.out 2>&1 &&
   json mem.json "[(m['rank'], m['buffers_bytes'], m['peak_bytes'] >= m['buffers_bytes'], m['reserved_peak_bytes'])
-    for m in j['memory']]" | grep -qF "[(0, 2621440, True, None), (1, 2621440, True, None)]" &&
-  grep -q "# Memory per rank      : buffers 2.5 MiB; allocator peak" mem.out &&
+    for m in j['memory']]" | grep -qF "[(0, 4718592, True, None), (1, 4718592, True, None)]" &&
+  grep -q "# Memory per rank      : buffers 4.5 MiB; allocator peak" mem.out &&
   json cycles.json "'memory' not in j" | grep -q True
-check "-M: 2.5 MiB of buffers per rank, the peak above it, the footer; none without -M" $? \
+check "-M 1: 4.5 MiB of buffers per rank, the peak above it, the footer; none without -M" $? \
   "$(tail -n 2 mem.out; json mem.json "j.get('memory')" 2>&1)"
 # Where latency gives way to bandwidth: the fit of each allreduce/allgather
 # sweep (the projection's): its latency per step is the smallest size's mean

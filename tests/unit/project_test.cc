@@ -435,6 +435,13 @@ TEST(CommFit, LatencyGivesWayToBandwidthWhereTheTransferPassesTheSteps) {
   EXPECT_NEAR(fits[0].latency_s, (2 * 50e-6 + 1024 / 1e9) / 2, 1e-12);
   EXPECT_DOUBLE_EQ(fits[0].lb.latency_bound_bytes, 65536.0);
   EXPECT_TRUE(sweep_fits(recs, 1).empty());  // one rank: nothing to fit
+  // Sizes that repeat (rounded to the same element count) count once: one
+  // size repeated is no sweep (no line, and no exception on rank 0 alone).
+  auto twice = recs;
+  twice.insert(twice.end(), recs.begin(), recs.end());
+  ASSERT_EQ(sweep_fits(twice, 2).size(), 1u);
+  std::vector<report::CommRecord> same(3, recs.front());
+  EXPECT_TRUE(sweep_fits(same, 2).empty());
 }
 
 }  // namespace

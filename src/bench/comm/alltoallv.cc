@@ -11,13 +11,19 @@
 namespace dtbench::bench {
 namespace {
 
-std::vector<std::vector<std::int64_t>> matrix(const CollArgs& a) {
-  return vsplit_matrix(a.vsplit, a.nranks, a.count, a.vsplit.seed);
+using Parts = std::vector<std::vector<std::int64_t>>;
+
+// The part matrix: the one made for this size, or made here.
+const Parts& matrix(const CollArgs& a, Parts& scratch) {
+  if (a.vparts) return *a.vparts;
+  scratch = vsplit_matrix(a.vsplit, a.nranks, a.count, a.vsplit.seed);
+  return scratch;
 }
 
 std::int64_t received(const CollArgs& a) {
+  Parts scratch;
   std::int64_t n = 0;
-  for (const auto& row : matrix(a)) n += row[static_cast<std::size_t>(a.rank)];
+  for (const auto& row : matrix(a, scratch)) n += row[static_cast<std::size_t>(a.rank)];
   return n;
 }
 
@@ -33,7 +39,8 @@ const CollectiveDef& alltoallv_def() {
       received,
       [](const CollArgs& a) { return rank_data(data_spec(a, false), a.rank, 0, a.count); },
       [](const CollArgs& a) {
-        const auto m = matrix(a);
+        Parts scratch;
+        const auto& m = matrix(a, scratch);
         const auto me = static_cast<std::size_t>(a.rank);
         std::vector<at::Tensor> parts;
         for (std::size_t i = 0; i < m.size(); ++i) {
@@ -44,7 +51,8 @@ const CollectiveDef& alltoallv_def() {
         return at::cat(parts);
       },
       [](const CollArgs& a, const at::Tensor& in, at::Tensor& out) {
-        const auto m = matrix(a);
+        Parts scratch;
+        const auto& m = matrix(a, scratch);
         const auto me = static_cast<std::size_t>(a.rank);
         std::vector<std::int64_t> outs;
         for (const auto& row : m) outs.push_back(row[me]);

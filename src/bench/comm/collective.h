@@ -5,6 +5,7 @@
 // (comm_bench.cc) runs any row the same way; each row lives in its own file.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -27,6 +28,9 @@ struct CollArgs {
   std::uint64_t seed = 0;  // test data of this run and size (data.h)
   bool in_place = false;   // the placement being run (what `expected` may assume)
   VSplit vsplit;           // alltoallv's parts (its seed resolved: the run's where none was given)
+  // alltoallv's part matrix for this count, made once per size (not in the
+  // timed loop); null: made from vsplit where needed.
+  std::shared_ptr<const std::vector<std::vector<std::int64_t>>> vparts;
 };
 
 // How the in-place variant places the input.

@@ -120,7 +120,7 @@ int group_index(const Job& job, int rank) {
 std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs& args, bool in_place,
                                         const CommBenchOptions& opts, const ClockSync& clock, const Arena& arena,
                                         const Job& job, const std::vector<std::uint64_t>& group_bytes,
-                                        double copy_us, std::pair<double, double>* window = nullptr) {
+                                        double copy_rate_gbs, std::pair<double, double>* window = nullptr) {
   comm::Communicator& world = job.world;
   const int me = world.rank();
   const std::int64_t windows = arena.windows(def.in_count(args), def.out_count(args));
@@ -145,7 +145,7 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
   const bool delayed = opts.delay_rank == me && opts.delay_us > 0;
   const double my_offset = clock.offset_us[static_cast<std::size_t>(me)];
   const auto iters = static_cast<std::size_t>(opts.iters);
-  std::vector<double> mine(2 * iters + 3);  // starts, times, cores busy, wrong elements, copy time
+  std::vector<double> mine(2 * iters + 3);  // starts, times, cores busy, wrong elements, copy rate
   world.barrier();  // every group starts together
   const double cpu_start = process_cpu_seconds();
   const auto wall_start = Clock::now();
@@ -163,9 +163,11 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
 
   CollArgs check_args = args;
   check_args.in_place = in_place;
+  // With -m, the check runs up to 4 in flight (each a full set of fresh
+  // buffers: 1024 of them at a large size would not fit).
   mine[2 * iters + 1] =
-      opts.check ? static_cast<double>(run_and_count_wrong(def, check_args, in_place, opts.agg_iters)) : 0;
-  mine[2 * iters + 2] = copy_us;
+      opts.check ? static_cast<double>(run_and_count_wrong(def, check_args, in_place, std::min(opts.agg_iters, 4))) : 0;
+  mine[2 * iters + 2] = copy_rate_gbs;
 
   // Every rank's samples, cores busy and wrong elements to every rank.
   const auto per_rank = static_cast<std::int64_t>(mine.size());
@@ -189,7 +191,7 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
       ri.time_us.assign(q + iters, q + 2 * iters);
       util += q[2 * iters];
       wrong += q[2 * iters + 1];
-      if (q[2 * iters + 2] > 0) copy_gbs.push_back(static_cast<double>(group_bytes[g]) / q[2 * iters + 2] / 1e3);
+      if (q[2 * iters + 2] > 0) copy_gbs.push_back(q[2 * iters + 2]);
       double rank_sum = 0;
       for (double x : ri.time_us) rank_sum += x;
       t.rank_us.push_back(rank_sum / opts.iters);
@@ -239,23 +241,37 @@ void with_compute(ComputeLoad& load, std::vector<report::CommTiming>& alone,
     load.stop();
     throw;
   }
-  const auto during = load.stop();
+  // A failed GEMM thread (a product too large for the device, ...) fails
+  // every rank together, after the gather, or the others would wait in it.
+  std::string failed;
+  double during_us = 0, alone_us = 0;
   int n_during = 0;
-  const double during_us = median_product_us(during, window.first, window.second, &n_during);
-  const auto solo = load.run_alone(window.second - window.first, 3);
-  const double alone_us = median_product_us(solo, 0, 1e300);
-  std::vector<double> mine{during_us, alone_us, static_cast<double>(n_during)};
-  at::Tensor local = at::from_blob(mine.data(), {3}, at::kDouble).clone();
-  at::Tensor all = at::zeros({3 * job.world.size()}, at::kDouble);
+  try {
+    const auto during = load.stop();
+    during_us = median_product_us(during, window.first, window.second, &n_during);
+    const auto solo = load.run_alone(window.second - window.first, 3);
+    alone_us = median_product_us(solo, 0, 1e300);
+  } catch (const std::exception& e) {
+    failed = e.what();
+  }
+  std::vector<double> mine{during_us, alone_us, static_cast<double>(n_during), failed.empty() ? 0.0 : 1.0};
+  constexpr int kEach = 4;
+  at::Tensor local = at::from_blob(mine.data(), {kEach}, at::kDouble).clone();
+  at::Tensor all = at::zeros({kEach * job.world.size()}, at::kDouble);
   job.world.allgather(local, all)->wait(job.world.timeout());
   const auto* p = all.data_ptr<double>();
+  for (int r = 0; r < job.world.size(); ++r)
+    if (p[kEach * r + 3] != 0)
+      throw UsageError(failed.empty()
+                           ? fmt::format("--with-compute: rank {}'s GEMM thread failed (its own line says why)", r)
+                           : fmt::format("--with-compute: the GEMM thread failed: {}", failed));
   for (std::size_t g = 0; g < job.groups.size() && g < alone.size() && g < with.size(); ++g) {
     std::vector<double> d, a;
     int fewest = -1;
     for (const int r : job.groups[g]) {
-      if (p[3 * r] > 0) d.push_back(p[3 * r]);
-      a.push_back(p[3 * r + 1]);
-      const int n = static_cast<int>(p[3 * r + 2]);
+      if (p[kEach * r] > 0) d.push_back(p[kEach * r]);
+      a.push_back(p[kEach * r + 1]);
+      const int n = static_cast<int>(p[kEach * r + 2]);
       fewest = fewest < 0 ? n : std::min(fewest, n);
     }
     auto median = [](std::vector<double> v) {
@@ -311,6 +327,9 @@ CollArgs args_for(comm::Communicator& comm, const CommBenchOptions& opts, const 
   args.seed = size_seed(seed, def.kind, bytes_requested);
   args.vsplit = opts.vsplit;
   if (args.vsplit.seed == 0) args.vsplit.seed = seed;  // random: the run's seed
+  if (def.kind == comm::Collective::kAlltoallv)
+    args.vparts = std::make_shared<const std::vector<std::vector<std::int64_t>>>(
+        vsplit_matrix(args.vsplit, args.nranks, args.count, args.vsplit.seed));
   return args;
 }
 
@@ -420,14 +439,19 @@ CommBenchResult run_comm_bench(
       const CollArgs largest =
           args_for(group, opts, def, dev, c == comm::Collective::kBarrier ? 0 : sizes.back(), result.seed);
       std::optional<Arena> oop_arena, ip_arena;
-      // Two byte buffers for the copy ceiling, sized for the largest message.
-      const auto largest_bytes = static_cast<std::int64_t>(c == comm::Collective::kBarrier ? 0 : sizes.back());
+      // Two byte buffers for the copy ceiling, sized for the largest message
+      // up to 64 MiB: a larger message's ceiling is a 64 MiB copy's (memory
+      // bandwidth long before that size), so a sweep to 8 GiB does not need
+      // 16 GiB more per rank.
+      constexpr std::int64_t kCopyCap = 64 << 20;
+      const auto largest_bytes = std::min<std::int64_t>(
+          kCopyCap, static_cast<std::int64_t>(c == comm::Collective::kBarrier ? 0 : sizes.back()));
       const auto byte_options = at::TensorOptions().dtype(at::kByte).device(dev);
       const at::Tensor copy_src = at::ones({std::max<std::int64_t>(largest_bytes, 1)}, byte_options);
       at::Tensor copy_dst = at::zeros({std::max<std::int64_t>(largest_bytes, 1)}, byte_options);
       if (out_of_place) oop_arena.emplace(def, largest, false);
       if (in_place) ip_arena.emplace(def, largest, true);
-      std::int64_t mine = 0;
+      std::int64_t mine = 2 * std::max<std::int64_t>(largest_bytes, 1);  // the copy ceiling's
       for (const auto* a : {oop_arena ? &*oop_arena : nullptr, ip_arena ? &*ip_arena : nullptr})
         if (a != nullptr)
           for (const auto* t : {&a->in, &a->out})
@@ -449,15 +473,16 @@ CommBenchResult run_comm_bench(
             std::min<std::uint64_t>(group_bytes[static_cast<std::size_t>(group_index(job, world.rank()))],
                                     static_cast<std::uint64_t>(largest_bytes)));
         const double copy_us = copy_time_us(copy_src, copy_dst, my_bytes, opts.iters, dev);
+        const double copy_rate = copy_us > 0 ? static_cast<double>(my_bytes) / copy_us / 1e3 : 0;  // GB/s
         std::vector<report::CommTiming> oop, ip;
-        if (out_of_place) oop = measure(def, args, false, opts, clock, *oop_arena, job, group_bytes, copy_us);
-        if (in_place) ip = measure(def, args, true, opts, clock, *ip_arena, job, group_bytes, copy_us);
+        if (out_of_place) oop = measure(def, args, false, opts, clock, *oop_arena, job, group_bytes, copy_rate);
+        if (in_place) ip = measure(def, args, true, opts, clock, *ip_arena, job, group_bytes, copy_rate);
         if (load) {
           if (out_of_place) with_compute(*load, oop, [&](std::pair<double, double>* w) {
-              return measure(def, args, false, opts, clock, *oop_arena, job, group_bytes, copy_us, w);
+              return measure(def, args, false, opts, clock, *oop_arena, job, group_bytes, copy_rate, w);
             }, job);
           if (in_place) with_compute(*load, ip, [&](std::pair<double, double>* w) {
-              return measure(def, args, true, opts, clock, *ip_arena, job, group_bytes, copy_us, w);
+              return measure(def, args, true, opts, clock, *ip_arena, job, group_bytes, copy_rate, w);
             }, job);
         }
         for (std::size_t g = 0; g < job.groups.size(); ++g) {

@@ -19,6 +19,8 @@ void validate_comm_options(const CommBenchOptions& opts, int world_size) {
   for (const auto c : opts.collectives)
     if (c == comm::Collective::kPingpong && opts.agg_iters > 1)
       throw UsageError("--agg-iters: pingpong times one round trip at a time; run it with -m 1");
+    else if (c == comm::Collective::kBarrier && opts.agg_iters > 1)
+      throw UsageError("--agg-iters: barrier is checked by each iteration's arrivals; run it with -m 1");
   for (double q : opts.percentiles)
     if (!(q >= 0 && q <= 100)) throw UsageError(fmt::format("--percentiles: {} is not within 0-100", q));
   if (!(opts.spike_mad > 0)) throw UsageError(fmt::format("--spike-mad must be positive (got {})", opts.spike_mad));

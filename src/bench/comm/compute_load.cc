@@ -30,21 +30,34 @@ std::vector<GemmSpan> ComputeLoad::stop() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
   std::lock_guard<std::mutex> lock(mu_);
+  if (error_) {
+    auto e = error_;
+    error_ = nullptr;
+    std::rethrow_exception(e);
+  }
   return log_;
 }
 
 void ComputeLoad::loop() {
-  const auto options = at::TensorOptions().dtype(at::kFloat).device(device_);
-  const at::Tensor a = at::ones({n_, n_}, options);
-  const at::Tensor b = at::ones({n_, n_}, options);
-  at::Tensor c = at::empty({n_, n_}, options);
-  while (!stop_) {
-    const double s = steady_now_us();
-    at::mm_out(c, a, b);
-    device::synchronize(device_);
-    const double e = steady_now_us();
+  try {
+    // On a GPU the products go to a stream of their own: on the stream the
+    // collectives' thread waits on, each wait would include them.
+    const auto stream = device::use_own_stream(device_);
+    const auto options = at::TensorOptions().dtype(at::kFloat).device(device_);
+    const at::Tensor a = at::ones({n_, n_}, options);
+    const at::Tensor b = at::ones({n_, n_}, options);
+    at::Tensor c = at::empty({n_, n_}, options);
+    while (!stop_) {
+      const double s = steady_now_us();
+      at::mm_out(c, a, b);
+      device::synchronize(device_);
+      const double e = steady_now_us();
+      std::lock_guard<std::mutex> lock(mu_);
+      log_.push_back({s, e});
+    }
+  } catch (...) {
     std::lock_guard<std::mutex> lock(mu_);
-    log_.push_back({s, e});
+    error_ = std::current_exception();
   }
 }
 
@@ -54,11 +67,13 @@ std::vector<GemmSpan> ComputeLoad::run_alone(double us, int min_products) {
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     std::size_t done = 0;
+    bool failed = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       done = log_.size();
+      failed = error_ != nullptr;
     }
-    if (steady_now_us() - t0 >= us && done >= static_cast<std::size_t>(min_products)) break;
+    if (failed || (steady_now_us() - t0 >= us && done >= static_cast<std::size_t>(min_products))) break;
   }
   return stop();
 }

@@ -5,6 +5,7 @@
 // DDP's overlap of the gradient allreduce with the backward pass costs each.
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -25,8 +26,10 @@ class ComputeLoad {
   ComputeLoad(const ComputeLoad&) = delete;
   ComputeLoad& operator=(const ComputeLoad&) = delete;
 
-  // Starts the products (a fresh log); stop() ends them after the one in
-  // progress and returns every product's span since start().
+  // Starts the products (a fresh log) on a thread of their own, on the GPU
+  // on a stream of their own; stop() ends them after the one in progress
+  // and returns every product's span since start(), or rethrows what ended
+  // the thread (a product that could not be allocated, ...).
   void start();
   std::vector<GemmSpan> stop();
   // Runs the products alone for at least `us` microseconds and at least
@@ -43,6 +46,7 @@ class ComputeLoad {
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::vector<GemmSpan> log_;
+  std::exception_ptr error_;
 };
 
 // The median duration (us) of the products whose midpoint falls within

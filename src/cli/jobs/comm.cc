@@ -76,9 +76,8 @@ std::string size_words(double b) {
 std::string fit_line(const project::SweepFit& f) {
   const auto& lb = f.lb;
   std::string where;
-  if (lb.latency_bound_bytes <= 0)
-    where = "bandwidth rules from the smallest size";
-  else if (lb.latency_bound_bytes >= lb.largest_bytes)
+  // (The smallest size is latency by construction: the fit's latency is its time.)
+  if (lb.latency_bound_bytes >= lb.largest_bytes)
     where = fmt::format("latency rules over the whole sweep (to {})", size_words(lb.largest_bytes));
   else
     where = fmt::format("latency rules up to {}, bandwidth beyond", size_words(lb.latency_bound_bytes));

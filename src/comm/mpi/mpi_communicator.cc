@@ -222,6 +222,8 @@ class MpiCommunicator : public Communicator {
                     const std::vector<std::int64_t>& out_splits) override {
     std::vector<int> sc, sd, rc, rd;
     int s = 0, r = 0;
+    (void)count(in);  // the 2^31-element bound every MPI call here has, for both buffers
+    (void)count(out);
     for (std::size_t j = 0; j < in_splits.size(); ++j) {
       sc.push_back(static_cast<int>(in_splits[j]));
       sd.push_back(s);
