@@ -4,8 +4,11 @@
 #include <chrono>
 
 #include <ATen/ATen.h>
+#include <fmt/format.h>
 
 #include "bench/comm/clock_sync.h"
+#include "comm/communicator.h"
+#include "core/error.h"
 #include "device/device.h"
 
 namespace dtbench::bench {
@@ -88,6 +91,71 @@ double median_product_us(const std::vector<GemmSpan>& spans, double from_us, dou
   if (d.empty()) return 0;
   std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
   return d[d.size() / 2];
+}
+
+// --with-compute: times the placement again (`again`, which reports its
+// timed window) with the GEMM thread running, then the GEMMs alone for as
+// long; fills each group's CommWithCompute in `alone`.
+void with_compute(ComputeLoad& load, std::vector<report::CommTiming>& alone,
+                  const std::function<std::vector<report::CommTiming>(std::pair<double, double>*)>& again,
+                  comm::Communicator& world, const std::vector<std::vector<int>>& groups) {
+  load.start();
+  std::pair<double, double> window{0, 0};
+  std::vector<report::CommTiming> with;
+  try {
+    with = again(&window);
+  } catch (...) {
+    load.stop();
+    throw;
+  }
+  // A failed GEMM thread (a product too large for the device, ...) fails
+  // every rank together, after the gather, or the others would wait in it.
+  std::string failed;
+  double during_us = 0, alone_us = 0;
+  int n_during = 0;
+  try {
+    const auto during = load.stop();
+    during_us = median_product_us(during, window.first, window.second, &n_during);
+    const auto solo = load.run_alone(window.second - window.first, 3);
+    alone_us = median_product_us(solo, 0, 1e300);
+  } catch (const std::exception& e) {
+    failed = e.what();
+  }
+  std::vector<double> mine{during_us, alone_us, static_cast<double>(n_during), failed.empty() ? 0.0 : 1.0};
+  constexpr int kEach = 4;
+  at::Tensor local = at::from_blob(mine.data(), {kEach}, at::kDouble).clone();
+  at::Tensor all = at::zeros({kEach * world.size()}, at::kDouble);
+  world.allgather(local, all)->wait(world.timeout());
+  const auto* p = all.data_ptr<double>();
+  for (int r = 0; r < world.size(); ++r)
+    if (p[kEach * r + 3] != 0)
+      throw UsageError(failed.empty()
+                           ? fmt::format("--with-compute: rank {}'s GEMM thread failed (its own line says why)", r)
+                           : fmt::format("--with-compute: the GEMM thread failed: {}", failed));
+  for (std::size_t g = 0; g < groups.size() && g < alone.size() && g < with.size(); ++g) {
+    std::vector<double> d, a;
+    int fewest = -1;
+    for (const int r : groups[g]) {
+      if (p[kEach * r] > 0) d.push_back(p[kEach * r]);
+      a.push_back(p[kEach * r + 1]);
+      const int n = static_cast<int>(p[kEach * r + 2]);
+      fewest = fewest < 0 ? n : std::min(fewest, n);
+    }
+    auto median = [](std::vector<double> v) {
+      if (v.empty()) return 0.0;
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+      return v[v.size() / 2];
+    };
+    auto& w = alone[g].with_compute;
+    w.ran = true;
+    w.time_us = with[g].time_us;
+    w.slowdown = alone[g].time_us > 0 ? with[g].time_us / alone[g].time_us : 0;
+    w.gemm_us_during = median(d);
+    w.gemm_us_alone = median(a);
+    w.gemm_slowdown = w.gemm_us_alone > 0 && w.gemm_us_during > 0 ? w.gemm_us_during / w.gemm_us_alone : 0;
+    w.gemms_during = std::max(fewest, 0);
+    alone[g].wrong += with[g].wrong;  // the second run's check counts too
+  }
 }
 
 }  // namespace dtbench::bench

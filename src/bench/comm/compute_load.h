@@ -6,11 +6,19 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <functional>
+#include <utility>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include <c10/core/Device.h>
+
+#include "report/comm_record.h"
+
+namespace dtbench::comm {
+class Communicator;
+}
 
 namespace dtbench::bench {
 
@@ -52,5 +60,15 @@ class ComputeLoad {
 // The median duration (us) of the products whose midpoint falls within
 // [from_us, to_us]; 0 when none does. `count` (if given) gets how many did.
 double median_product_us(const std::vector<GemmSpan>& spans, double from_us, double to_us, int* count = nullptr);
+
+// --with-compute for one placement of one size: runs `again` (the
+// placement timed once more; it reports this rank's timed window) with the
+// GEMM thread running, then the GEMMs alone for as long, gathers every
+// rank's product times over `world`, and fills each group's
+// CommWithCompute in `alone` (indexed as `groups`). Every rank calls it; a
+// failed GEMM thread fails every rank together, after the gather.
+void with_compute(ComputeLoad& load, std::vector<report::CommTiming>& alone,
+                  const std::function<std::vector<report::CommTiming>(std::pair<double, double>*)>& again,
+                  comm::Communicator& world, const std::vector<std::vector<int>>& groups);
 
 }  // namespace dtbench::bench
