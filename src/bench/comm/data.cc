@@ -10,18 +10,13 @@
 #include <ATen/Parallel.h>
 
 #include "comm/communicator.h"
+#include "core/mix.h"
 
 namespace dtbench::bench {
 
 namespace {
 
-// splitmix64's finaliser: a well-mixed 64-bit value per input.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
+std::uint64_t mix(std::uint64_t x) { return splitmix64(x); }
 
 // One hash per element, shared by all ranks (reductions), or per rank
 // (data that identifies its rank).

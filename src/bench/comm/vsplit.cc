@@ -5,19 +5,9 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/mix.h"
 
 namespace dtbench::bench {
-namespace {
-
-std::uint64_t splitmix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
-
 VSplit parse_vsplit(const std::string& text) {
   VSplit v;
   v.text = text;
@@ -49,7 +39,7 @@ std::vector<std::vector<std::int64_t>> vsplit_matrix(const VSplit& spec, int nra
     for (std::size_t j = 0; j < n; ++j) {
       if (spec.kind == VSplit::Kind::kSkewed) w[j] = static_cast<std::int64_t>(1 + (i + j) % n);
       if (spec.kind == VSplit::Kind::kRandom)
-        w[j] = static_cast<std::int64_t>(1 + splitmix(seed ^ splitmix(i * 1000003ULL + j)) % 8);
+        w[j] = static_cast<std::int64_t>(1 + splitmix64(seed ^ splitmix64(i * 1000003ULL + j)) % 8);
     }
     std::int64_t total = 0;
     for (auto x : w) total += x;
