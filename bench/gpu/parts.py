@@ -293,12 +293,37 @@ def read_comm(path):
 
 def plan_comm(ctx):
     z = ctx.sizes["comm"]
-    report = ctx.path("comm.json")
+    report, compute = ctx.path("comm.json"), ctx.path("comm_compute.json")
     return [Step("comm", [ctx.dt, "comm", *ctx.dev_flags(), "--collective", "all", "-b", z["min"], "-e", z["max"],
                           "-f", "4", "-n", str(z["iters"]), "-w", str(z["warmup"]), "--json", report],
                  parse=lambda out, c: read_comm(report)),
             Step("copy", [ctx.py, ctx.bench("peers", "torch_copy.py"), "--device", ctx.device,
-                          "--sizes", z["copy_sizes"]], parse=lambda out, c: last_json_line(out))]
+                          "--sizes", z["copy_sizes"]], parse=lambda out, c: last_json_line(out)),
+            # The allreduce beside GEMMs on the GPU's own side stream, with
+            # the per-row copy ceiling and the allocator's peak (-M 1).
+            Step("compute", [ctx.dt, "comm", *ctx.dev_flags(), "--collective", "allreduce", "-b", z["wc_min"],
+                             "-e", z["max"], "-f", "16", "-n", str(z["iters"]), "-w", str(z["warmup"]),
+                             "--with-compute", f"gemm:{z['gemm']}", "-M", "1", "--json", compute],
+                 parse=lambda out, c: read_comm_compute(compute), optional=True)]
+
+
+def read_comm_compute(path):
+    """comm --with-compute -M 1: per size, the allreduce's time alone and
+    beside the GEMMs, the GEMMs' slowdown, the copy ceiling; the memory."""
+    with open(path) as f:
+        rep = json.load(f)
+    if rep["summary"]["wrong"]:
+        raise StepFailed(f"comm --with-compute counted {rep['summary']['wrong']} wrong element(s)")
+    rows = []
+    for r in rep["results"]:
+        x = r.get("out_of_place") or r.get("in_place")
+        wc = x.get("with_compute") or {}
+        rows.append({"bytes": r["size"], "time_us": x["time"], "with_compute_us": wc.get("time"),
+                     "slowdown": wc.get("slowdown"), "gemm_us_alone": wc.get("gemm_us_alone"),
+                     "gemm_us_during": wc.get("gemm_us_during"), "gemm_slowdown": wc.get("gemm_slowdown"),
+                     "gemms_during": wc.get("gemms_during"), "ceiling_gbs": x.get("ceiling_gbs"),
+                     "of_ceiling": x.get("of_ceiling")})
+    return {"rows": rows, "memory": rep.get("memory")}
 
 
 def sum_comm(ctx, got):
@@ -331,6 +356,21 @@ def sum_comm(ctx, got):
                      ", ".join(f"{x['bytes']} B {x['copy_gbs']:.2f} GB/s" for x in copy))
     if c["skipped"]:
         lines.append("skipped: " + "; ".join(c["skipped"]))
+    wc = got.get("compute")
+    if wc:
+        z = ctx.sizes["comm"]
+        lines += ["", f"allreduce beside {z['gemm']}² float32 GEMMs on a side stream (`--with-compute "
+                  f"gemm:{z['gemm']} -M 1`), with the copy ceiling dtbench measures per row:", "",
+                  "| bytes | alone us | beside GEMMs us | ÷ alone | GEMM us alone | GEMM us during | GEMM ÷ alone "
+                  "| GEMMs during | copy ceiling GB/s |", "|---|---|---|---|---|---|---|---|---|"]
+        def f(v, fmt):
+            return format(v, fmt) if isinstance(v, (int, float)) else "n/a"
+        for r in wc["rows"]:
+            lines.append(f"| {r['bytes']} | {f(r['time_us'], '.1f')} | {f(r['with_compute_us'], '.1f')} | "
+                         f"{f(r['slowdown'], '.2f')} | {f(r['gemm_us_alone'], '.1f')} | "
+                         f"{f(r['gemm_us_during'], '.1f')} | {f(r['gemm_slowdown'], '.2f')} | "
+                         f"{r['gemms_during']} | {f(r['ceiling_gbs'], '.1f')} |")
+        lines.append(f"memory (-M 1): {json.dumps(wc['memory'])}")
     return lines
 
 
@@ -433,11 +473,11 @@ PARTS = [
          sum_strategies),
     Part("horovod", "seed 004: resnet50, Horovod's fusion vs DDP, fp16 allreduce, AMP", 70, plan_horovod,
          sum_horovod),
-    Part("comm", "dtbench comm on the GPU beside the device's copy ceiling", 45, plan_comm, sum_comm),
+    Part("comm", "dtbench comm on the GPU beside the device's copy ceiling, then beside GEMMs", 60, plan_comm, sum_comm),
     Part("profile", "a PyTorch profiler trace of Python DDP, kept as test data", 35, plan_profile, sum_profile),
     # Last: device_cli.sh --gpu starts ~25 runs and takes what is left; a
     # rerun with --only gpu_tests --part-budget gpu_tests=300 finishes it.
-    Part("gpu_tests", "a --trace on the GPU, then gpu_cli (every GPU test)", 65, plan_gpu_tests, sum_gpu_tests),
+    Part("gpu_tests", "a --trace on the GPU, then gpu_cli (every GPU test)", 50, plan_gpu_tests, sum_gpu_tests),
 ]
 PREFLIGHT = Part("preflight", "the GPU, the libraries dtbench loads, dtbench env", 45, plan_preflight,
                  sum_preflight)

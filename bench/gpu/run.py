@@ -51,7 +51,8 @@ SIZES = {
                 "seq": 1024, "batch": 16, "iters": 10, "warmup": 3},
         "horovod": {"image": 224, "batch": 128, "iters": 15, "warmup": 5, "amp": "fp16"},
         # -b 16 -f 4 reaches 1M, 16M and 256M: each copy size is a row's size.
-        "comm": {"min": "16", "max": "256M", "iters": 20, "warmup": 5, "copy_sizes": "1M,16M,256M"},
+        "comm": {"min": "16", "max": "256M", "iters": 20, "warmup": 5, "copy_sizes": "1M,16M,256M",
+                 "wc_min": "1M", "gemm": 4096},
         "trace": {"image": 224, "batch": 32},
         "profile": {"image": 224, "batch": 32},
     },
@@ -67,7 +68,8 @@ SIZES = {
         # fp16 allreduce (inf, then a NaN loss: dtbench stops with exit 3).
         # bf16 autocast: the CPU has no fast fp16 kernels (8 s an iteration).
         "horovod": {"image": 32, "batch": 4, "iters": 2, "warmup": 1, "amp": "bf16"},
-        "comm": {"min": "1K", "max": "1M", "iters": 3, "warmup": 1, "copy_sizes": "1M"},
+        "comm": {"min": "1K", "max": "1M", "iters": 3, "warmup": 1, "copy_sizes": "1M", "wc_min": "64K",
+                 "gemm": 128},
         "trace": {"image": 32, "batch": 2},
         "profile": {"image": 32, "batch": 2},
     },

@@ -65,6 +65,8 @@ done
 [ "$(json "$r" "j['results']['comm']['comm']['backend']")" = gloo ] &&
   [ "$(json "$r" "j['results']['comm']['copy'][0]['copy_gbs'] > 0")" = True ] &&
   ok "comm beside the copy ceiling" || fail "comm results"
+[ "$(json "$r" "j['results']['comm']['compute']['rows'][0]['slowdown'] > 0 and j['results']['comm']['compute']['rows'][0]['gemm_us_alone'] > 0 and j['results']['comm']['compute']['memory'][0]['peak_bytes'] > 0")" = True ] &&
+  ok "comm beside GEMMs, with the allocator's peak" || fail "comm --with-compute results"
 grep -q "gpu_cli: skipped (.*no CUDA GPU visible" "$tmp/out/summary.md" &&
   ok "gpu_cli skipped with its reason on the CPU" || fail "gpu_cli line: $(grep gpu_cli "$tmp/out/summary.md")"
 # (record_param_comms is NCCL's: the GPU run requires it; gloo records none.)
