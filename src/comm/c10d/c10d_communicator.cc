@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -34,6 +36,21 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
   return c10d::ReduceOp::SUM;
 }
 
+// Returns once `work` has completed (or failed), or at `timeout` from now:
+// the first 2 ms in a spin that yields the core, then 50-us sleeps. c10d's
+// wait(timeout) then finds the work done at its first check; a work still
+// running at the deadline is left to it, and its own timeout names it.
+void poll_until_completed(compat::C10dWork& work, std::chrono::milliseconds timeout) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  while (!work.isCompleted()) {
+    const auto waited = Clock::now() - start;
+    if (waited >= timeout) return;
+    if (waited < std::chrono::milliseconds(2)) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
 // Wraps a c10d work handle; a post-step (copying a result into the caller's
 // output, waiting for the device) runs once the collective has completed.
 class C10dWorkHandle : public Work {
@@ -44,12 +61,13 @@ class C10dWorkHandle : public Work {
   // aborts instead of shutting down).
   C10dWorkHandle(c10::intrusive_ptr<compat::C10dWork> work, std::string what,
                  std::function<std::string()> explain, std::function<void()> post,
-                 std::shared_ptr<std::atomic<bool>> failed)
+                 std::shared_ptr<std::atomic<bool>> failed, bool poll)
       : work_(std::move(work)),
         what_(std::move(what)),
         explain_(std::move(explain)),
         post_(std::move(post)),
-        failed_(std::move(failed)) {}
+        failed_(std::move(failed)),
+        poll_(poll) {}
 
   void wait(std::chrono::milliseconds timeout) override {
     if (finished_) {
@@ -57,6 +75,7 @@ class C10dWorkHandle : public Work {
       return;
     }
     try {
+      if (poll_) poll_until_completed(*work_, timeout);
       work_->wait(timeout);
       if (post_) post_();
     } catch (...) {
@@ -103,6 +122,7 @@ class C10dWorkHandle : public Work {
   std::vector<std::function<void()>> after_wait_;
   std::shared_ptr<std::atomic<bool>> failed_;
   bool finished_ = false;
+  bool poll_ = false;
   std::exception_ptr error_;
 };
 
@@ -408,7 +428,7 @@ class C10dCommunicator : public Communicator {
       return std::make_unique<C10dWorkHandle>(
           start(), context,
           [store]() { return failure_cause(store, std::chrono::milliseconds(2000)); },
-          std::move(post), failed_);
+          std::move(post), failed_, s_.poll_completion);
     } catch (...) {
       failed_->store(true);
       std::rethrow_exception(translate(std::current_exception(), context));

@@ -38,6 +38,11 @@ struct C10dBackendSpec {
   // current stream after the collective, so nccl blocks the host here until
   // the device has finished. Empty for gloo.
   std::function<void()> after_wait;
+  // Poll the work for completion before calling its wait(timeout): set for
+  // nccl, whose wait with a timeout checks once, then sleeps a whole
+  // millisecond between checks (ProcessGroupNCCL's busy-wait), so every
+  // collective not done at the first check would cost a millisecond or more.
+  bool poll_completion = false;
   // Backends that take device tensors only (nccl): host tensors given to a
   // collective are copied to this device and the results back, so that
   // bookkeeping (timings, #wrong, replica hashes) runs on every backend.

@@ -77,6 +77,7 @@ std::unique_ptr<Communicator> make(const launch::World& world, const CommOptions
     return compat::nccl_process_group(pg, prefix, rank, size);
   };
   spec.after_wait = [gpu] { device::synchronize(gpu); };
+  spec.poll_completion = true;
   spec.close = [pg](bool clean) { compat::nccl_close(*pg, clean); };
   spec.staging = gpu;
   spec.flat = {Collective::kAllgather, Collective::kReduceScatter};
