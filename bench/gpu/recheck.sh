@@ -12,7 +12,7 @@ py=python3; [ "$dev" = cpu ] && py=bench/peers/python-wheel
 D=$PWD/gpu-bundle/bin/dtbench
 mkdir -p "$out"
 if [ "$dev" = cuda ]; then
-  flags=(--device cuda --backend nccl); big=64M; gpt=(-b 40); iters=(-n 10 -w 3); colls=allgather,reduce_scatter,alltoall
+  flags=(--device cuda --backend nccl); big=64M; gpt=(-b 40 --seq-len 1024); iters=(-n 10 -w 3); colls=allgather,reduce_scatter,alltoall
 else
   flags=(--device cpu --backend gloo); big=1M; colls=allgather,alltoall
   gpt=(-b 2 --seq-len 16 --layers 2 --width 64 --heads 2 --vocab 256); iters=(-n 2 -w 1)

@@ -36,21 +36,6 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
   return c10d::ReduceOp::SUM;
 }
 
-// Returns once `work` has completed (or failed), or at `timeout` from now:
-// the first 2 ms in a spin that yields the core, then 50-us sleeps. c10d's
-// wait(timeout) then finds the work done at its first check; a work still
-// running at the deadline is left to it, and its own timeout names it.
-void poll_until_completed(compat::C10dWork& work, std::chrono::milliseconds timeout) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  while (!work.isCompleted()) {
-    const auto waited = Clock::now() - start;
-    if (waited >= timeout) return;
-    if (waited < std::chrono::milliseconds(2)) std::this_thread::yield();
-    else std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-}
-
 // Wraps a c10d work handle; a post-step (copying a result into the caller's
 // output, waiting for the device) runs once the collective has completed.
 class C10dWorkHandle : public Work {
@@ -453,6 +438,19 @@ C10dRendezvous c10d_rendezvous(const std::string& name, const launch::World& wor
   r.prefix = c10::make_intrusive<c10d::PrefixStore>(
       group.store ? group.prefix + "/" + name : "dtbench/" + name, r.spec.store);
   return r;
+}
+
+// ProcessGroupNCCL's wait(timeout) checks once, then sleeps a whole
+// millisecond between checks: polled first, it returns at once.
+void poll_until_completed(compat::C10dWork& work, std::chrono::milliseconds timeout) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  while (!work.isCompleted()) {
+    const auto waited = Clock::now() - start;
+    if (waited >= timeout) return;
+    if (waited < std::chrono::milliseconds(2)) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 std::unique_ptr<Communicator> make_c10d_communicator(C10dBackendSpec spec) {
