@@ -26,13 +26,18 @@ struct CommWithCompute {
   int gemms_during = 0;        // products during the timed iterations (the fewest of any rank)
 };
 
+// CommTiming::wrong of a row whose results were not checked (-c 0): shown
+// N/A, null in the JSON, an empty CSV cell; never counted as wrong or right.
+inline constexpr std::int64_t kNotChecked = -1;
+
 // One placement (out-of-place or in-place) of one size.
 struct CommTiming {
   bool ran = false;            // false where the placement does not apply
   double time_us = 0;          // mean over ranks of each rank's mean time per iteration
   double algbw_gbs = 0;        // bytes / time_us / 1e3  (GB/s, 1 GB = 1e9 B)
   double busbw_gbs = 0;        // algbw * bus factor of the collective
-  std::int64_t wrong = 0;      // elements that differ from the exact expected value, all ranks
+  std::int64_t wrong = 0;      // elements that differ from the exact expected value, all ranks;
+                               // kNotChecked under -c 0 (nccl-tests' N/A)
   // Percentiles of every rank's every timed iteration (pooled), at the
   // run's --percentiles (CommRecord::percentiles).
   std::vector<double> percentile_us;

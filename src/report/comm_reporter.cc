@@ -46,7 +46,7 @@ nlohmann::ordered_json timing_json(const CommTiming& t, const std::vector<double
   return {{"time", t.time_us},
           {"alg_bw", t.algbw_gbs},
           {"bus_bw", t.busbw_gbs},
-          {"nwrong", t.wrong},
+          {"nwrong", t.wrong == kNotChecked ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(t.wrong)},
           {"percentiles_us", pct},
           {"rank_us", t.rank_us},
           {"node_us", t.node_us},
@@ -70,7 +70,8 @@ CommTiming timing_from_json(const nlohmann::ordered_json& j, const std::vector<d
   t.time_us = named(j, "time", "time_us").get<double>();
   t.algbw_gbs = named(j, "alg_bw", "algbw_gbs").get<double>();
   t.busbw_gbs = named(j, "bus_bw", "busbw_gbs").get<double>();
-  t.wrong = named(j, "nwrong", "wrong").get<std::int64_t>();
+  const auto& wrong = named(j, "nwrong", "wrong");
+  t.wrong = wrong.is_null() ? kNotChecked : wrong.get<std::int64_t>();
   t.rank_us = j.at("rank_us").get<std::vector<double>>();
   if (j.contains("node_us")) t.node_us = j.at("node_us").get<std::vector<double>>();
   if (j.contains("cpu_util")) t.cpu_util = j.at("cpu_util").get<double>();
@@ -118,7 +119,8 @@ std::string CommConsoleReporter::cells(const CommTiming& t) const {
     for (std::size_t i = 0; i < qs_.size(); ++i) s += fmt::format(" {:>9}", "");
     return s;
   }
-  s = fmt::format("{:>10.2f} {:>7.2f} {:>7.2f} {:>6}", t.time_us, t.algbw_gbs, t.busbw_gbs, t.wrong);
+  s = fmt::format("{:>10.2f} {:>7.2f} {:>7.2f} {:>6}", t.time_us, t.algbw_gbs, t.busbw_gbs,
+                  t.wrong == kNotChecked ? std::string("N/A") : std::to_string(t.wrong));
   for (std::size_t i = 0; i < qs_.size(); ++i)
     s += i < t.percentile_us.size() ? fmt::format(" {:>9.2f}", t.percentile_us[i]) : fmt::format(" {:>9}", "");
   return s;
@@ -245,7 +247,10 @@ void CommConsoleReporter::footer(const std::vector<CommRecord>& records, const s
                         coll.size(), fewest);
   }
   const auto wrong = total_wrong(records);
-  out_ << fmt::format("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
+  if (any_checked(records))
+    out_ << fmt::format("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
+  else if (!records.empty())
+    out_ << "# Out of bounds values : N/A (not checked: -c 0)\n";
   out_ << fmt::format("# Avg bus bandwidth    : {:.4f} GB/s\n", average_busbw(records));
   out_.flush();
 }
@@ -295,8 +300,17 @@ double average_busbw(const std::vector<CommRecord>& records) {
 
 std::int64_t total_wrong(const std::vector<CommRecord>& records) {
   std::int64_t w = 0;
-  for (const auto& r : records) w += r.out_of_place.wrong + r.in_place.wrong;
+  for (const auto& r : records)
+    for (const CommTiming* t : {&r.out_of_place, &r.in_place})
+      if (t->ran && t->wrong > 0) w += t->wrong;
   return w;
+}
+
+bool any_checked(const std::vector<CommRecord>& records) {
+  for (const auto& r : records)
+    for (const CommTiming* t : {&r.out_of_place, &r.in_place})
+      if (t->ran && t->wrong != kNotChecked) return true;
+  return false;
 }
 
 nlohmann::ordered_json to_json(const CommRecord& r) {
@@ -331,7 +345,8 @@ void write_comm_csv(std::ostream& out, const std::vector<CommRecord>& records, i
       if (!t->ran) continue;
       out << fmt::format("{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{},{}", r.cycle, r.group, r.collective,
                          name, r.bytes, r.count, r.dtype, r.op, r.root, t->time_us, t->algbw_gbs, t->busbw_gbs,
-                         t->wrong, r.collective == "pingpong" ? "rank0" : stat);
+                         t->wrong == kNotChecked ? std::string() : std::to_string(t->wrong),
+                         r.collective == "pingpong" ? "rank0" : stat);
       for (std::size_t i = 0; i < qs.size(); ++i)
         out << ',' << (i < t->percentile_us.size() ? fmt::format("{:.9g}", t->percentile_us[i]) : std::string());
       out << fmt::format(",{},{:.9g},{},{:.9g},{:.9g}\n", t->late_rank, t->late_us, t->spikes, t->ceiling_gbs,

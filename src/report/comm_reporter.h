@@ -48,7 +48,10 @@ void write_comm_csv(std::ostream& out, const std::vector<CommRecord>& records, i
 
 // Mean busbw over every timed placement (GB/s), as nccl-tests' footer.
 double average_busbw(const std::vector<CommRecord>& records);
+// Wrong elements over every row that ran and was checked.
 std::int64_t total_wrong(const std::vector<CommRecord>& records);
+// Whether any row that ran was checked (false for a -c 0 run).
+bool any_checked(const std::vector<CommRecord>& records);
 // Per node, the median over timed placements (with lateness) of the median
 // lateness of its ranks, in us. Rows without lateness are left out.
 std::vector<double> node_lateness(const std::vector<CommRecord>& records, const std::vector<int>& node_of_rank,

@@ -122,6 +122,34 @@ TEST(CommReporter, FooterNamesTheLateRankAndSpikes) {
   EXPECT_NE(text.find("rank 0 iteration 3: 90.0 us against a median 19.0 us"), std::string::npos) << text;
 }
 
+// -c 0: nothing was compared, so nothing is claimed — N/A in the table and
+// the footer, null in the JSON (read back as not checked), an empty CSV cell,
+// never counted; a mixed list counts only what was checked.
+TEST(CommReporter, UncheckedRowsClaimNothing) {
+  auto r = sample();
+  r.out_of_place.wrong = r.in_place.wrong = kNotChecked;
+  const std::vector<CommRecord> rs{r};
+  EXPECT_EQ(total_wrong(rs), 0);
+  EXPECT_FALSE(any_checked(rs));
+  std::ostringstream out;
+  CommConsoleReporter rep(out, {50, 99.9});
+  rep.row(r);
+  rep.footer(rs, {}, {});
+  const auto text = out.str();
+  EXPECT_NE(text.find(" N/A "), std::string::npos) << text;
+  EXPECT_NE(text.find("Out of bounds values : N/A (not checked: -c 0)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("OK"), std::string::npos) << text;
+  const auto j = to_json(r);
+  EXPECT_TRUE(j["in_place"]["nwrong"].is_null());
+  EXPECT_EQ(comm_record_from_json(j).in_place.wrong, kNotChecked);
+  std::ostringstream csv;
+  write_comm_csv(csv, rs, 2);
+  EXPECT_NE(csv.str().find(",0.1024,0.1024,,min,"), std::string::npos) << csv.str();
+  const std::vector<CommRecord> mixed{r, sample()};
+  EXPECT_TRUE(any_checked(mixed));
+  EXPECT_EQ(total_wrong(mixed), 2);
+}
+
 TEST(CommReporter, CsvHasNcclTestsColumnsAndTheTimesReduction) {
   auto pp = sample();
   pp.collective = "pingpong";

@@ -216,6 +216,7 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
     t.busbw_gbs = t.algbw_gbs * def.bus_factor(static_cast<int>(members.size()));
     t.wrong = static_cast<std::int64_t>(wrong);
     if (def.kind == comm::Collective::kBarrier) t.wrong += barrier_violations(ranks, clock.error_us);
+    if (!opts.check) t.wrong = report::kNotChecked;
     if (!copy_gbs.empty()) {
       std::sort(copy_gbs.begin(), copy_gbs.end());
       t.ceiling_gbs = copy_gbs[copy_gbs.size() / 2];

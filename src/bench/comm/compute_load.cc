@@ -154,7 +154,7 @@ void with_compute(ComputeLoad& load, std::vector<report::CommTiming>& alone,
     w.gemm_us_alone = median(a);
     w.gemm_slowdown = w.gemm_us_alone > 0 && w.gemm_us_during > 0 ? w.gemm_us_during / w.gemm_us_alone : 0;
     w.gemms_during = std::max(fewest, 0);
-    alone[g].wrong += with[g].wrong;  // the second run's check counts too
+    if (alone[g].wrong >= 0 && with[g].wrong > 0) alone[g].wrong += with[g].wrong;  // the second run's check counts too
   }
 }
 
