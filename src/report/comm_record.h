@@ -24,6 +24,8 @@ struct CommWithCompute {
   double gemm_us_during = 0;   // ... of the products during the timed iterations
   double gemm_slowdown = 0;    // gemm_us_during / gemm_us_alone
   int gemms_during = 0;        // products during the timed iterations (the fewest of any rank)
+  int iters = 0;               // timed iterations beside the products: -n, or more where about four
+                               // products would not end inside -n (bench::iterations_beside)
 };
 
 // CommTiming::wrong of a row whose results were not checked (-c 0): shown

@@ -32,7 +32,8 @@ std::vector<std::vector<double>> rounded(std::vector<std::vector<double>> v) {
 nlohmann::ordered_json with_compute_json(const CommWithCompute& w) {
   if (!w.ran) return nullptr;
   return {{"time", w.time_us},         {"slowdown", w.slowdown},           {"gemm_us_alone", w.gemm_us_alone},
-          {"gemm_us_during", w.gemm_us_during}, {"gemm_slowdown", w.gemm_slowdown}, {"gemms_during", w.gemms_during}};
+          {"gemm_us_during", w.gemm_us_during}, {"gemm_slowdown", w.gemm_slowdown}, {"gemms_during", w.gemms_during},
+          {"iters", w.iters}};
 }
 
 nlohmann::ordered_json timing_json(const CommTiming& t, const std::vector<double>& qs) {
@@ -86,6 +87,7 @@ CommTiming timing_from_json(const nlohmann::ordered_json& j, const std::vector<d
     t.with_compute.gemm_us_during = w.at("gemm_us_during").get<double>();
     t.with_compute.gemm_slowdown = w.at("gemm_slowdown").get<double>();
     t.with_compute.gemms_during = w.at("gemms_during").get<int>();
+    if (w.contains("iters")) t.with_compute.iters = w.at("iters").get<int>();
   }
   // Reports written before per-iteration samples have none of these.
   if (j.contains("percentiles_us"))
@@ -233,18 +235,20 @@ void CommConsoleReporter::footer(const std::vector<CommRecord>& records, const s
       }
   for (const auto& name : order) {
     std::vector<double> coll, gemm;
-    int fewest = -1;
+    int fewest = -1, most_iters = 0;
     for (const auto* w : wc[name]) {
+      most_iters = std::max(most_iters, w->iters);
       coll.push_back(w->slowdown);
       if (w->gemm_slowdown > 0) gemm.push_back(w->gemm_slowdown);
       fewest = fewest < 0 ? w->gemms_during : std::min(fewest, w->gemms_during);
     }
     out_ << fmt::format("# With compute         : {}: the collective {:.2f}x its time alone, the products {} (median "
-                        "over {} rows; at least {} product(s) in each row's timed iterations)\n",
+                        "over {} rows; at least {} product(s) in each row's timed iterations, at most {} "
+                        "iterations)\n",
                         name, stats::median(coll),
                         gemm.empty() ? std::string("not timed (none ended inside the timed iterations)")
                                      : fmt::format("{:.2f}x theirs", stats::median(gemm)),
-                        coll.size(), fewest);
+                        coll.size(), fewest, most_iters);
   }
   const auto wrong = total_wrong(records);
   if (any_checked(records))

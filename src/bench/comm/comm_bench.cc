@@ -414,12 +414,15 @@ CommBenchResult run_comm_bench(
         if (out_of_place) oop = measure(def, args, false, opts, clock, *oop_arena, job, group_bytes, copy_rate);
         if (in_place) ip = measure(def, args, true, opts, clock, *ip_arena, job, group_bytes, copy_rate);
         if (load) {
-          if (out_of_place) with_compute(*load, oop, [&](std::pair<double, double>* w) {
-              return measure(def, args, false, opts, clock, *oop_arena, job, group_bytes, copy_rate, w);
-            }, job.world, job.groups);
-          if (in_place) with_compute(*load, ip, [&](std::pair<double, double>* w) {
-              return measure(def, args, true, opts, clock, *ip_arena, job, group_bytes, copy_rate, w);
-            }, job.world, job.groups);
+          auto beside = [&](bool inp, const Arena& arena) {
+            return [&, inp](int n, std::pair<double, double>* w) {
+              CommBenchOptions more = opts;
+              more.iters = n;
+              return measure(def, args, inp, more, clock, arena, job, group_bytes, copy_rate, w);
+            };
+          };
+          if (out_of_place) with_compute(*load, oop, beside(false, *oop_arena), job.world, job.groups, opts.iters);
+          if (in_place) with_compute(*load, ip, beside(true, *ip_arena), job.world, job.groups, opts.iters);
         }
         for (std::size_t g = 0; g < job.groups.size(); ++g) {
           const int nranks = split ? static_cast<int>(job.groups[g].size()) : world.size();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -93,17 +94,43 @@ double median_product_us(const std::vector<GemmSpan>& spans, double from_us, dou
   return d[d.size() / 2];
 }
 
-// --with-compute: times the placement again (`again`, which reports its
-// timed window) with the GEMM thread running, then the GEMMs alone for as
-// long; fills each group's CommWithCompute in `alone`.
+int iterations_beside(int iters, double coll_us, double product_us) {
+  if (coll_us <= 0 || product_us <= 0) return iters;
+  constexpr double kProducts = 4, kMaxUs = 5e6;
+  const double want = std::ceil(kProducts * product_us / coll_us);
+  const double cap = std::max(static_cast<double>(iters), std::floor(kMaxUs / coll_us));
+  return static_cast<int>(std::clamp(want, static_cast<double>(iters), cap));
+}
+
+// --with-compute: sizes the second run from a few products alone (every
+// rank's slowest, and each group's time alone), times the placement again
+// (`again`, which reports its timed window) with the GEMM thread running,
+// then the GEMMs alone for as long; fills each group's CommWithCompute in
+// `alone`.
 void with_compute(ComputeLoad& load, std::vector<report::CommTiming>& alone,
-                  const std::function<std::vector<report::CommTiming>(std::pair<double, double>*)>& again,
-                  comm::Communicator& world, const std::vector<std::vector<int>>& groups) {
+                  const std::function<std::vector<report::CommTiming>(int, std::pair<double, double>*)>& again,
+                  comm::Communicator& world, const std::vector<std::vector<int>>& groups, int iters) {
+  // Every rank must run the same number of iterations: the longest product
+  // of any rank against the shortest collective of any group decides.
+  double sizing_us = 0;
+  try {
+    sizing_us = median_product_us(load.run_alone(0, 3), 0, 1e300);
+  } catch (const std::exception&) {
+    sizing_us = 0;  // the GEMM thread fails again below, where every rank learns of it together
+  }
+  at::Tensor longest = at::full({1}, sizing_us, at::kDouble);
+  world.allreduce(longest, longest, comm::ReduceOp::kMax)->wait(world.timeout());
+  double shortest_coll = 0;
+  for (std::size_t g = 0; g < groups.size() && g < alone.size(); ++g)
+    if (alone[g].time_us > 0 && (shortest_coll == 0 || alone[g].time_us < shortest_coll))
+      shortest_coll = alone[g].time_us;
+  const int n = iterations_beside(iters, shortest_coll, longest.item<double>());
+
   load.start();
   std::pair<double, double> window{0, 0};
   std::vector<report::CommTiming> with;
   try {
-    with = again(&window);
+    with = again(n, &window);
   } catch (...) {
     load.stop();
     throw;
@@ -148,6 +175,7 @@ void with_compute(ComputeLoad& load, std::vector<report::CommTiming>& alone,
     };
     auto& w = alone[g].with_compute;
     w.ran = true;
+    w.iters = n;
     w.time_us = with[g].time_us;
     w.slowdown = alone[g].time_us > 0 ? with[g].time_us / alone[g].time_us : 0;
     w.gemm_us_during = median(d);
