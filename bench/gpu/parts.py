@@ -321,7 +321,8 @@ def read_comm_compute(path):
         rows.append({"bytes": r["size"], "time_us": x["time"], "with_compute_us": wc.get("time"),
                      "slowdown": wc.get("slowdown"), "gemm_us_alone": wc.get("gemm_us_alone"),
                      "gemm_us_during": wc.get("gemm_us_during"), "gemm_slowdown": wc.get("gemm_slowdown"),
-                     "gemms_during": wc.get("gemms_during"), "ceiling_gbs": x.get("ceiling_gbs"),
+                     "gemms_during": wc.get("gemms_during"), "iters": wc.get("iters"),
+                     "ceiling_gbs": x.get("ceiling_gbs"),
                      "of_ceiling": x.get("of_ceiling")})
     return {"rows": rows, "memory": rep.get("memory")}
 
@@ -362,14 +363,14 @@ def sum_comm(ctx, got):
         lines += ["", f"allreduce beside {z['gemm']}² float32 GEMMs on a side stream (`--with-compute "
                   f"gemm:{z['gemm']} -M 1`), with the copy ceiling dtbench measures per row:", "",
                   "| bytes | alone us | beside GEMMs us | ÷ alone | GEMM us alone | GEMM us during | GEMM ÷ alone "
-                  "| GEMMs during | copy ceiling GB/s |", "|---|---|---|---|---|---|---|---|---|"]
+                  "| GEMMs during | iterations | copy ceiling GB/s |", "|---|---|---|---|---|---|---|---|---|---|"]
         def f(v, fmt):
             return format(v, fmt) if isinstance(v, (int, float)) else "n/a"
         for r in wc["rows"]:
             lines.append(f"| {r['bytes']} | {f(r['time_us'], '.1f')} | {f(r['with_compute_us'], '.1f')} | "
                          f"{f(r['slowdown'], '.2f')} | {f(r['gemm_us_alone'], '.1f')} | "
                          f"{f(r['gemm_us_during'], '.1f')} | {f(r['gemm_slowdown'], '.2f')} | "
-                         f"{r['gemms_during']} | {f(r['ceiling_gbs'], '.1f')} |")
+                         f"{r['gemms_during']} | {r['iters']} | {f(r['ceiling_gbs'], '.1f')} |")
         lines.append(f"memory (-M 1): {json.dumps(wc['memory'])}")
     return lines
 
@@ -468,16 +469,16 @@ def sum_profile(ctx, got):
 
 
 PARTS = [
-    Part("seed", "the seed's table: four ResNets, no ddp and 1-rank DDP beside Python DDP", 120, plan_seed, sum_seed),
-    Part("strategies", "every strategy on GPT-2 in bf16 beside DDP, ZeRO and FSDP2", 100, plan_strategies,
+    Part("seed", "the seed's table: four ResNets, no ddp and 1-rank DDP beside Python DDP", 110, plan_seed, sum_seed),
+    Part("strategies", "every strategy on GPT-2 in bf16 beside DDP, ZeRO and FSDP2", 125, plan_strategies,
          sum_strategies),
-    Part("horovod", "seed 004: resnet50, Horovod's fusion vs DDP, fp16 allreduce, AMP", 70, plan_horovod,
+    Part("horovod", "seed 004: resnet50, Horovod's fusion vs DDP, fp16 allreduce, AMP", 60, plan_horovod,
          sum_horovod),
-    Part("comm", "dtbench comm on the GPU beside the device's copy ceiling, then beside GEMMs", 60, plan_comm, sum_comm),
-    Part("profile", "a PyTorch profiler trace of Python DDP, kept as test data", 35, plan_profile, sum_profile),
+    Part("comm", "dtbench comm on the GPU beside the device's copy ceiling, then beside GEMMs", 45, plan_comm, sum_comm),
+    Part("profile", "a PyTorch profiler trace of Python DDP, kept as test data", 25, plan_profile, sum_profile),
     # Last: device_cli.sh --gpu starts ~25 runs and takes what is left; a
     # rerun with --only gpu_tests --part-budget gpu_tests=300 finishes it.
-    Part("gpu_tests", "a --trace on the GPU, then gpu_cli (every GPU test)", 50, plan_gpu_tests, sum_gpu_tests),
+    Part("gpu_tests", "a --trace on the GPU, then gpu_cli (every GPU test)", 80, plan_gpu_tests, sum_gpu_tests),
 ]
-PREFLIGHT = Part("preflight", "the GPU, the libraries dtbench loads, dtbench env", 45, plan_preflight,
+PREFLIGHT = Part("preflight", "the GPU, the libraries dtbench loads, dtbench env", 30, plan_preflight,
                  sum_preflight)

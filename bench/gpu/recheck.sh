@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A short recheck for the minutes left of a GPU lease after a fix (~90 s on
+# A short recheck for the minutes left of a GPU lease after a fix (~60 s on
 # an H200): the comm part of run.py, the one-rank physics rows (out-of-place
 # allgather, reduce_scatter, alltoall of 64 MiB beside the copy ceiling) and
 # GPT-2 under ddp and fsdp at run.py's batch, against the same dtbench bundle.
@@ -31,7 +31,8 @@ import json, sys
 for r in json.load(open(sys.argv[1]))["results"]:
     x = r["out_of_place"]
     print(f"  {r['collective']} {r['size']} B: {x['time']:.1f} us, algbw {x['alg_bw']:.1f} GB/s, "
-          f"copy ceiling {x['ceiling_gbs']:.1f} GB/s ({x['alg_bw'] / x['ceiling_gbs']:.2f})")
+          f"copy ceiling {x['ceiling_gbs']:.1f} GB/s "
+          f"({x['alg_bw'] / x['ceiling_gbs']:.2f})" if x['ceiling_gbs'] > 0 else "(no copy ceiling)")
 PY
 for s in ddp fsdp; do
   timeout 60 "$D" ddp --model gpt2 --reducer "$s" "${gpt[@]}" --optimizer adamw --amp bf16 --world-sizes 1 \

@@ -251,9 +251,9 @@ void CommConsoleReporter::footer(const std::vector<CommRecord>& records, const s
                         coll.size(), fewest, most_iters);
   }
   const auto wrong = total_wrong(records);
-  if (any_checked(records))
+  if (any_checked(records) || records.empty())
     out_ << fmt::format("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
-  else if (!records.empty())
+  else
     out_ << "# Out of bounds values : N/A (not checked: -c 0)\n";
   out_ << fmt::format("# Avg bus bandwidth    : {:.4f} GB/s\n", average_busbw(records));
   out_.flush();

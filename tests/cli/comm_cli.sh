@@ -167,16 +167,16 @@ json mem.json "all(0 < t['ceiling_gbs'] and abs(t['of_ceiling'] - t['bus_bw'] / 
   t['of_ceiling'] < 1 for r in j['results'] for t in (r['out_of_place'], r['in_place']) if t)" | grep -q True &&
   grep -Eq "^# Of the copy ceiling  : allreduce at most [0-9]+% \(1 MiB: busbw" mem.out
 check "the copy ceiling of every row and the footer's closest row" $? "$(grep ceiling mem.out)"
-# --with-compute gemm:256: each row timed again beside a GEMM thread, then the
+# --with-compute gemm:1024: each row timed again beside a GEMM thread, then the
 # GEMMs alone; the ratios are of the figures beside them, the second run is
 # checked too, and the footer sums them up. A product here outlasts -n 6
 # small collectives: the second run takes as many iterations as about four
 # products need, so products end inside its timed window (on 2 loaded cores a
 # product can slow tenfold beside the ranks: some row, not every row). (Whether
 # the slowdown is real is a measurement: docs/PERFORMANCE.md, not a test.)
-"$DT" comm --nproc 2 --collective allreduce,allgather -b 4K -e 64K -f 16 -n 6 -w 1 --with-compute gemm:256 \
+"$DT" comm --nproc 2 --collective allreduce,allgather -b 4K -e 64K -f 16 -n 6 -w 1 --with-compute gemm:1024 \
   --json wc.json >wc.out 2>&1 &&
-  json wc.json "j['config']['with_compute'] == 'gemm:256' and j['summary']['wrong'] == 0 and all(
+  json wc.json "j['config']['with_compute'] == 'gemm:1024' and j['summary']['wrong'] == 0 and all(
     w['time'] > 0 and abs(w['slowdown'] - w['time'] / t['time']) < 1e-9 and w['gemm_us_alone'] > 0 and
     w['gemms_during'] >= 0 and w['iters'] >= 6 and
     (w['gemm_us_during'] == 0 or abs(w['gemm_slowdown'] - w['gemm_us_during'] / w['gemm_us_alone']) < 1e-9)
@@ -185,8 +185,18 @@ check "the copy ceiling of every row and the footer's closest row" $? "$(grep ce
     for r in j['results'] for t in (r['out_of_place'], r['in_place']) if t for w in [t['with_compute']])" | grep -q True &&
   grep -q "# With compute         : allreduce: the collective" wc.out && grep -q "# With compute         : allgather:" wc.out &&
   json mem.json "all(t['with_compute'] is None for r in j['results'] for t in (r['out_of_place'], r['in_place']) if t)" | grep -q True
-check "--with-compute gemm:256: every row again beside the GEMMs, the run sized to hold products, consistent ratios, exact; none without it" $? \
+check "--with-compute gemm:1024: every row again beside the GEMMs, the run sized to hold products, consistent ratios, exact; none without it" $? \
   "$(grep -E '^# (With|Out)' wc.out; tail -n 2 wc.out)"
+
+# -c 0: nothing compared, nothing claimed (nccl-tests' N/A): the table and
+# the footer say N/A, the JSON's nwrong and summary.wrong are null, the CSV's
+# #wrong cell is empty, exit 0.
+"$DT" comm -b 1K -e 2K -n 2 -w 1 -c 0 --json c0.json --csv c0.csv >c0.out 2>&1 &&
+  grep -Eq "^ +1024 .* N/A " c0.out && grep -q "^# Out of bounds values : N/A (not checked: -c 0)" c0.out &&
+  json c0.json "j['summary']['wrong'] is None and all(t['nwrong'] is None for r in j['results']
+    for t in (r['out_of_place'], r['in_place']) if t)" | grep -q True &&
+  python3 -c "import csv,sys; rows=list(csv.DictReader(open(sys.argv[1]))); sys.exit(0 if rows and all(r['#wrong'] == '' for r in rows) else 1)" c0.csv
+check "-c 0: #wrong N/A in the table and footer, null in the JSON, empty in the CSV" $? "$(grep -E 'N/A|Out of' c0.out | head -3)"
 
 # --split mod:2 on 4 ranks: groups {0,2} and {1,3} each allgather at once;
 # a row per group, each verified, and busbw with the group's factor. A delay on

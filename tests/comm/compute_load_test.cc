@@ -2,7 +2,7 @@
 // about four products end inside it, more where a product outlasts the
 // collectives (one rank, small sizes, large GEMMs: on an H200, 20-us
 // allreduces beside 2.7-ms products left no product inside 20 iterations),
-// never past 5 s of collectives.
+// never past 5 s of collectives or 20,000 iterations.
 #include <gtest/gtest.h>
 
 #include "bench/comm/compute_load.h"
@@ -20,8 +20,10 @@ TEST(IterationsBeside, GrowsUntilAboutFourProductsFit) {
   EXPECT_EQ(iterations_beside(6, 50, 3001), 241);   // rounded up
 }
 
-TEST(IterationsBeside, StopsAtFiveSecondsOfCollectives) {
-  EXPECT_EQ(iterations_beside(20, 10, 2e6), 500000);  // 800k wanted: capped at 5 s / 10 us
+TEST(IterationsBeside, StopsAtFiveSecondsOrTwentyThousand) {
+  EXPECT_EQ(iterations_beside(20, 1000, 2e6), 5000);  // 8,000 wanted: 5 s of 1-ms iterations
+  EXPECT_EQ(iterations_beside(20, 10, 2e6), 20000);   // 800k wanted: at most 20,000 (all are gathered)
+  EXPECT_EQ(iterations_beside(20, 1e-9, 1), 20000);   // no overflow
   EXPECT_EQ(iterations_beside(20, 1e6, 1e9), 20);     // never under -n
 }
 

@@ -40,6 +40,8 @@ TEST(WorkPoll, ReturnsOnlyOnceTheWorkHasCompleted) {
   EXPECT_GT(work->checks.load(), 1);
 }
 
+// Also a failed work: c10d's isCompleted() is true once it holds an
+// exception, and the wait after the poll rethrows it.
 TEST(WorkPoll, ACompletedWorkReturnsAtTheFirstCheck) {
   auto work = c10::make_intrusive<ScriptedWork>();
   work->done = true;

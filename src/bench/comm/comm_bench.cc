@@ -216,7 +216,9 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
     t.busbw_gbs = t.algbw_gbs * def.bus_factor(static_cast<int>(members.size()));
     t.wrong = static_cast<std::int64_t>(wrong);
     if (def.kind == comm::Collective::kBarrier) t.wrong += barrier_violations(ranks, clock.error_us);
-    if (!opts.check) t.wrong = report::kNotChecked;
+    // -c 0 compares no data; a barrier's check is its arrival order, free
+    // of data, so it stays.
+    if (!opts.check && def.kind != comm::Collective::kBarrier) t.wrong = report::kNotChecked;
     if (!copy_gbs.empty()) {
       std::sort(copy_gbs.begin(), copy_gbs.end());
       t.ceiling_gbs = copy_gbs[copy_gbs.size() / 2];
@@ -421,8 +423,9 @@ CommBenchResult run_comm_bench(
               return measure(def, args, inp, more, clock, arena, job, group_bytes, copy_rate, w);
             };
           };
-          if (out_of_place) with_compute(*load, oop, beside(false, *oop_arena), job.world, job.groups, opts.iters);
-          if (in_place) with_compute(*load, ip, beside(true, *ip_arena), job.world, job.groups, opts.iters);
+          const int agg = static_cast<int>(opts.agg_iters);
+          if (out_of_place) with_compute(*load, oop, beside(false, *oop_arena), job.world, job.groups, opts.iters, agg);
+          if (in_place) with_compute(*load, ip, beside(true, *ip_arena), job.world, job.groups, opts.iters, agg);
         }
         for (std::size_t g = 0; g < job.groups.size(); ++g) {
           const int nranks = split ? static_cast<int>(job.groups[g].size()) : world.size();

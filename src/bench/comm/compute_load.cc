@@ -96,9 +96,9 @@ double median_product_us(const std::vector<GemmSpan>& spans, double from_us, dou
 
 int iterations_beside(int iters, double coll_us, double product_us) {
   if (coll_us <= 0 || product_us <= 0) return iters;
-  constexpr double kProducts = 4, kMaxUs = 5e6;
+  constexpr double kProducts = 4, kMaxUs = 5e6, kMaxIters = 20000;
   const double want = std::ceil(kProducts * product_us / coll_us);
-  const double cap = std::max(static_cast<double>(iters), std::floor(kMaxUs / coll_us));
+  const double cap = std::max(static_cast<double>(iters), std::min(kMaxIters, std::floor(kMaxUs / coll_us)));
   return static_cast<int>(std::clamp(want, static_cast<double>(iters), cap));
 }
 
@@ -109,13 +109,14 @@ int iterations_beside(int iters, double coll_us, double product_us) {
 // `alone`.
 void with_compute(ComputeLoad& load, std::vector<report::CommTiming>& alone,
                   const std::function<std::vector<report::CommTiming>(int, std::pair<double, double>*)>& again,
-                  comm::Communicator& world, const std::vector<std::vector<int>>& groups, int iters) {
+                  comm::Communicator& world, const std::vector<std::vector<int>>& groups, int iters, int agg) {
   // Every rank must run the same number of iterations: the longest product
-  // of any rank against the shortest collective of any group decides.
+  // of any rank against the shortest iteration of any group decides (a
+  // row's time is per operation: an iteration issues `agg` of them).
   double sizing_us = 0;
   try {
     sizing_us = median_product_us(load.run_alone(0, 3), 0, 1e300);
-  } catch (const std::exception&) {
+  } catch (...) {
     sizing_us = 0;  // the GEMM thread fails again below, where every rank learns of it together
   }
   at::Tensor longest = at::full({1}, sizing_us, at::kDouble);
@@ -124,7 +125,7 @@ void with_compute(ComputeLoad& load, std::vector<report::CommTiming>& alone,
   for (std::size_t g = 0; g < groups.size() && g < alone.size(); ++g)
     if (alone[g].time_us > 0 && (shortest_coll == 0 || alone[g].time_us < shortest_coll))
       shortest_coll = alone[g].time_us;
-  const int n = iterations_beside(iters, shortest_coll, longest.item<double>());
+  const int n = iterations_beside(iters, shortest_coll * std::max(agg, 1), longest.item<double>());
 
   load.start();
   std::pair<double, double> window{0, 0};

@@ -62,14 +62,16 @@ class ComputeLoad {
 double median_product_us(const std::vector<GemmSpan>& spans, double from_us, double to_us, int* count = nullptr);
 
 // How many timed iterations the run beside the products gets: `iters`, or
-// more where a collective of `coll_us` is too short for about four products
+// more where an iteration of `iter_us` is too short for about four products
 // of `product_us` to end inside the timed window (one-rank or small
-// collectives beside large GEMMs), at most 5 s of collectives.
-int iterations_beside(int iters, double coll_us, double product_us);
+// collectives beside large GEMMs); at most 5 s of iterations and 20,000 of
+// them (every rank's samples are gathered), never under `iters`.
+int iterations_beside(int iters, double iter_us, double product_us);
 
 // --with-compute for one placement of one size: times a few products alone
 // to size the run (iterations_beside, the same count on every rank), runs
-// `again` (the placement timed once more with that many iterations; it
+// `again` (the placement timed once more with that many iterations of `agg`
+// operations each; it
 // reports this rank's timed window) with the GEMM thread running, then the
 // GEMMs alone for as long, gathers every rank's product times over `world`,
 // and fills each group's CommWithCompute in `alone` (indexed as `groups`).
@@ -77,6 +79,6 @@ int iterations_beside(int iters, double coll_us, double product_us);
 // after the gather.
 void with_compute(ComputeLoad& load, std::vector<report::CommTiming>& alone,
                   const std::function<std::vector<report::CommTiming>(int, std::pair<double, double>*)>& again,
-                  comm::Communicator& world, const std::vector<std::vector<int>>& groups, int iters);
+                  comm::Communicator& world, const std::vector<std::vector<int>>& groups, int iters, int agg);
 
 }  // namespace dtbench::bench
