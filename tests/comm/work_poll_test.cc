@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "comm/c10d/c10d_communicator.h"
+#include "comm/c10d/c10d_work.h"
 
 namespace dtbench::comm {
 namespace {

@@ -69,13 +69,6 @@ struct C10dBackendSpec {
 
 std::unique_ptr<Communicator> make_c10d_communicator(C10dBackendSpec spec);
 
-// Returns once `work` has completed (or failed), or at `timeout` from now:
-// the first 2 ms in a spin that yields the core, then 50-us sleeps. The
-// handles of a spec with poll_completion call it before c10d's wait(timeout),
-// which then finds the work done at its first check; a work still running at
-// the deadline is left to that wait, whose own timeout names it.
-void poll_until_completed(compat::C10dWork& work, std::chrono::milliseconds timeout);
-
 // What every c10d backend starts from: a spec with `name`, rank, size,
 // timeout and store filled in for `group` (group.store null: the whole job,
 // through a store of its own, connected here), and the prefix store the

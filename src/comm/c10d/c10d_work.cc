@@ -1,0 +1,127 @@
+#include "comm/c10d/c10d_work.h"
+
+#include <algorithm>
+#include <exception>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "comm/error_text.h"
+#include "comm/store.h"
+
+namespace dtbench::comm {
+namespace {
+
+class C10dWorkHandle : public Work {
+ public:
+  C10dWorkHandle(c10::intrusive_ptr<compat::C10dWork> work, std::string what,
+                 std::function<std::string()> explain, std::function<void()> post,
+                 std::shared_ptr<std::atomic<bool>> failed, bool poll)
+      : work_(std::move(work)),
+        what_(std::move(what)),
+        explain_(std::move(explain)),
+        post_(std::move(post)),
+        failed_(std::move(failed)),
+        poll_(poll) {}
+
+  void wait(std::chrono::milliseconds timeout) override {
+    if (finished_) {
+      if (error_) std::rethrow_exception(error_);
+      return;
+    }
+    try {
+      if (poll_) poll_until_completed(*work_, timeout);
+      work_->wait(timeout);
+      if (post_) post_();
+    } catch (...) {
+      error_ = with_cause(translate(std::current_exception(), what_));
+      failed_->store(true);
+    }
+    finished_ = true;
+    for (auto& fn : after_wait_) fn();
+    after_wait_.clear();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+  bool done() override { return finished_ || work_->isCompleted(); }
+
+  void on_done(std::function<void()> fn) override {
+    if (finished_) return fn();
+    c10::intrusive_ptr<c10::ivalue::Future> future;
+    try {
+      future = work_->getFuture();
+    } catch (const c10::Error&) {
+      // This work type has no future (e.g. some point-to-point works): the
+      // completion is then stamped when wait() returns, an upper bound.
+      after_wait_.push_back(std::move(fn));
+      return;
+    }
+    future->addCallback([fn = std::move(fn)](c10::ivalue::Future&) { fn(); });
+  }
+
+  std::exception_ptr error() override {
+    if (!finished_ && work_->isCompleted() && !work_->isSuccess())
+      return translate(work_->exception(), what_);
+    return error_;
+  }
+
+ private:
+  std::exception_ptr with_cause(std::exception_ptr error) const {
+    return add_cause(error, explain_ ? explain_() : "");
+  }
+
+  c10::intrusive_ptr<compat::C10dWork> work_;
+  std::string what_;
+  std::function<std::string()> explain_;
+  std::function<void()> post_;
+  std::vector<std::function<void()>> after_wait_;
+  std::shared_ptr<std::atomic<bool>> failed_;
+  bool finished_ = false;
+  bool poll_ = false;
+  std::exception_ptr error_;
+};
+
+class PairWork : public Work {
+ public:
+  PairWork(WorkPtr a, WorkPtr b) : a_(std::move(a)), b_(std::move(b)) {}
+  void wait(std::chrono::milliseconds timeout) override {
+    const auto start = std::chrono::steady_clock::now();
+    a_->wait(timeout);
+    const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    b_->wait(std::max(std::chrono::milliseconds(1), timeout - spent));
+  }
+  bool done() override { return a_->done() && b_->done(); }
+  void on_done(std::function<void()> fn) override {
+    Work* b = b_.get();
+    a_->on_done([b, fn = std::move(fn)]() mutable { b->on_done(std::move(fn)); });
+  }
+  std::exception_ptr error() override { return a_->error() ? a_->error() : b_->error(); }
+
+ private:
+  WorkPtr a_, b_;
+};
+
+}  // namespace
+
+WorkPtr wrap_c10d_work(c10::intrusive_ptr<compat::C10dWork> work, std::string what,
+                       std::function<std::string()> explain, std::function<void()> post,
+                       std::shared_ptr<std::atomic<bool>> failed, bool poll) {
+  return std::make_unique<C10dWorkHandle>(std::move(work), std::move(what), std::move(explain),
+                                          std::move(post), std::move(failed), poll);
+}
+
+WorkPtr pair_work(WorkPtr a, WorkPtr b) { return std::make_unique<PairWork>(std::move(a), std::move(b)); }
+
+void poll_until_completed(compat::C10dWork& work, std::chrono::milliseconds timeout) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  while (!work.isCompleted()) {
+    const auto waited = Clock::now() - start;
+    if (waited >= timeout) return;
+    if (waited < std::chrono::milliseconds(2)) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+}  // namespace dtbench::comm
