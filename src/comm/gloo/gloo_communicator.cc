@@ -44,7 +44,7 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const launch::World& worl
 }
 
 // group.store null: the whole job, through a store of its own.
-std::unique_ptr<Communicator> make(const launch::World& world, const CommOptions& opts,
+std::unique_ptr<Communicator> make_gloo(const launch::World& world, const CommOptions& opts,
                                    const Group& group) {
   auto rdv = c10d_rendezvous("gloo", world, opts, group);
   C10dBackendSpec& spec = rdv.spec;
@@ -84,14 +84,14 @@ std::unique_ptr<Communicator> make(const launch::World& world, const CommOptions
 
 std::unique_ptr<Communicator> make_gloo_communicator(const launch::World& world,
                                                      const CommOptions& opts) {
-  return make(world, opts, Group{});
+  return make_gloo(world, opts, Group{});
 }
 
 std::unique_ptr<Communicator> make_gloo_group_communicator(const launch::World& world,
                                                            const CommOptions& opts,
                                                            const Group& group) {
   DTBENCH_CHECK(group.store && group.rank >= 0 && group.rank < group.size, "gloo: bad group");
-  return make(world, opts, group);
+  return make_gloo(world, opts, group);
 }
 
 }  // namespace dtbench::comm

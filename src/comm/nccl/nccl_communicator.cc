@@ -51,7 +51,7 @@ std::string nccl_library_version() { return compat::nccl_version(); }
 namespace {
 
 // group.store null: the whole job, through a store of its own.
-std::unique_ptr<Communicator> make(const launch::World& world, const CommOptions& opts, const Group& group) {
+std::unique_ptr<Communicator> make_nccl(const launch::World& world, const CommOptions& opts, const Group& group) {
   // No GPU, or more ranks on this node than GPUs: one line, before anything
   // touches NCCL.
   device::check_available("cuda", world.local_world_size);
@@ -89,14 +89,14 @@ std::unique_ptr<Communicator> make(const launch::World& world, const CommOptions
 
 std::unique_ptr<Communicator> make_nccl_communicator(const launch::World& world,
                                                      const CommOptions& opts) {
-  return make(world, opts, Group{});
+  return make_nccl(world, opts, Group{});
 }
 
 std::unique_ptr<Communicator> make_nccl_group_communicator(const launch::World& world,
                                                            const CommOptions& opts,
                                                            const Group& group) {
   DTBENCH_CHECK(group.store && group.rank >= 0 && group.rank < group.size, "nccl: bad group");
-  return make(world, opts, group);
+  return make_nccl(world, opts, group);
 }
 
 }  // namespace dtbench::comm
