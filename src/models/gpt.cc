@@ -11,7 +11,7 @@
 
 namespace dtbench::models {
 
-GptBlockImpl::GptBlockImpl(int64_t width, int64_t heads) : heads_(heads) {
+GptBlockImpl::GptBlockImpl(int64_t width, int64_t heads) : head_dim_(width / heads), local_width_(width) {
   ln_1_ = register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({width})));
   // Registered as attn.c_attn / attn.c_proj and mlp.c_fc / mlp.c_proj in
   // Hugging Face's names; flat here, in the same order.
@@ -23,16 +23,38 @@ GptBlockImpl::GptBlockImpl(int64_t width, int64_t heads) : heads_(heads) {
 }
 
 torch::Tensor GptBlockImpl::forward(torch::Tensor x) {
-  const int64_t b = x.size(0), t = x.size(1), c = x.size(2), d = c / heads_;
-  auto qkv = c_attn_(ln_1_(x)).split(c, /*dim=*/2);
-  auto heads = [&](const torch::Tensor& y) { return y.view({b, t, heads_, d}).transpose(1, 2); };
+  const int64_t b = x.size(0), t = x.size(1), c = local_width_, d = head_dim_;
+  auto qkv = c_attn_(column_input(ln_1_(x))).split(c, /*dim=*/2);
+  auto heads = [&](const torch::Tensor& y) { return y.view({b, t, c / d, d}).transpose(1, 2); };
   const auto q = heads(qkv[0]), k = heads(qkv[1]), v = heads(qkv[2]);  // [b, heads, t, d]
   auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(d)));
   const auto future = torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
   att = torch::softmax(att.masked_fill(future, -std::numeric_limits<float>::infinity()), -1);
   auto y = torch::matmul(att, v).transpose(1, 2).contiguous().view({b, t, c});
-  x = x + attn_proj_(y);
-  return x + mlp_proj_(torch::gelu(c_fc_(ln_2_(x)), "tanh"));
+  x = x + row_parallel(attn_proj_, y);
+  return x + row_parallel(mlp_proj_, torch::gelu(c_fc_(column_input(ln_2_(x))), "tanh"));
+}
+
+torch::Tensor GptBlockImpl::column_input(const torch::Tensor& x) { return tp_ ? tp_->copy_in(x) : x; }
+
+torch::Tensor GptBlockImpl::row_parallel(torch::nn::Linear& layer, const torch::Tensor& x) {
+  if (tp_ == nullptr) return layer(x);
+  return tp_->reduce_out(torch::nn::functional::linear(x, layer->weight)) + layer->bias;
+}
+
+void GptBlockImpl::parallelize_tp(const TpRegion& region) {
+  DTBENCH_CHECK(tp_ == nullptr, "a block split twice");
+  const int n = region.size, r = region.rank;
+  if ((local_width_ / head_dim_) % n != 0)
+    throw UsageError(fmt::format("gpt: {} attention heads do not split {} ways (--tp)", local_width_ / head_dim_, n));
+  replace_data(c_attn_->weight, shard_rows(c_attn_->weight, 3, n, r));
+  replace_data(c_attn_->bias, shard_rows(c_attn_->bias, 3, n, r));
+  replace_data(attn_proj_->weight, shard_columns(attn_proj_->weight, n, r));
+  replace_data(c_fc_->weight, shard_rows(c_fc_->weight, 1, n, r));
+  replace_data(c_fc_->bias, shard_rows(c_fc_->bias, 1, n, r));
+  replace_data(mlp_proj_->weight, shard_columns(mlp_proj_->weight, n, r));
+  local_width_ /= n;
+  tp_ = &region;
 }
 
 GptImpl::GptImpl(const ModelOptions& o) : positions_(o.positions) {
@@ -50,6 +72,10 @@ GptImpl::GptImpl(const ModelOptions& o) : positions_(o.positions) {
     add_unit(block.ptr());
   }
   ln_f_ = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.width})));
+}
+
+void GptImpl::parallelize_tp(const TpRegion& region) {
+  for (std::size_t i = 0; i < h_->size(); ++i) (*h_)[i]->as<GptBlock>()->parallelize_tp(region);
 }
 
 torch::Tensor GptImpl::forward(torch::Tensor tokens) {

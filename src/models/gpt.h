@@ -18,6 +18,7 @@
 #include <torch/nn/modules/normalization.h>
 
 #include "models/model.h"
+#include "models/tensor_parallel.h"
 
 namespace dtbench::models {
 
@@ -25,9 +26,21 @@ class GptBlockImpl : public torch::nn::Module {
  public:
   GptBlockImpl(int64_t width, int64_t heads);
   torch::Tensor forward(torch::Tensor x);
+  // Keeps this rank's heads of c_attn (column-parallel: its rows of q, k
+  // and v) and of attn.c_proj (row-parallel: its columns), and its part of
+  // mlp.c_fc (column-parallel) and mlp.c_proj (row-parallel).
+  void parallelize_tp(const TpRegion& region);
 
  private:
-  int64_t heads_;
+  // A row-parallel layer: this rank's product summed over the group, then
+  // the (replicated) bias.
+  torch::Tensor row_parallel(torch::nn::Linear& layer, const torch::Tensor& x);
+  // A column-parallel layer's input: the gradient summed over the group.
+  torch::Tensor column_input(const torch::Tensor& x);
+
+  int64_t head_dim_;
+  int64_t local_width_;  // this rank's heads x head_dim (the width without tensor parallelism)
+  const TpRegion* tp_ = nullptr;
   torch::nn::LayerNorm ln_1_{nullptr}, ln_2_{nullptr};
   torch::nn::Linear c_attn_{nullptr}, attn_proj_{nullptr}, c_fc_{nullptr}, mlp_proj_{nullptr};
 };
@@ -35,10 +48,13 @@ TORCH_MODULE(GptBlock);
 
 // FSDP units: the blocks; the embeddings, final norm and (tied) head are the
 // root's.
-class GptImpl : public torch::nn::Module, public UnitSeam {
+class GptImpl : public torch::nn::Module, public UnitSeam, public TpSeam {
  public:
   explicit GptImpl(const ModelOptions& o);
   torch::Tensor forward(torch::Tensor tokens);
+  // The blocks split (GptBlockImpl::parallelize_tp); the embeddings, final
+  // norm and tied head replicated.
+  void parallelize_tp(const TpRegion& region) override;
 
  private:
   int64_t positions_;

@@ -44,7 +44,7 @@ torch::Tensor RmsNormImpl::forward(const torch::Tensor& x) {
 }
 
 LlamaBlockImpl::LlamaBlockImpl(int64_t width, int64_t heads, int64_t kv_heads, int64_t ffn_hidden)
-    : heads_(heads), kv_heads_(kv_heads) {
+    : heads_(heads), kv_heads_(kv_heads), head_dim_(width / heads) {
   const int64_t head_dim = width / heads;
   // Hugging Face's order: self_attn.{q,k,v,o}_proj, mlp.{gate,up,down}_proj,
   // input_layernorm, post_attention_layernorm (flat names here).
@@ -60,8 +60,8 @@ LlamaBlockImpl::LlamaBlockImpl(int64_t width, int64_t heads, int64_t kv_heads, i
 }
 
 torch::Tensor LlamaBlockImpl::forward(torch::Tensor x) {
-  const int64_t b = x.size(0), t = x.size(1), c = x.size(2), d = c / heads_;
-  const auto h = input_norm_(x);
+  const int64_t b = x.size(0), t = x.size(1), d = head_dim_, c = heads_ * d;
+  const auto h = column_input(input_norm_(x));
   auto q = rope(q_(h).view({b, t, heads_, d}).transpose(1, 2));  // [b, heads, t, d]
   auto k = rope(k_(h).view({b, t, kv_heads_, d}).transpose(1, 2));
   auto v = v_(h).view({b, t, kv_heads_, d}).transpose(1, 2);
@@ -72,9 +72,28 @@ torch::Tensor LlamaBlockImpl::forward(torch::Tensor x) {
   auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(d)));
   const auto future = torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
   att = torch::softmax(att.masked_fill(future, -std::numeric_limits<float>::infinity()), -1);
-  x = x + o_(torch::matmul(att, v).transpose(1, 2).contiguous().view({b, t, c}));
-  const auto f = post_attention_norm_(x);
-  return x + down_(torch::silu(gate_(f)) * up_(f));
+  x = x + row_parallel(o_, torch::matmul(att, v).transpose(1, 2).contiguous().view({b, t, c}));
+  const auto f = column_input(post_attention_norm_(x));
+  return x + row_parallel(down_, torch::silu(gate_(f)) * up_(f));
+}
+
+torch::Tensor LlamaBlockImpl::column_input(const torch::Tensor& x) { return tp_ ? tp_->copy_in(x) : x; }
+
+torch::Tensor LlamaBlockImpl::row_parallel(torch::nn::Linear& layer, const torch::Tensor& x) {
+  return tp_ ? tp_->reduce_out(layer(x)) : layer(x);  // no bias
+}
+
+void LlamaBlockImpl::parallelize_tp(const TpRegion& region) {
+  DTBENCH_CHECK(tp_ == nullptr, "a block split twice");
+  const int n = region.size, r = region.rank;
+  if (heads_ % n != 0 || kv_heads_ % n != 0 || gate_->weight.size(0) % n != 0)
+    throw UsageError(fmt::format("llama: {} heads, {} key/value heads and an MLP {} wide do not all split {} ways (--tp)",
+                                 heads_, kv_heads_, gate_->weight.size(0), n));
+  for (auto* layer : {&q_, &k_, &v_, &gate_, &up_}) replace_data((*layer)->weight, shard_rows((*layer)->weight, 1, n, r));
+  for (auto* layer : {&o_, &down_}) replace_data((*layer)->weight, shard_columns((*layer)->weight, n, r));
+  heads_ /= n;
+  kv_heads_ /= n;
+  tp_ = &region;
 }
 
 LlamaImpl::LlamaImpl(const ModelOptions& o) {
@@ -92,6 +111,10 @@ LlamaImpl::LlamaImpl(const ModelOptions& o) {
   }
   norm_ = register_module("norm", RmsNorm(o.width, kNormEps));
   lm_head_ = register_module("lm_head", no_bias(o.width, o.vocab));
+}
+
+void LlamaImpl::parallelize_tp(const TpRegion& region) {
+  for (std::size_t i = 0; i < layers_->size(); ++i) (*layers_)[i]->as<LlamaBlock>()->parallelize_tp(region);
 }
 
 torch::Tensor LlamaImpl::forward(torch::Tensor tokens) {

@@ -17,6 +17,7 @@
 #include <torch/nn/modules/linear.h>
 
 #include "models/model.h"
+#include "models/tensor_parallel.h"
 
 namespace dtbench::models {
 
@@ -36,9 +37,20 @@ class LlamaBlockImpl : public torch::nn::Module {
  public:
   LlamaBlockImpl(int64_t width, int64_t heads, int64_t kv_heads, int64_t ffn_hidden);
   torch::Tensor forward(torch::Tensor x);
+  // Keeps this rank's query heads of q_proj and their key/value heads of
+  // k_proj and v_proj (column-parallel), its columns of o_proj
+  // (row-parallel), its part of gate_proj and up_proj (column-parallel) and
+  // of down_proj (row-parallel).
+  void parallelize_tp(const TpRegion& region);
 
  private:
-  int64_t heads_, kv_heads_;
+  // A column-parallel layer's input / a row-parallel layer's product.
+  torch::Tensor column_input(const torch::Tensor& x);
+  torch::Tensor row_parallel(torch::nn::Linear& layer, const torch::Tensor& x);
+
+  int64_t heads_, kv_heads_;  // this rank's (all of them without tensor parallelism)
+  int64_t head_dim_;
+  const TpRegion* tp_ = nullptr;
   RmsNorm input_norm_{nullptr}, post_attention_norm_{nullptr};
   torch::nn::Linear q_{nullptr}, k_{nullptr}, v_{nullptr}, o_{nullptr};
   torch::nn::Linear gate_{nullptr}, up_{nullptr}, down_{nullptr};
@@ -46,10 +58,13 @@ class LlamaBlockImpl : public torch::nn::Module {
 TORCH_MODULE(LlamaBlock);
 
 // FSDP units: the blocks; the embedding, final norm and head are the root's.
-class LlamaImpl : public torch::nn::Module, public UnitSeam {
+class LlamaImpl : public torch::nn::Module, public UnitSeam, public TpSeam {
  public:
   explicit LlamaImpl(const ModelOptions& o);
   torch::Tensor forward(torch::Tensor tokens);
+  // The blocks split (LlamaBlockImpl::parallelize_tp); the embedding, final
+  // norm and head replicated.
+  void parallelize_tp(const TpRegion& region) override;
 
  private:
   torch::nn::Embedding embed_{nullptr};

@@ -12,6 +12,7 @@
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
+#include "models/tensor_parallel.h"
 #include "models/units.h"
 
 namespace dtbench::models {
@@ -51,6 +52,9 @@ class Model {
   virtual torch::Tensor training_loss(const torch::Tensor& input, const torch::Tensor& target);
   // The model's FSDP units (models/units.h); null for a model that is one unit.
   virtual UnitSeam* unit_seam() { return nullptr; }
+  // Its tensor-parallel plan (models/tensor_parallel.h); null for a model
+  // without one.
+  virtual TpSeam* tp_seam() { return nullptr; }
 };
 
 // One FSDP unit of a decoder from its shapes: its parameter elements and
@@ -83,7 +87,14 @@ struct ModelEntry {
   // head's), then one per block. They add up to count_parameters and
   // forward_macs. Unset: not known without making the model.
   std::function<std::vector<UnitShape>(const ModelOptions&, int64_t seq_len)> unit_shapes;
+  // Why the model cannot be split `tp` ways by its tensor-parallel plan ("":
+  // it can); unset: the model has no plan (tp_refusal says so).
+  std::function<std::string(const ModelOptions&, int tp)> tp_refusal;
 };
+
+// Why `entry` with `opts` cannot run tensor-parallel `tp` ways; "" when it
+// can (always at tp 1).
+std::string tp_refusal(const ModelEntry& entry, const ModelOptions& opts, int tp);
 
 // GPT-2's parameter elements from its shapes (models/gpt.h):
 // vocab*w + positions*w + layers*(12w^2 + 13w) + 2w.
@@ -131,6 +142,12 @@ class ModuleModel : public Model {
   InputKind input_kind() const override { return kind_; }
   UnitSeam* unit_seam() override {
     if constexpr (std::is_base_of_v<UnitSeam, typename Holder::ContainedType>)
+      return holder_.get();
+    else
+      return nullptr;
+  }
+  TpSeam* tp_seam() override {
+    if constexpr (std::is_base_of_v<TpSeam, typename Holder::ContainedType>)
       return holder_.get();
     else
       return nullptr;

@@ -55,6 +55,7 @@ ModelEntry gpt_entry(const std::string& name, int64_t layers, int64_t width, int
   e.count_parameters = gpt_parameter_count;
   e.forward_macs = gpt_forward_macs;
   e.unit_shapes = gpt_unit_shapes;
+  e.tp_refusal = gpt_tp_refusal;
   return e;
 }
 
@@ -80,6 +81,7 @@ ModelEntry llama_entry(const std::string& name, int64_t layers, int64_t width, i
   e.count_parameters = llama_parameter_count;
   e.forward_macs = llama_forward_macs;
   e.unit_shapes = llama_unit_shapes;
+  e.tp_refusal = llama_tp_refusal;
   return e;
 }
 
@@ -88,6 +90,12 @@ int64_t kv_width(const ModelOptions& o) {
 }
 
 }  // namespace
+
+std::string tp_refusal(const ModelEntry& entry, const ModelOptions& opts, int tp) {
+  if (tp == 1) return "";
+  if (!entry.tp_refusal) return fmt::format("--tp {}: {} has no tensor-parallel plan (gpt and llama models have)", tp, entry.name);
+  return entry.tp_refusal(opts, tp);
+}
 
 int64_t gpt_parameter_count(const ModelOptions& o) {
   const int64_t c = o.width;
