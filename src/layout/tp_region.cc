@@ -19,7 +19,7 @@ comm::Communicator& group_of(AutogradContext* ctx) {
 }
 
 torch::Tensor summed(comm::Communicator& group, const torch::Tensor& x) {
-  torch::Tensor out = x.contiguous().clone();  // never the caller's buffer
+  torch::Tensor out = x.clone(at::MemoryFormat::Contiguous);  // never the caller's buffer
   group.allreduce(out, out, comm::ReduceOp::kSum)->wait(group.timeout());
   return out;
 }
@@ -29,7 +29,7 @@ class CopyToRegion : public torch::autograd::Function<CopyToRegion> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, int64_t group) {
     ctx->saved_data["group"] = group;
-    return x.view_as(x);
+    return x;  // autograd makes the returned input a new output of this function
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     return {summed(group_of(ctx), grads[0]), torch::Tensor()};

@@ -12,7 +12,7 @@ class Communicator;
 
 namespace dtbench::layout {
 
-// The region of `tp`, which must outlive it.
+// The region of `tp`, which must outlive it and every model split with it.
 models::TpRegion make_tp_region(comm::Communicator& tp);
 
 }  // namespace dtbench::layout

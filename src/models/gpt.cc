@@ -38,12 +38,12 @@ torch::Tensor GptBlockImpl::forward(torch::Tensor x) {
 torch::Tensor GptBlockImpl::column_input(const torch::Tensor& x) { return tp_ ? tp_->copy_in(x) : x; }
 
 torch::Tensor GptBlockImpl::row_parallel(torch::nn::Linear& layer, const torch::Tensor& x) {
-  if (tp_ == nullptr) return layer(x);
+  if (!tp_) return layer(x);
   return tp_->reduce_out(torch::nn::functional::linear(x, layer->weight)) + layer->bias;
 }
 
 void GptBlockImpl::parallelize_tp(const TpRegion& region) {
-  DTBENCH_CHECK(tp_ == nullptr, "a block split twice");
+  DTBENCH_CHECK(!tp_, "a block split twice");
   const int n = region.size, r = region.rank;
   if ((local_width_ / head_dim_) % n != 0)
     throw UsageError(fmt::format("gpt: {} attention heads do not split {} ways (--tp)", local_width_ / head_dim_, n));
@@ -54,7 +54,7 @@ void GptBlockImpl::parallelize_tp(const TpRegion& region) {
   replace_data(c_fc_->bias, shard_rows(c_fc_->bias, 1, n, r));
   replace_data(mlp_proj_->weight, shard_columns(mlp_proj_->weight, n, r));
   local_width_ /= n;
-  tp_ = &region;
+  tp_ = region;
 }
 
 GptImpl::GptImpl(const ModelOptions& o) : positions_(o.positions) {

@@ -12,6 +12,8 @@
 // written out (two batched matmuls and a masked softmax), so the FLOP
 // counter sees its products. Input: token ids [batch, seq_len <= positions];
 // output: logits [batch, seq_len, vocab].
+#include <optional>
+
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
@@ -40,7 +42,7 @@ class GptBlockImpl : public torch::nn::Module {
 
   int64_t head_dim_;
   int64_t local_width_;  // this rank's heads x head_dim (the width without tensor parallelism)
-  const TpRegion* tp_ = nullptr;
+  std::optional<TpRegion> tp_;  // set by parallelize_tp
   torch::nn::LayerNorm ln_1_{nullptr}, ln_2_{nullptr};
   torch::nn::Linear c_attn_{nullptr}, attn_proj_{nullptr}, c_fc_{nullptr}, mlp_proj_{nullptr};
 };

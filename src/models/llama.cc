@@ -80,11 +80,11 @@ torch::Tensor LlamaBlockImpl::forward(torch::Tensor x) {
 torch::Tensor LlamaBlockImpl::column_input(const torch::Tensor& x) { return tp_ ? tp_->copy_in(x) : x; }
 
 torch::Tensor LlamaBlockImpl::row_parallel(torch::nn::Linear& layer, const torch::Tensor& x) {
-  return tp_ ? tp_->reduce_out(layer(x)) : layer(x);  // no bias
+  return tp_ ? tp_->reduce_out(layer(x)) : layer(x);  // Llama's projections have no bias to add once
 }
 
 void LlamaBlockImpl::parallelize_tp(const TpRegion& region) {
-  DTBENCH_CHECK(tp_ == nullptr, "a block split twice");
+  DTBENCH_CHECK(!tp_, "a block split twice");
   const int n = region.size, r = region.rank;
   if (heads_ % n != 0 || kv_heads_ % n != 0 || gate_->weight.size(0) % n != 0)
     throw UsageError(fmt::format("llama: {} heads, {} key/value heads and an MLP {} wide do not all split {} ways (--tp)",
@@ -93,7 +93,7 @@ void LlamaBlockImpl::parallelize_tp(const TpRegion& region) {
   for (auto* layer : {&o_, &down_}) replace_data((*layer)->weight, shard_columns((*layer)->weight, n, r));
   heads_ /= n;
   kv_heads_ /= n;
-  tp_ = &region;
+  tp_ = region;
 }
 
 LlamaImpl::LlamaImpl(const ModelOptions& o) {

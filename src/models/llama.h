@@ -12,6 +12,8 @@
 // batched matmuls and a masked softmax) so the FLOP counter sees its
 // products. Input: token ids [batch, seq_len]; output: logits [batch,
 // seq_len, vocab].
+#include <optional>
+
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
@@ -50,7 +52,7 @@ class LlamaBlockImpl : public torch::nn::Module {
 
   int64_t heads_, kv_heads_;  // this rank's (all of them without tensor parallelism)
   int64_t head_dim_;
-  const TpRegion* tp_ = nullptr;
+  std::optional<TpRegion> tp_;  // set by parallelize_tp
   RmsNorm input_norm_{nullptr}, post_attention_norm_{nullptr};
   torch::nn::Linear q_{nullptr}, k_{nullptr}, v_{nullptr}, o_{nullptr};
   torch::nn::Linear gate_{nullptr}, up_{nullptr}, down_{nullptr};

@@ -43,8 +43,9 @@ class TpSeam {
  public:
   virtual ~TpSeam() = default;
   // Slices the model into rank region.rank's part of region.size and makes
-  // its forward use the mappings. Called once, before training, on a whole
-  // model; `region` must outlive the model.
+  // its forward use the mappings (the blocks keep a copy of `region`; the
+  // communicator behind its mappings must outlive the model). Called once,
+  // before training, on a whole model.
   virtual void parallelize_tp(const TpRegion& region) = 0;
 };
 

@@ -37,16 +37,16 @@ using testing::params_of;
 
 layout::MeshComms* g_mesh = nullptr;
 
-// A tiny decoder: 2 blocks, width 32, 4 heads (of 8), 40 tokens of
-// vocabulary, 8 positions, batch 2 per replica; 3 iterations of momentum
-// SGD on one thread.
-train::TrainOptions tiny(const std::string& model, int tp) {
+// A tiny decoder: 2 blocks, width 32, 4 heads (of 8; Llama's over 2
+// key/value heads), 40 tokens of vocabulary, 8 positions, batch 2 per
+// replica; 3 iterations of momentum SGD on one thread.
+train::TrainOptions tiny(const std::string& model) {
   train::TrainOptions o;
   o.model = model;
   o.layers = 2;
   o.width = 32;
   o.heads = 4;
-  o.kv_heads = tp <= 2 ? 2 : 4;  // Llama: 2 key/value heads where they split tp ways
+  o.kv_heads = 2;
   o.vocab = 40;
   o.seq_len = 8;
   o.batch_size = 2;
@@ -83,7 +83,7 @@ Split train_split(train::TrainOptions o, const models::TpRegion& region, const s
   Split s;
   auto model = train::make_seeded_model(o);  // the same seed on every rank: one model, split
   auto* plan = model->tp_seam();
-  EXPECT_NE(plan, nullptr);
+  DTBENCH_CHECK(plan != nullptr, "no tensor-parallel plan");
   plan->parallelize_tp(region);
   for (const auto& p : params_of(*model)) s.initial.push_back(p.clone());
   o.reducer = dp > 1 ? reducer : "none";
@@ -110,8 +110,7 @@ class TpEquivalence : public ::testing::TestWithParam<std::tuple<std::string, st
 
 TEST_P(TpEquivalence, EveryRanksPartEqualsOneProcessWithTheWholeModel) {
   const auto& mesh = *g_mesh;
-  const int tp = mesh.dims.tp;
-  const auto o = tiny(model(), tp);
+  const auto o = tiny(model());
   const auto region = layout::make_tp_region(*mesh.tp);
   const auto s = train_split(o, region, reducer());
   ASSERT_EQ(s.params.size(), s.reference.size());
@@ -136,7 +135,7 @@ TEST_P(TpEquivalence, EveryRanksPartEqualsOneProcessWithTheWholeModel) {
 // its heads' partial products alone) trains a different model.
 TEST_P(TpEquivalence, WithoutTheGroupsSumsThePartsDiverge) {
   const auto& mesh = *g_mesh;
-  const auto o = tiny(model(), mesh.dims.tp);
+  const auto o = tiny(model());
   const auto region = no_sums(layout::make_tp_region(*mesh.tp));
   const auto s = train_split(o, region, reducer());
   EXPECT_GT(max_abs_diff(s.params, s.reference), 1e-4) << model();
@@ -148,6 +147,23 @@ INSTANTIATE_TEST_SUITE_P(Overlap, TpEquivalence,
                          ::testing::Combine(::testing::Values("gpt2", "llama3-8b"), ::testing::Values("overlap")));
 INSTANTIATE_TEST_SUITE_P(Fsdp, TpEquivalence,
                          ::testing::Combine(::testing::Values("gpt2", "llama3-8b"), ::testing::Values("fsdp")));
+
+// The mesh's communicators hold the ranks of parallel_dims' groups, in
+// order: each rank's job rank, gathered over its tensor- and data-parallel
+// communicators, is its group's list.
+TEST(MeshComms, EachCommunicatorHoldsItsGroup) {
+  const auto& mesh = *g_mesh;
+  const int me = mesh.world->rank();
+  auto members = [&](comm::Communicator* c) {
+    if (c == nullptr) return std::vector<int>{me};
+    auto mine = torch::full({1}, me, torch::kInt);
+    auto all = torch::empty({c->size()}, torch::kInt);
+    c->allgather(mine, all)->wait(c->timeout());
+    return std::vector<int>(all.data_ptr<int>(), all.data_ptr<int>() + c->size());
+  };
+  EXPECT_EQ(members(mesh.tp), mesh.dims.group_of(layout::Dim::kTp, me));
+  EXPECT_EQ(members(mesh.dp), mesh.dims.group_of(layout::Dim::kDp, me));
+}
 
 // Refusals of the plans, from the shapes alone.
 TEST(TpPlan, RefusesWhatDoesNotSplit) {
