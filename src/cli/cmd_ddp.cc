@@ -24,10 +24,24 @@
 namespace dtbench::cli {
 
 void check_ddp_world_sizes(const DdpFlags& f, const std::vector<int>& sizes) {
+  const int tp = f.train.tp;
   if (f.train.reducer == "none")
     for (int w : sizes)
-      if (w > 1)
-        throw UsageError("--reducer none trains without synchronisation: use --world-sizes 1");
+      if (w > tp)
+        throw UsageError(tp > 1 ? fmt::format("--reducer none trains without synchronisation: with --tp {0} use "
+                                              "--world-sizes {0} (one tensor-parallel group)",
+                                              tp)
+                                : "--reducer none trains without synchronisation: use --world-sizes 1");
+  for (int w : sizes) {
+    if (w % tp != 0)
+      throw UsageError(fmt::format("--tp {}: {} rank(s) do not split into tensor-parallel groups of {} "
+                                   "(every --world-sizes entry must be a multiple of --tp)",
+                                   tp, w, tp));
+    if (tp > 1 && w > tp && f.run.comm.backend == "mpi")
+      throw UsageError(fmt::format("--tp {} at {} ranks needs tensor- and data-parallel sub-group communicators, "
+                                   "which dtbench's mpi backend does not make: use --backend gloo, or --world-sizes {}",
+                                   tp, w, tp));
+  }
   if (!f.run_json.empty()) return;  // a row worker: its row's ranks
   if (f.train.inject_delay_rank >= *std::max_element(sizes.begin(), sizes.end()))
     throw UsageError(fmt::format("--inject-delay: there is no rank {} in --world-sizes {}",
@@ -44,7 +58,7 @@ void check_ddp(DdpFlags& f) {
   // Without --world-sizes, --device cuda sweeps the GPUs there are: the job counts them.
   if (!f.world_sizes_given && f.train.device != "cpu") return;
   check_ddp_world_sizes(f, parse_world_sizes(f.world_sizes_given ? f.world_sizes
-                                                                  : train::default_world_sizes("cpu", 0)));
+                                                                  : train::default_world_sizes("cpu", 0, f.train.tp)));
 }
 
 }  // namespace
@@ -58,11 +72,17 @@ Action register_ddp(CLI::App& app) {
   // broadcast_buffers=False.
   f->train.broadcast_buffers = false;
   add_train_flags(*cmd, f->train, /*grid=*/false);
+  cmd->add_option("--tp", f->train.tp,
+                  "Tensor-parallel degree (torchtitan's tensor_parallel_degree): groups of TP consecutive "
+                  "ranks split each block of a gpt or llama model Megatron-LM's way (attention by heads, "
+                  "the MLP by width) and train one replica's batch; --reducer keeps the world/TP replicas "
+                  "in step. Every --world-sizes entry must be a multiple; --batch-size is per replica")
+      ->capture_default_str();
   auto* world_sizes =
       cmd->add_option("--world-sizes", f->world_sizes,
                       "Rank counts to sweep on this host, e.g. 1,2,4 (with --device cuda the "
-                      "default is 1,2,4,... up to the GPUs visible; under an external launcher: "
-                      "its world size)")
+                      "default is 1,2,4,... up to the GPUs visible; with --tp T: T (CPU), T,2T,4T,... "
+                      "(GPUs); under an external launcher: its world size)")
           ->capture_default_str();
   cmd->add_flag("--no-baseline", f->no_baseline, "Leave out the single-process \"no ddp\" row");
   cmd->add_option("--percentiles", f->percentiles, "Percentile columns of the table")

@@ -210,6 +210,11 @@ void write_ddp_diff(std::ostream& out, const Json& base, const Json& test,
                          ra.batch_per_rank, rb->batch_per_rank);
       continue;
     }
+    if (rb->tp != ra.tp) {
+      out << fmt::format("{:>10}  skipped: tensor-parallel degree differs (base tp {}, test tp {})\n", ra.label,
+                         ra.tp, rb->tp);
+      continue;
+    }
     ++matched;
     const auto ta = pooled_times(ra), tb = pooled_times(*rb);
     const auto sa = slowest_rank_times(ra), sb = slowest_rank_times(*rb);
@@ -225,8 +230,8 @@ void write_ddp_diff(std::ostream& out, const Json& base, const Json& test,
       // ex/s as diff.py's int(batch_size / vb).
       out << fmt::format(
           "{:>10} {:>5}  {:>10.4f} {:>9}  {:>10.4f} {:>9}  {:>+7.1f}% {:>+7.1f}%  {:>12.4f} {:>12.4f}\n",
-          ra.label, percentile_name(p), a, static_cast<long long>(ra.batch_per_rank / a), b,
-          static_cast<long long>(rb->batch_per_rank / b),
+          ra.label, percentile_name(p), a, static_cast<long long>(ra.examples_per_rank() / a), b,
+          static_cast<long long>(rb->examples_per_rank() / b),
           time_diff_percent(a, b), speedup_percent(a, b), slow_a, slow_b);
     }
   }

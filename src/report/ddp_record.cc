@@ -68,7 +68,7 @@ std::vector<double> device_phase_times(const DdpRun& run, const std::string& pha
 std::vector<double> per_rank_throughput(const DdpRun& run) {
   std::vector<double> out;
   for (double t : slowest_rank_times(run))
-    out.push_back(t > 0 ? static_cast<double>(run.batch_per_rank) / t : 0.0);
+    out.push_back(t > 0 ? run.examples_per_rank() / t : 0.0);
   return out;
 }
 
@@ -88,14 +88,14 @@ double job_examples_per_sec(const DdpRun& run, double percentile) {
 double achieved_tflops_per_rank(const DdpRun& run) {
   if (run.train_flops_per_example <= 0 || run.ranks.empty()) return 0;
   const double p50 = stats::percentile(slowest_rank_times(run), 50);
-  return p50 > 0 ? static_cast<double>(run.batch_per_rank) * run.train_flops_per_example / p50 / 1e12
+  return p50 > 0 ? run.examples_per_rank() * run.train_flops_per_example / p50 / 1e12
                  : 0;
 }
 
 double tokens_per_sec_per_rank(const DdpRun& run) {
   if (run.tokens_per_example <= 0 || run.ranks.empty()) return 0;
   const double p50 = stats::percentile(slowest_rank_times(run), 50);
-  return p50 > 0 ? static_cast<double>(run.batch_per_rank * run.tokens_per_example) / p50 : 0;
+  return p50 > 0 ? run.examples_per_rank() * static_cast<double>(run.tokens_per_example) / p50 : 0;
 }
 
 double model_flops_utilization(const DdpRun& run) {
@@ -149,7 +149,7 @@ std::vector<NodeFigures> per_node_figures(const DdpRun& run) {
     f.p50_total = stats::percentile(total, 50);
     f.p50_comm_wait = stats::percentile(wait, 50);
     f.examples_per_sec =
-        f.p50_total > 0 ? static_cast<double>(ranks.size() * run.batch_per_rank) / f.p50_total : 0;
+        f.p50_total > 0 ? static_cast<double>(ranks.size()) * run.examples_per_rank() / f.p50_total : 0;
     out.push_back(std::move(f));
   }
   return out;
@@ -182,6 +182,8 @@ nlohmann::ordered_json to_json(const DdpRun& run) {
           {"world_size", run.world_size},
           {"nodes", run.nodes},
           {"batch_per_rank", run.batch_per_rank},
+          {"tp", run.tp},
+          {"dp", run.dp()},
           {"global_batch", run.global_batch()},
           {"param_hash", run.param_hash},
           {"threads", run.threads},
@@ -206,7 +208,7 @@ nlohmann::ordered_json to_json(const DdpRun& run) {
             {"p90", s.p90},
             {"p95", s.p95},
             {"p99", s.p99},
-            {"examples_per_sec_per_rank_p50", s.p50 > 0 ? run.batch_per_rank / s.p50 : 0.0},
+            {"examples_per_sec_per_rank_p50", s.p50 > 0 ? run.examples_per_rank() / s.p50 : 0.0},
             {"rank_p50_spread_percent", rank_p50_spread_percent(run)}}},
           // The job's: per iteration the slowest rank; ex/s of all ranks.
           {"slowest_rank_summary",
@@ -270,6 +272,10 @@ DdpRun ddp_run_from_json(const nlohmann::ordered_json& j, const std::string& whe
   }
   if (run.world_size < 1 || run.nodes < 1 || run.batch_per_rank < 1)
     throw UsageError(fmt::format("{}: world_size, nodes and batch_per_rank must be positive", where));
+  if (j.contains("tp")) run.tp = json_field<int>(j, "tp", where);  // optional: reports before layouts
+  if (run.tp < 1 || run.world_size % run.tp != 0)
+    throw UsageError(fmt::format("{}: 'tp' {} must be a positive divisor of world_size {}", where, run.tp,
+                                 run.world_size));
   const auto& ranks = j.contains("ranks") ? j.at("ranks") : nlohmann::ordered_json();
   if (!ranks.is_array() || ranks.empty())
     throw UsageError(fmt::format("{}: 'ranks' must be a non-empty array", where));

@@ -32,8 +32,17 @@ struct DdpRun {
   std::string reducer;      // none, ddp, overlap, sync, allreduce-after-backward
   int world_size = 1;
   int nodes = 1;
+  // Examples per data-parallel replica per iteration (--batch-size): per
+  // rank when tp is 1; the tp ranks of a tensor-parallel group train one
+  // replica's batch together.
   std::int64_t batch_per_rank = 0;
-  std::string param_hash;   // hex; equal on every rank (checked before the run is recorded)
+  // Tensor-parallel degree (--tp): ranks per model replica; the
+  // data-parallel degree is world_size / tp. Per-rank throughput and
+  // TFLOP/s divide by it (torchtitan's non-data-parallel divisor).
+  int tp = 1;
+  // hex; equal on every rank of a data-parallel group (checked before the run
+  // is recorded): with tp > 1 rank 0's part of the model.
+  std::string param_hash;
   int threads = 0;          // intra-op threads per rank (0: not recorded, reports before v0.2)
   std::string malloc;       // allocator settings the row ran with (core/allocator.h); "" if not recorded
   double train_flops_per_example = 0;  // 6 x forward multiply-adds (train/flops.h); 0 = not measured
@@ -56,7 +65,10 @@ struct DdpRun {
   std::int64_t model_state_expected_bytes = -1;
   std::vector<RankSamples> ranks;
 
-  std::int64_t global_batch() const { return batch_per_rank * world_size; }
+  int dp() const { return world_size / tp; }
+  std::int64_t global_batch() const { return batch_per_rank * dp(); }
+  // Examples each rank trains per iteration: batch_per_rank / tp.
+  double examples_per_rank() const { return static_cast<double>(batch_per_rank) / tp; }
 };
 
 // The phases in report order, and their JSON keys.
@@ -82,8 +94,8 @@ bool has_device_phases(const DdpRun& run);
 // phase_times from the CUDA-event phases (empty when not recorded).
 std::vector<double> device_phase_times(const DdpRun& run, const std::string& phase_name);
 
-// Examples per second per rank, one per timed iteration: batch_per_rank / the
-// iteration's time (slowest rank).
+// Examples per second per rank, one per timed iteration: examples_per_rank /
+// the iteration's time (slowest rank).
 std::vector<double> per_rank_throughput(const DdpRun& run);
 
 // The job's examples per second at a percentile of slowest_rank_times:
@@ -91,7 +103,7 @@ std::vector<double> per_rank_throughput(const DdpRun& run);
 double job_examples_per_sec(const DdpRun& run, double percentile);
 
 // Training TFLOP/s each rank achieved at the p50 iteration time:
-// batch_per_rank x train_flops_per_example / p50 / 1e12 (0 when not measured).
+// examples_per_rank x train_flops_per_example / p50 / 1e12 (0 when not measured).
 double achieved_tflops_per_rank(const DdpRun& run);
 // Tokens per second per rank at the p50 iteration (token models; 0 otherwise).
 double tokens_per_sec_per_rank(const DdpRun& run);

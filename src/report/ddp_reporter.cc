@@ -29,7 +29,7 @@ void DdpConsoleReporter::row(const DdpRun& run) {
     const double t = stats::percentile(times, p);
     // "%6d/s" % (nelem / v): truncated, as benchmark.py prints it.
     line += fmt::format("{}: {:.3f}s {:>6}/s  ", percentile_name(p), t,
-                        t > 0 ? static_cast<long long>(run.batch_per_rank / t) : 0LL);
+                        t > 0 ? static_cast<long long>(run.examples_per_rank() / t) : 0LL);
   }
   line += fmt::format("{:>10.3f}s {:>10.0f}", stats::percentile(slowest_rank_times(run), 50),
                       job_examples_per_sec(run, 50));

@@ -114,4 +114,10 @@ ForwardCost measure_forward_cost(const TrainOptions& opts) {
   return cost;
 }
 
+double train_flops_per_example(const TrainOptions& opts) {
+  const auto& entry = models::find_model(opts.model);
+  if (entry.forward_macs) return 6.0 * entry.forward_macs(model_options(opts), opts.seq_len);
+  return measure_forward_cost(opts).train_flops_per_example();
+}
+
 }  // namespace dtbench::train

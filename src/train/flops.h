@@ -36,5 +36,13 @@ struct ForwardCost {
 // Counts opts.model at opts' input size (image side, sequence length, ...).
 ForwardCost measure_forward_cost(const TrainOptions& opts);
 
+// Training FLOPs of one example of opts.model (6 x forward multiply-adds):
+// from the model's shape formula where it has one (ModelEntry::forward_macs:
+// the gpt and llama decoders, equal to the measured count, flops test), so
+// that a large decoder's row does not first run a whole float32 forward;
+// else measured by measure_forward_cost. Of the whole model: a
+// tensor-parallel rank does a 1/tp share of it.
+double train_flops_per_example(const TrainOptions& opts);
+
 
 }  // namespace dtbench::train

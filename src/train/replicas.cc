@@ -86,29 +86,53 @@ uint64_t buffer_hash(torch::nn::Module& module) { return hash_tensors(module.buf
 
 std::string hex(uint64_t h) { return fmt::format("{:016x}", h); }
 
+namespace {
+
+// Gathers each rank's `mine` hashes; returns, for each slot, the ranks whose
+// value differs from rank 0's ("" when none) and rank 0's value.
+std::vector<std::pair<std::string, uint64_t>> differing_ranks(comm::Communicator& comm,
+                                                             const std::vector<uint64_t>& mine_hashes) {
+  const auto k = static_cast<int64_t>(mine_hashes.size());
+  auto mine = torch::empty({k}, torch::kLong);
+  std::memcpy(mine.data_ptr<int64_t>(), mine_hashes.data(), 8 * mine_hashes.size());
+  auto all = torch::empty({k * comm.size()}, torch::kLong);
+  comm.allgather(mine, all)->wait(comm.timeout());
+  const auto* v = all.data_ptr<int64_t>();
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (int64_t what = 0; what < k; ++what) {
+    std::string bad;
+    for (int r = 1; r < comm.size(); ++r)
+      if (v[k * r + what] != v[what]) bad += fmt::format("{}{}", bad.empty() ? "" : ",", r);
+    uint64_t h0;
+    std::memcpy(&h0, &v[what], 8);
+    out.emplace_back(bad, h0);
+  }
+  return out;
+}
+
+}  // namespace
+
 uint64_t verify_replicas(comm::Communicator& comm, torch::nn::Module& module, bool buffers) {
   const uint64_t h = parameter_hash(module);
   if (comm.size() == 1) return h;
-  const uint64_t b = buffers ? buffer_hash(module) : 0;
-  int64_t mine_v[2];
-  std::memcpy(&mine_v[0], &h, 8);
-  std::memcpy(&mine_v[1], &b, 8);
-  auto mine = torch::tensor({mine_v[0], mine_v[1]}, torch::kLong);
-  auto all = torch::empty({2 * comm.size()}, torch::kLong);
-  comm.allgather(mine, all)->wait(comm.timeout());
-  const auto* v = all.data_ptr<int64_t>();
+  const auto diffs = differing_ranks(comm, {h, buffers ? buffer_hash(module) : 0});
   for (int what = 0; what < (buffers ? 2 : 1); ++what) {
-    std::string bad;
-    for (int r = 1; r < comm.size(); ++r)
-      if (v[2 * r + what] != v[what]) bad += fmt::format("{}{}", bad.empty() ? "" : ",", r);
+    const auto& [bad, h0] = diffs[what];
     if (bad.empty()) continue;
-    uint64_t h0;
-    std::memcpy(&h0, &v[what], 8);
     throw VerificationError(fmt::format(
         "replicas differ: the {} of rank(s) {} are not bitwise identical to rank 0's (hash {})",
         what == 0 ? "parameters" : "buffers (batch-norm running statistics)", bad, hex(h0)));
   }
   return h;
+}
+
+void verify_same(comm::Communicator& comm, const std::vector<torch::Tensor>& tensors, const std::string& what) {
+  if (comm.size() == 1) return;
+  const auto [bad, h0] = differing_ranks(comm, {hash_tensors(tensors)})[0];
+  if (!bad.empty())
+    throw VerificationError(fmt::format("{} differ: rank(s) {} of the group are not bitwise identical to its rank 0 "
+                                        "(hash {})",
+                                        what, bad, hex(h0)));
 }
 
 }  // namespace dtbench::train

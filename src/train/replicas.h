@@ -42,4 +42,10 @@ std::string hex(uint64_t h);
 // parameters or buffers differ from rank 0's. Returns the parameter hash.
 uint64_t verify_replicas(comm::Communicator& comm, torch::nn::Module& module, bool buffers);
 
+// Compares the hash of `tensors` (bytes, in order) across `comm`'s ranks:
+// throws VerificationError naming `what` and the ranks whose differ from its
+// rank 0's. A tensor-parallel group checks its replicated parameters and
+// its loss with it.
+void verify_same(comm::Communicator& comm, const std::vector<torch::Tensor>& tensors, const std::string& what);
+
 }  // namespace dtbench::train

@@ -53,6 +53,7 @@ void validate(const TrainOptions& o) {
     throw UsageError(fmt::format("--width {} must be between 0 (model default) and 1048576", o.width));
   if (o.num_classes < 2 || o.num_classes > 1000000)
     throw UsageError(fmt::format("--num-classes {} must be between 2 and 1000000", o.num_classes));
+  if (o.tp < 1 || o.tp > 1024) throw UsageError(fmt::format("--tp {} must be between 1 and 1024", o.tp));
   if (o.iters < 1) throw UsageError(fmt::format("--iters {} must be at least 1", o.iters));
   if (o.warmup < 0) throw UsageError(fmt::format("--warmup {} must not be negative", o.warmup));
   if (!(o.peak_tflops >= 0) || o.peak_tflops > 1e6)
@@ -128,6 +129,11 @@ void validate(const TrainOptions& o) {
         "check agreed across the ranks' gradient shards, which dtbench does not do yet; use --amp "
         "bf16 (no scaler) or a replicated reducer",
         o.reducer));
+  if (o.amp == "fp16" && o.tp > 1)
+    throw UsageError(fmt::format(
+        "--amp fp16 with --tp {}: the loss scaler's skip decision would need the inf/nan check agreed "
+        "across the tensor-parallel ranks' gradient parts, which dtbench does not do yet; use --amp bf16",
+        o.tp));
 }
 
 std::string reducer_names() {
@@ -179,7 +185,13 @@ void resolve_horovod(TrainOptions& o) {
   if (o.cycle_time_ms == -1) o.cycle_time_ms = env_number("HOROVOD_CYCLE_TIME", 1.0);
 }
 
-std::string default_world_sizes(const std::string& device, int gpus_visible) {
+std::string default_world_sizes(const std::string& device, int gpus_visible, int tp) {
+  if (tp > 1) {
+    std::string out = std::to_string(tp);
+    if (device == "cuda")
+      for (int w = 2 * tp; w <= gpus_visible; w *= 2) out += fmt::format(",{}", w);
+    return out;
+  }
   if (device != "cuda" || gpus_visible < 1) return "1,2";
   std::string out = "1";
   int w = 2;

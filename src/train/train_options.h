@@ -32,6 +32,12 @@ struct TrainOptions {
   int threads = 0;
   // Seeds model initialisation and the synthetic data. Default 1.
   uint64_t seed = 1;
+  // Tensor-parallel degree (--tp): each group of tp consecutive ranks holds
+  // one copy of the model with its blocks split tp ways (Megatron-LM's plan,
+  // models/tensor_parallel.h) and trains the same batch; `reducer` keeps the
+  // world / tp copies in step over the data-parallel groups
+  // (layout/parallel_dims.h). Default 1.
+  int tp = 1;
   // Gradient synchronisation: none, ddp, overlap, sync,
   // allreduce-after-backward. Default "ddp".
   std::string reducer = "ddp";
@@ -145,6 +151,8 @@ void validate(const TrainOptions& o);
 // cuda one rank per GPU, 1,2,4,... up to the GPUs visible (and that count
 // itself), as the seed's table sweeps 1..8 GPUs of a machine; "1,2" when no
 // GPU is visible, so the refusal names the missing GPU.
-std::string default_world_sizes(const std::string& device, int gpus_visible);
+// With tp > 1 only multiples of tp: "tp" on the CPU; tp, 2·tp, 4·tp, ... up
+// to the GPUs visible with --device cuda ("tp" when fewer are visible).
+std::string default_world_sizes(const std::string& device, int gpus_visible, int tp = 1);
 
 }  // namespace dtbench::train

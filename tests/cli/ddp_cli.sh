@@ -299,4 +299,34 @@ assert sorted(units) == [0, 1, 2], units
 assert 2 * n <= sum(units.values()) <= 2 * n + 2 * 3 * 2, (units, n)
 print("ok: fsdp --param-dtype bf16 on 2 ranks; unit gathers", units, "bytes for", n, "parameters")
 PY
+
+# Tensor parallelism: a gpt2 split 2 ways, alone (tp 2) and replicated by
+# the c10d Reducer over the data-parallel groups (dp 2 x tp 2). The tp 2 row
+# trains the baseline's model on the baseline's batch: the same loss. The
+# parts are a 1/2 share of the blocks; the groups are torchtitan's (tp
+# innermost); per-rank figures are a 1/tp share.
+"$DTBENCH" ddp --model gpt2 --layers 2 --width 64 --heads 4 --vocab 256 --seq-len 16 --batch-size 2 \
+  --iters 2 --warmup 1 --threads 1 --timeout 60s --reducer ddp --tp 2 --world-sizes 2,4 \
+  --json "$work/tp.json" >"$work/tp.out" 2>&1 || { cat "$work/tp.out"; exit 1; }
+python3 - "$work/tp.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["config"]["tp"] == 2, doc["config"]
+runs = doc["runs"]
+assert [r["label"] for r in runs] == ["no ddp", "1N/2R tp2", "1N/4R tp2"], [r["label"] for r in runs]
+assert [(r["tp"], r["dp"], r["global_batch"]) for r in runs] == [(1, 1, 2), (2, 1, 2), (2, 2, 4)], runs
+whole = runs[0]["extras"]["param_elements"]
+for r in runs[1:]:
+    lay = r["extras"]["layout"]
+    assert lay["whole_param_elements"] == whole and r["extras"]["param_elements"] < whole, (lay, whole)
+    assert lay["groups"]["tp"] == ([[0, 1]] if r["world_size"] == 2 else [[0, 1], [2, 3]]), lay
+    assert lay["groups"]["dp"] == ([[0], [1]] if r["world_size"] == 2 else [[0, 2], [1, 3]]), lay
+    s = r["summary"]
+    assert abs(s["examples_per_sec_per_rank_p50"] - 1 / s["p50"]) < 1e-9, s  # batch 2 over 2 ranks
+# The same model and batch, split or not: the same loss to float32 rounding.
+a, b = runs[0]["extras"]["last_loss"], runs[1]["extras"]["last_loss"]
+assert abs(a - b) <= 1e-5 * abs(a), (a, b)
+print("ok: --tp 2 at 2 and 4 ranks; loss", a, "split", b)
+PY
+grep -q "1N/4R tp2: 4 rank(s) as dp 2 x tp 2" "$work/tp.out" || { cat "$work/tp.out"; exit 1; }
 echo "ddp_cli: all checks passed"

@@ -1,6 +1,8 @@
 // Model FLOPs counted from a forward pass: how they scale, and exact formulas
 // for the MLP, the transformer, GPT and Llama. (The published image-model
 // figures are checked once, by env_cli through `dtbench models`.)
+#include <chrono>
+
 #include <gtest/gtest.h>
 
 #include "train/flops.h"
@@ -98,6 +100,24 @@ TEST(Flops, LlamaMatchesItsShapeFormula) {
   const double per_token = 2 * (2 * 64.0 * 64 + 2 * 64.0 * 32 + 3 * 64.0 * 224) + 1000 * 64.0;
   EXPECT_DOUBLE_EQ(models::llama_forward_macs(m, 16), 16 * per_token + 2 * 2 * 64.0 * 16 * 16);
   EXPECT_DOUBLE_EQ(cost.macs_per_example, models::llama_forward_macs(m, 16));
+  // What a training row records: the formula, through the same options.
+  EXPECT_DOUBLE_EQ(train_flops_per_example(o), cost.train_flops_per_example());
+}
+
+// A row's FLOPs come from the formula for decoders (no forward is run: a
+// llama3-8b at 8,192 tokens would first take ~32 GB) and from the counter
+// for the rest.
+TEST(Flops, RowsTakeTheFormulaWhereAModelHasOne) {
+  TrainOptions o;
+  o.model = "llama3-8b";
+  o.seq_len = 8192;
+  const auto t0 = std::chrono::steady_clock::now();
+  const double flops = train_flops_per_example(o);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  EXPECT_DOUBLE_EQ(flops, 6 * models::llama_forward_macs(models::find_model("llama3-8b").defaults, 8192));
+  TrainOptions mlp;
+  mlp.model = "mlp";
+  EXPECT_DOUBLE_EQ(train_flops_per_example(mlp), measure_forward_cost(mlp).train_flops_per_example());
 }
 
 }  // namespace

@@ -83,6 +83,33 @@ TEST(DdpRecord, TokensPerSecondPerRank) {
   EXPECT_EQ(ddp_run_from_json(j, "test").tokens_per_example, 64);
 }
 
+// A tensor-parallel row: tp ranks train one replica's batch, so the job
+// trains world/tp batches and each rank a 1/tp share of the examples and
+// FLOPs (torchtitan divides by its non-data-parallel degree).
+TEST(DdpRecord, TensorParallelRanksShareTheirReplicasBatch) {
+  auto run = two_ranks();
+  run.tp = 2;
+  run.tokens_per_example = 64;
+  run.train_flops_per_example = 1e12;
+  EXPECT_EQ(run.dp(), 1);
+  EXPECT_EQ(run.global_batch(), 16);
+  EXPECT_DOUBLE_EQ(job_examples_per_sec(run, 50), 16 / 3.0);  // the slowest-rank p50 is 3 s
+  EXPECT_DOUBLE_EQ(per_rank_throughput(run)[0], 8 / 2.0);     // iteration 0: 2 s
+  EXPECT_DOUBLE_EQ(tokens_per_sec_per_rank(run), 8 * 64 / 3.0);
+  EXPECT_DOUBLE_EQ(achieved_tflops_per_rank(run), 8 / 3.0);
+  const auto j = to_json(run);
+  EXPECT_EQ(j["tp"], 2);
+  EXPECT_EQ(j["dp"], 1);
+  EXPECT_DOUBLE_EQ(j["summary"]["examples_per_sec_per_rank_p50"].get<double>(), 8 / 2.5);
+  EXPECT_EQ(ddp_run_from_json(j, "test").tp, 2);
+  auto old = j;
+  old.erase("tp");  // a report from before layouts
+  EXPECT_EQ(ddp_run_from_json(old, "test").tp, 1);
+  auto bad = j;
+  bad["tp"] = 3;  // does not divide the world
+  EXPECT_THROW(ddp_run_from_json(bad, "x"), UsageError);
+}
+
 TEST(DdpRecord, MalformedRunsAreRefused) {
   auto j = to_json(two_ranks());
   auto bad = j;
@@ -152,6 +179,16 @@ TEST(DdpDiff, SkipsRowsWhoseBatchSizesDiffer) {
   EXPECT_NE(s.find("(no row appears in both reports with the same batch size)"), std::string::npos) << s;
 }
 
+TEST(DdpDiff, SkipsRowsOfAnotherTensorParallelDegree) {
+  auto test = report_of("resnet50", 0.5, 25);
+  test["runs"][0]["tp"] = 2;
+  std::ostringstream out;
+  write_ddp_diff(out, report_of("resnet50", 1.0, 25), test, {50});
+  const auto s = out.str();
+  EXPECT_NE(s.find("1N/2R  skipped: tensor-parallel degree differs (base tp 1, test tp 2)"), std::string::npos) << s;
+  EXPECT_EQ(s.find("+100.0%"), std::string::npos) << s;
+}
+
 TEST(DdpDiff, SpeedupSign) {
   EXPECT_DOUBLE_EQ(speedup_percent(2.0, 1.0), 100.0);  // test twice as fast
   EXPECT_DOUBLE_EQ(speedup_percent(1.0, 2.0), -50.0);
@@ -217,6 +254,13 @@ TEST(TrainOptions, Validation) {
   EXPECT_NO_THROW(validate(bad));
   bad.weight_decay = 1.5;
   EXPECT_THROW(validate(bad), UsageError);
+  bad = o;
+  bad.tp = 0;
+  EXPECT_THROW(validate(bad), UsageError);
+  bad.tp = 2;
+  EXPECT_NO_THROW(validate(bad));
+  bad.amp = "fp16";  // the scaler's skip would need agreeing across the parts
+  EXPECT_THROW(validate(bad), UsageError);
 }
 
 // The ZeRO paper's model-state formulas (Rajbhandari et al. 2020, section
@@ -277,5 +321,10 @@ TEST(DefaultWorldSizes, OneRankPerGpuUpToTheGpusVisible) {
   EXPECT_EQ(default_world_sizes("cuda", 3), "1,2,3");
   EXPECT_EQ(default_world_sizes("cuda", 6), "1,2,4,6");
   EXPECT_EQ(default_world_sizes("cuda", 8), "1,2,4,8");
+  // --tp: multiples of it only.
+  EXPECT_EQ(default_world_sizes("cpu", 0, 2), "2");
+  EXPECT_EQ(default_world_sizes("cuda", 1, 2), "2");  // the refusal names the missing GPU
+  EXPECT_EQ(default_world_sizes("cuda", 8, 2), "2,4,8");
+  EXPECT_EQ(default_world_sizes("cuda", 6, 2), "2,4");
 }
 }  // namespace dtbench::train

@@ -16,6 +16,7 @@
 #include "device/memory.h"
 #include "launch/binding.h"
 #include "stats/stats.h"
+#include "layout/tp_region.h"
 #include "train/flops.h"
 #include "train/replicas.h"
 #include "train/trainer.h"
@@ -78,8 +79,9 @@ report::RankSamples unpack(const double* p, int64_t n, int rank) {
 }  // namespace
 
 DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::World& world,
-                             const launch::Topology& topology, comm::Communicator* comm,
+                             const launch::Topology& topology, const layout::MeshComms& mesh,
                              const std::string& label) {
+  comm::Communicator* const comm = mesh.world.get();
   // Before any tensor: the CPU's memory figures count every allocation.
   device::install_cpu_memory_counter();
   train::TrainOptions opts = options;
@@ -94,20 +96,48 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   res.threads = train::resolve_threads(opts.threads, world.local_world_size);
   torch::set_num_threads(res.threads);
   res.blas_threads = set_blas_threads(res.threads);
-  // Rank 0 counts the model's FLOPs (one forward of one example on a copy)
-  // before anyone trains; the others meet it at the first collective.
-  const double train_flops =
-      world.rank == 0 ? train::measure_forward_cost(opts).train_flops_per_example() : 0;
-  // Each rank starts from its own weights (seed + rank), as PyTorch's DDP
-  // benchmark seeds by rank: the strategy's initial broadcast must make the
-  // replicas equal, and the replica check below sees it when it does not.
+  // Rank 0 counts the model's FLOPs (the shape formula, or one forward of
+  // one example on a copy) before anyone trains; the others meet it at the
+  // first collective.
+  const double train_flops = world.rank == 0 ? train::train_flops_per_example(opts) : 0;
+  res.dims = mesh.dims;
+  const auto coords = mesh.dims.coords(world.rank);
+  const int dp = mesh.dims.dp;
+  // Each replica starts from its own weights (seed + its data-parallel
+  // rank), as PyTorch's DDP benchmark seeds by rank: the strategy's initial
+  // broadcast must make the replicas equal, and the replica check below sees
+  // it when it does not. A tensor-parallel group makes one model from one
+  // seed and splits it.
   train::TrainOptions own_weights = opts;
-  own_weights.seed = opts.seed + static_cast<std::uint64_t>(world.rank);
+  own_weights.seed = opts.seed + static_cast<std::uint64_t>(coords.dp);
   auto model = train::make_seeded_model(own_weights);
+  std::vector<int64_t> whole_numel;
   for (const auto& p : model->module()->parameters()) {
-    ++res.param_tensors;
-    res.param_elements += p.numel();
+    whole_numel.push_back(p.numel());
+    res.whole_param_elements += p.numel();
   }
+  if (mesh.tp != nullptr) {
+    auto* plan = model->tp_seam();
+    if (plan == nullptr) throw UsageError(fmt::format("--tp {}: {} has no tensor-parallel plan", opts.tp, opts.model));
+    plan->parallelize_tp(layout::make_tp_region(*mesh.tp));
+  }
+  // The parameters the plan left whole: replicated over the tensor-parallel
+  // group, where they must stay bitwise equal.
+  std::vector<torch::Tensor> replicated;
+  {
+    std::size_t i = 0;
+    for (const auto& p : model->module()->parameters()) {
+      ++res.param_tensors;
+      res.param_elements += p.numel();
+      if (i < whole_numel.size() && p.numel() == whole_numel[i]) replicated.push_back(p);
+      ++i;
+    }
+  }
+  // The strategy runs on the data-parallel group: its rank there, its size;
+  // --inject-delay names a job rank.
+  train::TrainOptions on_dp = opts;
+  if (dp == 1) on_dp.reducer = "none";
+  on_dp.inject_delay_rank = opts.inject_delay_rank == world.rank ? coords.dp : -1;
 
   auto last_print = std::chrono::steady_clock::now();
   const bool leader = world.rank == 0;
@@ -120,7 +150,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   };
   const auto timeline = make_timeline(opts);
   const auto result =
-      train::train(opts, *model, comm, world.world_size, world.rank, progress,
+      train::train(on_dp, *model, mesh.dp, dp, coords.dp, progress,
                    timeline ? static_cast<trace::TrainObserver&>(*timeline) : trace::null_observer());
   res.buckets = static_cast<int>(result.buckets.size());
   res.last_loss = result.last_loss;
@@ -132,11 +162,19 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   res.device = result.device;
   res.channels_last = opts.channels_last;
   res.device_times = result.device_times;
-  res.buffers_compared = comm != nullptr && result.buffers_in_step;
+  res.buffers_compared = mesh.dp != nullptr && result.buffers_in_step;
 
-  // Replicas must be bitwise identical before anything is recorded.
-  const uint64_t hash = comm != nullptr ? train::verify_replicas(*comm, *model->module(), result.buffers_in_step)
-                                        : train::parameter_hash(*model->module());
+  // Replicas must be bitwise identical before anything is recorded: over
+  // each data-parallel group the whole (part of the) model; over each
+  // tensor-parallel group what it replicates, and the loss it computed
+  // together.
+  const uint64_t hash = mesh.dp != nullptr
+                            ? train::verify_replicas(*mesh.dp, *model->module(), result.buffers_in_step)
+                            : train::parameter_hash(*model->module());
+  if (mesh.tp != nullptr) {
+    replicated.push_back(torch::tensor({result.last_loss}, torch::kDouble));
+    train::verify_same(*mesh.tp, replicated, "the tensor-parallel group's replicated parameters and loss");
+  }
   if (timeline) res.trace = finish_trace(opts, comm, world, topology, *timeline, label);
 
   auto& run = res.run;
@@ -145,6 +183,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   run.world_size = world.world_size;
   run.nodes = world.num_nodes;
   run.batch_per_rank = opts.batch_size;
+  run.tp = mesh.dims.tp;
   run.param_hash = train::hex(hash);
   run.threads = res.threads;
   run.train_flops_per_example = train_flops;
@@ -169,8 +208,10 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
     run.peak_bytes = static_cast<std::int64_t>(mem[0].item<double>());
     run.model_state_bytes = static_cast<std::int64_t>(mem[1].item<double>());
     run.peak_rss_bytes = static_cast<std::int64_t>(mem[2].item<double>());
+    // Of this rank's part (a 1/tp share of the blocks), sharded over its
+    // data-parallel group.
     run.model_state_expected_bytes = train::expected_model_state_bytes(
-        opts.reducer, res.param_elements, result.optimizer_states, world.world_size);
+        on_dp.reducer, res.param_elements, result.optimizer_states, dp);
   }
   res.reserved_peak_bytes = result.reserved_peak_bytes;
   res.param_bytes = result.param_bytes;
@@ -213,6 +254,13 @@ nlohmann::ordered_json run_extras_json(const DdpBenchResult& r) {
                            {"buffers_compared", r.buffers_compared},
                            {"flush_denormal", r.flush_denormal}};
   j["device"] = r.device;
+  if (r.dims.tp > 1) {
+    // The mesh: its degrees and every group (job ranks).
+    nlohmann::ordered_json groups;
+    for (auto d : {layout::Dim::kDp, layout::Dim::kTp}) groups[layout::to_string(d)] = r.dims.groups(d);
+    j["layout"] = {{"dp", r.dims.dp}, {"tp", r.dims.tp}, {"pp", r.dims.pp}, {"groups", groups},
+                   {"whole_param_elements", r.whole_param_elements}};
+  }
   // Rank 0's model state by kind, bytes; the GPU's reserved peak.
   j["model_state"] = {{"params", r.param_bytes}, {"grads", r.grad_bytes}, {"optimizer", r.optimizer_bytes}};
   if (r.reserved_peak_bytes >= 0) j["reserved_peak_bytes"] = r.reserved_peak_bytes;

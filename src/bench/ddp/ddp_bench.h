@@ -5,16 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "layout/mesh_comms.h"
 #include "launch/topology.h"
 #include "launch/world.h"
 #include "report/ddp_record.h"
 #include "train/compression.h"
 #include "train/train_options.h"
 #include "train/phase_times.h"
-
-namespace dtbench::comm {
-class Communicator;
-}
 
 namespace dtbench::bench {
 
@@ -41,14 +38,23 @@ struct DdpBenchResult {
   bool channels_last = false;
   train::PhaseTimes device_times;       // --device cuda: by CUDA events (this rank)
   nlohmann::ordered_json trace;         // --trace: the analysis (rank 0), else null
+  layout::ParallelDims dims;            // the run's mesh (dp x tp)
+  // With tp > 1: the model's parameter elements before the split (rank 0's
+  // param_elements are its part).
+  long long whole_param_elements = 0;
 };
 
-// Runs opts on this rank. `comm` may be null only for reducer none on one
-// rank. Throws VerificationError when the replicas differ afterwards. With
-// opts.trace_path, rank 0 writes the run's timeline there (nodes and hosts
-// from `topology`).
+// Runs opts on this rank, on `mesh` (layout/mesh_comms.h: its world
+// communicator is null only for one rank without synchronisation). With
+// opts.tp > 1 the model, made from the same seed in a tensor-parallel group,
+// is split by its plan over mesh.tp and opts.reducer keeps the parts in step
+// over mesh.dp (none when the data-parallel degree is 1). Throws
+// VerificationError when the replicas of a data-parallel group differ
+// afterwards, or a tensor-parallel group's replicated parameters or loss do.
+// With opts.trace_path, rank 0 writes the run's timeline there (nodes and
+// hosts from `topology`).
 DdpBenchResult run_ddp_bench(const train::TrainOptions& opts, const launch::World& world,
-                             const launch::Topology& topology, comm::Communicator* comm,
+                             const launch::Topology& topology, const layout::MeshComms& mesh,
                              const std::string& label);
 
 // The per-run extras written beside the run record.

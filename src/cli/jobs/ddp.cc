@@ -30,6 +30,8 @@
 #include "core/net_route.h"
 #include "core/units.h"
 #include "launch/world.h"
+#include "layout/mesh_comms.h"
+#include "layout/parallel_dims.h"
 #include "report/ddp_record.h"
 #include "report/ddp_reporter.h"
 #include "report/env_reporter.h"
@@ -69,7 +71,8 @@ Json new_report(const DdpFlags& f, const Json& env) {
 
 std::string details(const DdpFlags& f) {
   const auto& t = f.train;
-  return fmt::format("reducer {}, backend {}{}, bucket {:g} MB{}{}, {} iters + {} warm-up", t.reducer,
+  return fmt::format("{}reducer {}, backend {}{}, bucket {:g} MB{}{}, {} iters + {} warm-up",
+                     t.tp > 1 ? fmt::format("tensor-parallel {} ways (batch per replica), ", t.tp) : "", t.reducer,
                      f.run.comm.backend, f.run.bind == "none" ? "" : ", ranks bound to " + f.run.bind + "s",
                      t.bucket_cap_mb,
                      t.compression == "none" ? "" : ", compression " + t.compression,
@@ -77,6 +80,26 @@ std::string details(const DdpFlags& f) {
 }
 
 // ---- one run on the current world (row worker or external launcher) ----
+
+// A tensor-parallel group exchanges activations twice per block each way:
+// across nodes it pays the network for what NVLink or shared memory would
+// carry (torchtitan and Megatron-LM keep it inside a node). Warned once by
+// rank 0, naming the first such group.
+void warn_tp_across_nodes(const layout::ParallelDims& dims, const launch::Topology& topology) {
+  if (dims.tp == 1) return;
+  for (const auto& g : dims.groups(layout::Dim::kTp)) {
+    bool spans = false;
+    for (int r : g)
+      spans = spans || (r < topology.ranks() && g[0] < topology.ranks() &&
+                        topology.node_of_rank[r] != topology.node_of_rank[g[0]]);
+    if (spans) {
+      log::warn(fmt::format("--tp {}: the tensor-parallel group of ranks {}-{} spans nodes (a node holds a number "
+                            "of ranks that --tp does not divide): its activations cross the network",
+                            dims.tp, g.front(), g.back()));
+      return;
+    }
+  }
+}
 
 struct RunOutcome {
   bench::DdpBenchResult result;
@@ -90,20 +113,27 @@ RunOutcome run_here(const DdpFlags& f, const std::string& label_override) {
   out.world = comm::resolve_master(launch::world_from_env(launch::process_env()), f.run.comm);
   const auto& world = out.world;
   log::set_rank(world.world_size > 1 ? world.rank : -1);
-  if (f.train.reducer == "none" && world.world_size > 1)
+  if (f.train.reducer == "none" && world.world_size > f.train.tp)
     throw UsageError(fmt::format(
-        "--reducer none trains without synchronisation and needs exactly one rank (world size is {})",
-        world.world_size));
-  std::unique_ptr<comm::Communicator> comm;
-  if (f.train.reducer != "none") comm = comm::make_communicator(world, f.run.comm);
+        "--reducer none trains without synchronisation and needs exactly one rank{} (world size is {})",
+        f.train.tp > 1 ? fmt::format(" per tensor-parallel group, {}", f.train.tp) : "", world.world_size));
+  const auto dims = layout::ParallelDims::of_world(world.world_size, f.train.tp, 1);
+  // One communicator per group of the mesh; none for one rank alone.
+  layout::MeshComms mesh;
+  mesh.dims = dims;
+  if (world.world_size > 1 || f.train.reducer != "none") mesh = layout::make_mesh_comms(world, f.run.comm, dims);
   // The nodes as measured (host identities), not as the environment guessed.
-  out.topology = comm ? comm::gather_topology(*comm) : launch::topology_from_hosts({net::host_identity()});
+  out.topology = mesh.world ? comm::gather_topology(*mesh.world)
+                            : launch::topology_from_hosts({net::host_identity()});
   out.world.num_nodes = out.topology.nodes();
-  const std::string label = label_override.empty() ? out.world.label() : label_override;
-  out.result = bench::run_ddp_bench(f.train, out.world, out.topology, comm.get(), label);
+  if (world.rank == 0) warn_tp_across_nodes(dims, out.topology);
+  const std::string label =
+      !label_override.empty() ? label_override
+                              : out.world.label() + (dims.tp > 1 ? fmt::format(" tp{}", dims.tp) : "");
+  out.result = bench::run_ddp_bench(f.train, out.world, out.topology, mesh, label);
   for (auto& r : out.result.run.ranks)
     if (r.rank < out.topology.ranks()) r.node = out.topology.node_of_rank[r.rank];
-  if (comm) comm->barrier();
+  if (mesh.world) mesh.world->barrier();
   return out;
 }
 
@@ -177,7 +207,10 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
   };
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& row = rows[i];
-    const std::string label = row.label.empty() ? fmt::format("1N/{}R", row.world) : row.label;
+    const int tp = row.reducer == "none" && row.world == 1 ? 1 : f.train.tp;  // the baseline: one process, whole
+    const std::string label = !row.label.empty() ? row.label
+                              : tp > 1           ? fmt::format("1N/{}R tp{}", row.world, tp)
+                                                 : fmt::format("1N/{}R", row.world);
     report::ComparePoint p;
     p.key.model = f.train.model;
     p.key.world_size = row.world;
@@ -190,10 +223,13 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
       record(old->run, old->extras, i);
       continue;
     }
-    log::info(fmt::format("[{}/{}] {}: {} rank(s), reducer {}", i + 1, rows.size(), label,
-                          row.world, row.reducer));
+    log::info(fmt::format("[{}/{}] {}: {} rank(s){}, reducer {}", i + 1, rows.size(), label, row.world,
+                          tp > 1 ? fmt::format(" as {}", layout::ParallelDims::of_world(row.world, tp, 1).describe())
+                                 : "",
+                          row.reducer));
     auto job = f.train;
     job.reducer = row.reducer;
+    job.tp = tp;
     if (row.reducer == "none") {
       job.compression = "none";
       job.reshard_after_forward = -1;
@@ -228,7 +264,7 @@ int run_ddp(DdpFlags& f) {
   check_trainable(f.train, f.run.comm.backend);
   train::resolve_horovod(f.train);  // HOROVOD_* read here, forwarded to the workers as flags
   if (!f.world_sizes_given) f.world_sizes = train::default_world_sizes(
-        f.train.device, f.train.device == "cuda" ? device::cuda_device_count() : 0);
+        f.train.device, f.train.device == "cuda" ? device::cuda_device_count() : 0, f.train.tp);
   const auto sizes = parse_world_sizes(f.world_sizes);
   const auto pcts = report::parse_percentiles(f.percentiles, "--percentiles");
   check_ddp_world_sizes(f, sizes);

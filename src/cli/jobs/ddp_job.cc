@@ -77,6 +77,7 @@ nlohmann::ordered_json train_config_json(const train::TrainOptions& t) {
           {"threads", t.threads},
           {"seed", t.seed},
           {"reducer", t.reducer},
+          {"tp", t.tp},
           {"bucket_cap_mb", t.bucket_cap_mb},
           {"first_bucket_cap_mb", t.first_bucket_cap_mb},
           {"compression", t.compression},
@@ -145,6 +146,7 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
   if (t.reshard_after_forward != -1)
     a.insert(a.end(), {"--reshard-after-forward", t.reshard_after_forward ? "true" : "false"});
   if (!t.param_dtype.empty()) a.insert(a.end(), {"--param-dtype", t.param_dtype});
+  if (t.tp != 1) a.insert(a.end(), {"--tp", std::to_string(t.tp)});
   if (!run.comm.iface.empty()) {
     a.push_back("--iface");
     a.push_back(run.comm.iface);
@@ -175,6 +177,10 @@ void check_trainable(const train::TrainOptions& t, const std::string& backend) {
   if (t.channels_last && entry.input != models::InputKind::kImage)
     throw UsageError(fmt::format("--channels-last applies to image models (4-D inputs); {} is not one",
                                  entry.name));
+  if (t.tp > 1) {
+    const auto why = models::tp_refusal(entry, train::model_options(t), t.tp);
+    if (!why.empty()) throw UsageError(why);
+  }
   if (t.image_size < entry.min_image_size)
     throw UsageError(fmt::format("--image-size {}: {} needs images of at least {}x{}", t.image_size,
                                  entry.name, entry.min_image_size, entry.min_image_size));
