@@ -2,7 +2,9 @@
 # dtbench's data-parallel strategies beside PyTorch's own on the same GPT-2:
 # `--reducer ddp` vs DistributedDataParallel, `zero1` vs DDP +
 # ZeroRedundancyOptimizer, `fsdp` vs FSDP2's fully_shard on each block and
-# the root (bench/peers/torch_sharded.py), AdamW on both sides. Needs the wheel
+# the root, and `tp` (`dtbench ddp --tp NPROC`: tensor parallelism over every
+# rank) vs DTensor's parallelize_module with ColwiseParallel/RowwiseParallel
+# (bench/peers/torch_sharded.py), AdamW on both sides. Needs the wheel
 # build (torch 2.11 on both sides: FSDP2 is torch >= 2.4): BUILD defaults to
 # build-wheel and the peer runs on bench/peers/python-wheel. Same model
 # shapes, batch, threads (1 per rank), world size, bucket cap, gloo and
@@ -40,9 +42,12 @@ export GLIBC_TUNABLES
 echo "peers run with GLIBC_TUNABLES=${GLIBC_TUNABLES:-<unset>}" >&2
 label="1N/${NPROC}R"
 
+label_of() { if [ "$1" = tp ]; then echo "$label tp$NPROC"; else echo "$label"; fi; }
 dtbench_side() {  # strategy, round
+  local how=(--reducer "$1")
+  [ "$1" = tp ] && how=(--reducer ddp --tp "$NPROC")
   # shellcheck disable=SC2086
-  "$D" ddp --model gpt2 $MODEL --optimizer adamw --reducer "$1" --iters "$ITERS" --warmup "$WARMUP" \
+  "$D" ddp --model gpt2 $MODEL --optimizer adamw "${how[@]}" --iters "$ITERS" --warmup "$WARMUP" \
     --threads 1 --bucket-cap-mb 25 --world-sizes "$NPROC" --no-baseline --bind "$BIND" --amp "$AMP" \
     $([ "$PARAM_DTYPE" = float32 ] || echo "--param-dtype $PARAM_DTYPE") \
     --json "$out/d.$1.$2.json" >/dev/null 2>&1
@@ -61,7 +66,7 @@ for s in "${want[@]}"; do
   for r in $(seq 1 "$ROUNDS"); do
     echo "[$s] round $r/$ROUNDS" >&2
     if [ $((r % 2)) = 1 ]; then dtbench_side "$s" "$r"; peer_side "$s" "$r"; else peer_side "$s" "$r"; dtbench_side "$s" "$r"; fi
-    d+=("$(p50_of "$out/d.$s.$r.json" "$label")")
+    d+=("$(p50_of "$out/d.$s.$r.json" "$(label_of "$s")")")
     p+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["p50"])' "$out/p.$s.$r.json")")
     dm+=("$(python3 -c 'import json,sys; print(max(r["memory"]["peak_bytes"] for r in json.load(open(sys.argv[1]))["runs"]))' "$out/d.$s.$r.json")")
     pm+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["peak_bytes"])' "$out/p.$s.$r.json")")

@@ -9,6 +9,17 @@ that sets RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (`dtbench launch`).
   --strategy zero1  DDP + ZeroRedundancyOptimizer(AdamW, parameters_as_bucket_view=True): optimizer state sharded
   --strategy fsdp   fully_shard on each block, then on the root (FSDP2), AdamW
                     over the DTensor shards; --reshard-after-forward true|false
+  --strategy tp     tensor parallelism over every rank (DTensor's TP, as
+                    torchtitan applies it): parallelize_module on each block
+                    with ColwiseParallel on c_attn and mlp_c_fc and
+                    RowwiseParallel on attn_c_proj and mlp_c_proj; embeddings,
+                    norms and the tied head replicated (plain tensors), every
+                    rank on the same batch; the peer of `dtbench ddp --tp N
+                    --world-sizes N`. The fused q/k/v rows are reordered so
+                    that rank r's contiguous shard holds its heads' q, k and v
+                    (Megatron's split, dtbench's shard_rows); AdamW runs as two
+                    optimizers, over the DTensor and the plain parameters
+                    (foreach cannot mix them), the same update
   --strategy none   one process, no wrapper
   --amp bf16        forward and loss under torch.autocast(device, bfloat16), as
                     dtbench's --amp bf16
@@ -71,13 +82,16 @@ class Block(nn.Module):
 
     def forward(self, x):
         b, t, w = x.shape
-        h, d = self.heads, w // self.heads
-        q, k, v = self.attn_c_attn(self.ln_1(x)).split(w, dim=2)
+        d = w // self.heads
+        qkv = self.attn_c_attn(self.ln_1(x))
+        wl = qkv.size(-1) // 3  # w, or this rank's w / tp under tensor parallelism
+        h = wl // d
+        q, k, v = qkv.split(wl, dim=2)
         q, k, v = (z.view(b, t, h, d).transpose(1, 2) for z in (q, k, v))
         att = (q @ k.transpose(-2, -1)) / math.sqrt(d)
         mask = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
         att = att.masked_fill(mask, float("-inf")).softmax(-1)
-        y = (att @ v).transpose(1, 2).reshape(b, t, w)
+        y = (att @ v).transpose(1, 2).reshape(b, t, wl)
         x = x + self.attn_c_proj(y)
         return x + self.mlp_c_proj(F.gelu(self.mlp_c_fc(self.ln_2(x)), approximate="tanh"))
 
@@ -106,6 +120,40 @@ def local_bytes(t):
     return t.numel() * t.element_size()
 
 
+class Optimizers:
+    """Several optimizers stepped as one (tp: DTensor and plain parameters)."""
+
+    def __init__(self, opts):
+        self.opts = opts
+        self.state = {k: v for o in opts for k, v in o.state.items()}
+
+    def step(self):
+        for o in self.opts:
+            o.step()
+        self.state = {k: v for o in self.opts for k, v in o.state.items()}
+
+    def zero_grad(self, set_to_none=True):
+        for o in self.opts:
+            o.zero_grad(set_to_none=set_to_none)
+
+
+def parallelize_tp(model, world):
+    """Megatron's split of each block over a 1-D mesh of every rank."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+    mesh = init_device_mesh("cpu", (world,))
+    for block in model.h:
+        w = block.attn_c_attn.in_features
+        if block.heads % world:
+            raise SystemExit(f"tp: {block.heads} heads do not split {world} ways")
+        with torch.no_grad():  # rows [q_0 k_0 v_0 q_1 k_1 v_1 ...]: rank r's shard is its heads' q, k, v
+            for t in (block.attn_c_attn.weight, block.attn_c_attn.bias):
+                parts = [z.chunk(world, 0) for z in t.split(w, 0)]
+                t.copy_(torch.cat([parts[j][r] for r in range(world) for j in range(3)], 0))
+        parallelize_module(block, mesh, {"attn_c_attn": ColwiseParallel(), "attn_c_proj": RowwiseParallel(),
+                                         "mlp_c_fc": ColwiseParallel(), "mlp_c_proj": RowwiseParallel()})
+
+
 def model_state(model, opt):
     params = list(model.parameters())
     state = opt.optim.state if hasattr(opt, "optim") else opt.state
@@ -118,7 +166,7 @@ def model_state(model, opt):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--strategy", choices=["none", "ddp", "zero1", "fsdp"], required=True)
+    p.add_argument("--strategy", choices=["none", "ddp", "zero1", "fsdp", "tp"], required=True)
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--width", type=int, default=128)
     p.add_argument("--heads", type=int, default=4)
@@ -191,10 +239,18 @@ def main():
                                           parameters_as_bucket_view=True, **adamw)
         else:
             opt = torch.optim.AdamW(model.parameters(), **adamw)
+    elif a.strategy == "tp":
+        if cuda:
+            p.error("--strategy tp runs on the CPU here")
+        parallelize_tp(model, world)
+        dtensors = [q for q in model.parameters() if hasattr(q, "to_local")]
+        plain = [q for q in model.parameters() if not hasattr(q, "to_local")]
+        opt = Optimizers([torch.optim.AdamW(dtensors, **adamw), torch.optim.AdamW(plain, **adamw)])
     else:
         opt = torch.optim.AdamW(model.parameters(), **adamw)
 
     times = []
+    last_loss = None
     state = None
     peak = -1
     for it in range(a.warmup + a.iters):
@@ -211,6 +267,8 @@ def main():
         if it + 1 == a.warmup + a.iters:
             state = model_state(model, opt)
         opt.zero_grad(set_to_none=True)
+        if it + 1 == a.warmup + a.iters:
+            last_loss = loss.item()
         if cuda:
             torch.cuda.synchronize(dev)
         t1 = time.perf_counter()
@@ -244,6 +302,7 @@ def main():
                           "model_state_bytes": sum(st.values()),
                           "peak_rss_bytes": max(m["rss"] for m in gathered),
                           "peak_bytes": max(m["peak"] for m in gathered),
+                          "last_loss": last_loss,
                           "device": a.device, "torch": torch.__version__}), flush=True)
 
 

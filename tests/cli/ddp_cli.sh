@@ -315,6 +315,7 @@ assert doc["config"]["tp"] == 2, doc["config"]
 runs = doc["runs"]
 assert [r["label"] for r in runs] == ["no ddp", "1N/2R tp2", "1N/4R tp2"], [r["label"] for r in runs]
 assert [(r["tp"], r["dp"], r["global_batch"]) for r in runs] == [(1, 1, 2), (2, 1, 2), (2, 2, 4)], runs
+assert [r["reducer"] for r in runs] == ["none", "none", "ddp"], [r["reducer"] for r in runs]  # dp 1: no strategy
 whole = runs[0]["extras"]["param_elements"]
 for r in runs[1:]:
     lay = r["extras"]["layout"]

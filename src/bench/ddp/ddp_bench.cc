@@ -179,7 +179,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
 
   auto& run = res.run;
   run.label = label;
-  run.reducer = opts.reducer;
+  run.reducer = on_dp.reducer;  // none where the data-parallel degree is 1: no strategy ran
   run.world_size = world.world_size;
   run.nodes = world.num_nodes;
   run.batch_per_rank = opts.batch_size;
