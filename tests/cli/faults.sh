@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Failures with real processes: a rank killed mid-run, a rank that never
 # joins, a port already in use, an unreachable master, a rank stopped
-# (SIGSTOP) mid-run in gloo collectives, the c10d Reducer, horovod and the
-# kvstore. Each must end within its bound, non-zero, with a message naming
+# (SIGSTOP) mid-run in gloo collectives, the c10d Reducer, a tensor-parallel
+# group, horovod and the kvstore. Each must end within its bound, non-zero, with a message naming
 # what failed, and leave no process behind. It runs in both flavours: what
 # it checks includes each LibTorch's store, Gloo and Reducer timeouts and
 # their messages. The launcher's own plumbing (signals, variables, mpirun)
@@ -178,6 +178,15 @@ launcher=$!
 second_worker "$launcher" >/dev/null
 sleep 6
 stopped_rank "horovod rank stopped (dtbench launch -- ddp --reducer horovod)" "$tmp/hstop.err" "$launcher"
+# A tensor-parallel group: rank 0 waits on the stopped rank 1 in one of the
+# block's sums (inside autograd's forward or backward).
+"$DTBENCH" launch --nproc-per-node 2 -- "$DTBENCH" ddp --model gpt2 --layers 2 --width 64 --heads 4 --vocab 256 \
+  --seq-len 16 -b 2 -n 1000000 -w 1 --tp 2 --no-baseline --timeout 5s >"$tmp/tstop.out" 2>"$tmp/tstop.err" &
+launcher=$!
+second_worker "$launcher" >/dev/null
+sleep 6
+stopped_rank "tensor-parallel rank stopped (dtbench launch -- ddp --tp 2)" "$tmp/tstop.err" "$launcher" \
+  "rank 0\]: error: .*no answer within --timeout.*; cause: " 1 1
 # kvstore: the server (rank 2) stopped; the workers' requests time out. The
 # workers start each round together (a barrier), so either may time out
 # first; the first names the cause and exits, and the launcher then ends the

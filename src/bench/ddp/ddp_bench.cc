@@ -145,7 +145,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
     const auto now = std::chrono::steady_clock::now();
     if (!leader || it + 1 == total || now - last_print < std::chrono::seconds(5)) return;
     last_print = now;
-    std::cerr << fmt::format("  {} {}: iteration {}/{} ({:.3f} s/iter)\n", label, opts.reducer,
+    std::cerr << fmt::format("  {} {}: iteration {}/{} ({:.3f} s/iter)\n", label, on_dp.reducer,
                              it + 1, total, sec);
   };
   const auto timeline = make_timeline(opts);
