@@ -65,8 +65,13 @@ void check_ddp(DdpFlags& f) {
 
 Action register_ddp(CLI::App& app) {
   auto f = std::make_shared<DdpFlags>();
-  auto* cmd = app.add_subcommand(
-      "ddp", "Data-parallel training benchmark: sec/iter and examples/s per world size and reducer");
+  // `train`: the benchmark trains with more than data parallelism (--tp);
+  // `ddp`, the seed's name (PyTorch's DDP benchmark's), stays the same command.
+  auto* cmd = app.add_subcommand("train",
+                                 "Training benchmark, PyTorch's DDP benchmark's table: sec/iter and examples/s "
+                                 "per world size, data-parallel strategy (--reducer) and tensor-parallel "
+                                 "degree (--tp)");
+  cmd->alias("ddp");
   add_run_options(*cmd, f->run, /*with_nproc=*/false);
   // PyTorch's DDP benchmark (benchmark.py) runs DistributedDataParallel with
   // broadcast_buffers=False.

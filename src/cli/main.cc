@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
   actions["comm"] = cli::register_comm(app);
   actions["launch"] = cli::register_launch(app);
   actions["models"] = cli::register_models(app);
-  actions["ddp"] = cli::register_ddp(app);
+  actions["train"] = cli::register_ddp(app);  // alias ddp
   actions["compare"] = cli::register_compare(app);
   actions["diff"] = cli::register_diff(app);
   actions["project"] = cli::register_project(app);
@@ -116,9 +116,18 @@ int main(int argc, char** argv) {
     if (msg.empty()) msg = "invalid command line";
     // A first word that is no command (a typo): name it and the commands,
     // rather than CLI11's "A subcommand is required".
-    if (argc > 1 && argv[1][0] != '-' && actions.count(argv[1]) == 0) {
+    auto is_command = [&app](const std::string& word) {  // a name or an alias (train's ddp)
+      try {
+        app.get_subcommand(word);
+        return true;
+      } catch (const CLI::OptionNotFound&) {
+        return false;
+      }
+    };
+    if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
       std::string names;
-      for (const auto& [name, action] : actions) names += (names.empty() ? "" : ", ") + name;
+      for (const auto& [name, action] : actions)
+        names += (names.empty() ? "" : ", ") + name + (name == "train" ? " (ddp)" : "");
       msg = fmt::format("unknown command '{}' (commands: {})", argv[1], names);
     } else if (argc == 1) {
       msg = "no command given";

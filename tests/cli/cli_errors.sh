@@ -55,6 +55,9 @@ expect_usage_error() {
 
 expect_usage_error -m "no command given"
 expect_usage_error -m "unknown command 'frobnicate'" frobnicate
+expect_usage_error -m "train (ddp)" trian
+expect_usage_error ddp --no-such-flag
+expect_usage_error train --no-such-flag
 expect_usage_error comm --no-such-flag
 expect_usage_error comm -b -5
 expect_usage_error -m "--max-bytes" comm -b 1M -e 1K

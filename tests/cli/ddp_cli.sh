@@ -34,6 +34,8 @@ runs = doc["runs"]
 assert [r["label"] for r in runs] == labels, [r["label"] for r in runs]
 for r in runs:
     assert len(r["ranks"]) == r["world_size"], r["label"]
+    # Every row but the baseline ran the strategy asked for, a 1-rank row too.
+    assert r["reducer"] == ("none" if r["label"] == "no ddp" else reducer), (r["label"], r["reducer"])
     assert r["global_batch"] == 4 * r["world_size"]
     for k in r["ranks"]:
         for phase in ("forward", "backward", "comm_wait", "optimizer", "total"):
@@ -305,7 +307,8 @@ PY
 # trains the baseline's model on the baseline's batch: the same loss. The
 # parts are a 1/2 share of the blocks; the groups are torchtitan's (tp
 # innermost); per-rank figures are a 1/tp share.
-"$DTBENCH" ddp --model gpt2 --layers 2 --width 64 --heads 4 --vocab 256 --seq-len 16 --batch-size 2 \
+# (`train` is the command's name; `ddp`, used above, its alias.)
+"$DTBENCH" train --model gpt2 --layers 2 --width 64 --heads 4 --vocab 256 --seq-len 16 --batch-size 2 \
   --iters 2 --warmup 1 --threads 1 --timeout 60s --reducer ddp --tp 2 --world-sizes 2,4 \
   --json "$work/tp.json" >"$work/tp.out" 2>&1 || { cat "$work/tp.out"; exit 1; }
 python3 - "$work/tp.json" <<'PY'

@@ -133,10 +133,13 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
       ++i;
     }
   }
-  // The strategy runs on the data-parallel group: its rank there, its size;
-  // --inject-delay names a job rank.
+  // The strategy runs on the data-parallel group: its rank there, its size
+  // (without --tp the job's communicator, one rank included, so a 1-rank row
+  // runs its strategy); none where a tensor-parallel group is the whole
+  // replica set. --inject-delay names a job rank.
+  comm::Communicator* const dp_comm = mesh.dims.tp == 1 ? comm : mesh.dp;
   train::TrainOptions on_dp = opts;
-  if (dp == 1) on_dp.reducer = "none";
+  if (dp_comm == nullptr) on_dp.reducer = "none";
   on_dp.inject_delay_rank = opts.inject_delay_rank == world.rank ? coords.dp : -1;
 
   auto last_print = std::chrono::steady_clock::now();
@@ -150,7 +153,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   };
   const auto timeline = make_timeline(opts);
   const auto result =
-      train::train(on_dp, *model, mesh.dp, dp, coords.dp, progress,
+      train::train(on_dp, *model, dp_comm, dp, coords.dp, progress,
                    timeline ? static_cast<trace::TrainObserver&>(*timeline) : trace::null_observer());
   res.buckets = static_cast<int>(result.buckets.size());
   res.last_loss = result.last_loss;
@@ -162,14 +165,14 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   res.device = result.device;
   res.channels_last = opts.channels_last;
   res.device_times = result.device_times;
-  res.buffers_compared = mesh.dp != nullptr && result.buffers_in_step;
+  res.buffers_compared = dp_comm != nullptr && result.buffers_in_step;
 
   // Replicas must be bitwise identical before anything is recorded: over
   // each data-parallel group the whole (part of the) model; over each
   // tensor-parallel group what it replicates, and the loss it computed
   // together.
-  const uint64_t hash = mesh.dp != nullptr
-                            ? train::verify_replicas(*mesh.dp, *model->module(), result.buffers_in_step)
+  const uint64_t hash = dp_comm != nullptr
+                            ? train::verify_replicas(*dp_comm, *model->module(), result.buffers_in_step)
                             : train::parameter_hash(*model->module());
   if (mesh.tp != nullptr) {
     replicated.push_back(torch::tensor({result.last_loss}, torch::kDouble));
