@@ -327,6 +327,10 @@ for r in runs[1:]:
     assert lay["groups"]["dp"] == ([[0], [1]] if r["world_size"] == 2 else [[0, 2], [1, 3]]), lay
     s = r["summary"]
     assert abs(s["examples_per_sec_per_rank_p50"] - 1 / s["p50"]) < 1e-9, s  # batch 2 over 2 ranks
+    # Two sums forward and two backward per block, each of batch x tokens x width floats.
+    c = lay["tp_comm"]
+    assert c["allreduces_per_iter"] == 4 * 2 and c["bytes_per_iter"] == 8 * 2 * 16 * 64 * 4, c
+    assert 0 < c["seconds_per_iter"] < r["slowest_rank_summary"]["p50"], c
 # The same model and batch, split or not: the same loss to float32 rounding.
 a, b = runs[0]["extras"]["last_loss"], runs[1]["extras"]["last_loss"]
 assert abs(a - b) <= 1e-5 * abs(a), (a, b)

@@ -110,6 +110,9 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   // seed and splits it.
   train::TrainOptions own_weights = opts;
   own_weights.seed = opts.seed + static_cast<std::uint64_t>(coords.dp);
+  // The tensor-parallel sums (running; the timed iterations'): declared
+  // before the model, whose blocks count into it, so it outlives them.
+  layout::TpCommMeter tp_meter, tp_timed;
   auto model = train::make_seeded_model(own_weights);
   std::vector<int64_t> whole_numel;
   for (const auto& p : model->module()->parameters()) {
@@ -119,7 +122,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   if (mesh.tp != nullptr) {
     auto* plan = model->tp_seam();
     if (plan == nullptr) throw UsageError(fmt::format("--tp {}: {} has no tensor-parallel plan", opts.tp, opts.model));
-    plan->parallelize_tp(layout::make_tp_region(*mesh.tp));
+    plan->parallelize_tp(layout::make_tp_region(*mesh.tp, &tp_meter));
   }
   // The parameters the plan left whole: replicated over the tensor-parallel
   // group, where they must stay bitwise equal.
@@ -145,6 +148,8 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   auto last_print = std::chrono::steady_clock::now();
   const bool leader = world.rank == 0;
   auto progress = [&](int it, int total, double sec) {
+    if (it + 1 == opts.warmup) tp_meter.reset();
+    if (it + 1 == total) tp_timed = tp_meter;  // before compression's untimed probe iteration
     const auto now = std::chrono::steady_clock::now();
     if (!leader || it + 1 == total || now - last_print < std::chrono::seconds(5)) return;
     last_print = now;
@@ -180,6 +185,11 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   }
   if (timeline) res.trace = finish_trace(opts, comm, world, topology, *timeline, label);
 
+  if (mesh.tp != nullptr && opts.iters > 0) {
+    res.tp_comm_s_per_iter = tp_timed.seconds / opts.iters;
+    res.tp_comm_calls_per_iter = static_cast<double>(tp_timed.calls) / opts.iters;
+    res.tp_comm_bytes_per_iter = static_cast<double>(tp_timed.bytes) / opts.iters;
+  }
   auto& run = res.run;
   run.label = label;
   run.reducer = on_dp.reducer;  // none where the data-parallel degree is 1: no strategy ran
@@ -262,7 +272,10 @@ nlohmann::ordered_json run_extras_json(const DdpBenchResult& r) {
     nlohmann::ordered_json groups;
     for (auto d : {layout::Dim::kDp, layout::Dim::kTp}) groups[layout::to_string(d)] = r.dims.groups(d);
     j["layout"] = {{"dp", r.dims.dp}, {"tp", r.dims.tp}, {"pp", r.dims.pp}, {"groups", groups},
-                   {"whole_param_elements", r.whole_param_elements}};
+                   {"whole_param_elements", r.whole_param_elements},
+                   {"tp_comm", {{"seconds_per_iter", r.tp_comm_s_per_iter},
+                                {"allreduces_per_iter", r.tp_comm_calls_per_iter},
+                                {"bytes_per_iter", r.tp_comm_bytes_per_iter}}}};
   }
   // Rank 0's model state by kind, bytes; the GPU's reserved peak.
   j["model_state"] = {{"params", r.param_bytes}, {"grads", r.grad_bytes}, {"optimizer", r.optimizer_bytes}};

@@ -42,6 +42,10 @@ struct DdpBenchResult {
   // With tp > 1: the model's parameter elements before the split (rank 0's
   // param_elements are its part).
   long long whole_param_elements = 0;
+  // With tp > 1, rank 0's tensor-parallel sums per timed iteration (forward
+  // and backward; layout/tp_region.h's TpCommMeter): seconds from each
+  // allreduce's start to its wait's end, how many, their bytes.
+  double tp_comm_s_per_iter = 0, tp_comm_calls_per_iter = 0, tp_comm_bytes_per_iter = 0;
 };
 
 // Runs opts on this rank, on `mesh` (layout/mesh_comms.h: its world

@@ -79,6 +79,18 @@ std::string details(const DdpFlags& f) {
                      t.amp == "none" ? "" : ", amp " + t.amp, t.iters, t.warmup);
 }
 
+// Under a tensor-parallel row: its groups and what their sums cost rank 0.
+void print_layout(std::ostream& out, const Json& extras) {
+  if (!extras.contains("layout")) return;
+  const auto& l = extras.at("layout");
+  const auto& c = l.at("tp_comm");
+  out << fmt::format("      tensor-parallel sums per iteration (rank 0): {:.0f} allreduces, {:.2f} MiB, {:.4f}s; "
+                     "rank 0 holds {} of {} parameters\n",
+                     c.at("allreduces_per_iter").get<double>(), c.at("bytes_per_iter").get<double>() / 1048576.0,
+                     c.at("seconds_per_iter").get<double>(), extras.at("param_elements").get<long long>(),
+                     l.at("whole_param_elements").get<long long>());
+}
+
 // ---- one run on the current world (row worker or external launcher) ----
 
 // A tensor-parallel group exchanges activations twice per block each way:
@@ -156,6 +168,7 @@ int run_external(const DdpFlags& f, const std::vector<double>& pcts) {
   report::DdpConsoleReporter console(std::cout, pcts);
   console.header(f.train.model, f.train.batch_size, details(f));
   console.row(outcome.result.run);
+  print_layout(std::cout, bench::run_extras_json(outcome.result));
   report::print_trace_summary(std::cout, outcome.result.trace);
   console.phases({outcome.result.run});
   if (!f.run.json_path.empty()) {
@@ -193,6 +206,7 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
   std::vector<report::DdpRun> runs;
   auto record = [&](const report::DdpRun& run, const Json& extras, std::size_t i) {
     console.row(run);
+    print_layout(std::cout, extras);
     if (extras.contains("trace")) report::print_trace_summary(std::cout, extras["trace"]);
     auto j = report::to_json(run);
     j["extras"] = extras;
