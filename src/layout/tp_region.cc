@@ -23,7 +23,15 @@ struct RegionGroup {
 torch::Tensor summed(const RegionGroup& g, const torch::Tensor& x) {
   auto& group = *reinterpret_cast<comm::Communicator*>(g.comm);
   const auto t0 = std::chrono::steady_clock::now();
-  torch::Tensor out = x.clone(at::MemoryFormat::Contiguous);  // never the caller's buffer
+  // Under autocast a product comes out in bfloat16; a backend without
+  // bfloat16 sums (Gloo in LibTorch 1.13) sums it in float32 instead.
+  const auto dtype = x.scalar_type();
+  const bool widen = (dtype == torch::kBFloat16 || dtype == torch::kHalf) &&
+                     !group.unsupported_reason(comm::Collective::kAllreduce, comm::from_scalar_type(dtype),
+                                               comm::ReduceOp::kSum)
+                          .empty();
+  // Never the caller's buffer.
+  torch::Tensor out = widen ? x.to(torch::kFloat).contiguous() : x.clone(at::MemoryFormat::Contiguous);
   group.allreduce(out, out, comm::ReduceOp::kSum)->wait(group.timeout());
   if (g.meter != 0) {
     auto& m = *reinterpret_cast<TpCommMeter*>(g.meter);
@@ -31,7 +39,7 @@ torch::Tensor summed(const RegionGroup& g, const torch::Tensor& x) {
     m.bytes += static_cast<std::int64_t>(out.nbytes());
     m.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  return out;
+  return widen ? out.to(dtype) : out;
 }
 
 // Identity forward; the gradient summed over the group backward.

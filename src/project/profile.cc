@@ -200,7 +200,8 @@ std::vector<MeasuredRow> rows_where(const Json& doc, const std::string& path, bo
   std::vector<MeasuredRow> out;
   for (const auto& r : runs_of(doc, path)) {
     const auto run = report::ddp_run_from_json(r, path);
-    if ((run.world_size == 1) != one_rank || run.reducer == "none") continue;
+    // A tensor-parallel row is not the data-parallel run a projection predicts.
+    if ((run.world_size == 1) != one_rank || run.reducer == "none" || run.tp > 1) continue;
     out.push_back({run.reducer, run.world_size, p50(report::slowest_rank_times(run)),
                    static_cast<double>(run.peak_bytes), run.batch_per_rank, run.tokens_per_example});
   }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "report/gantt_chart.h"
 #include "report/json_io.h"
 #include "stats/stats.h"
@@ -93,6 +94,11 @@ void load_ddp(ReportSource& src, const Json& doc) {
     const std::string where = fmt::format("{} runs[{}]", src.path, i++);
     ComparePoint p;
     p.run = ddp_run_from_json(j, where);
+    if (p.run.tp > 1) {  // its key (model, world, reducer) would read as a data-parallel row
+      log::warn(fmt::format("{}: row '{}' is tensor-parallel (tp {}); the report does not draw layouts yet: left out",
+                            where, p.run.label, p.run.tp));
+      continue;
+    }
     p.extras = json_value_or<Json>(j, "extras", Json::object(), where);
     if (!p.extras.is_object()) throw UsageError(fmt::format("{}: 'extras' is not an object", where));
     const std::string cfg = src.path + " config";

@@ -151,8 +151,8 @@ expect_usage_error ddp --reducer none --world-sizes 2
 expect_usage_error ddp --model gpt2 --tp 2 --world-sizes 2,3
 expect_usage_error -m "no tensor-parallel plan" ddp --model resnet18 --tp 2
 expect_usage_error -m "12 attention heads do not split 5 ways" ddp --model gpt2 --tp 5
-expect_usage_error ddp --model gpt2 --tp 2 --world-sizes 4 --backend mpi
-expect_usage_error ddp --model gpt2 --tp 2 --amp fp16
+expect_usage_error -m "sub-group communicators" ddp --model gpt2 --tp 2 --world-sizes 4 --reducer overlap --backend mpi
+expect_usage_error -m "tensor-parallel ranks' gradient parts" ddp --model gpt2 --tp 2 --amp fp16
 expect_usage_error ddp --model gpt2 --reducer none --tp 2 --world-sizes 4
 expect_usage_error ddp --model gpt2 --tp 0
 expect_usage_error compare --models gpt2 --tp 2

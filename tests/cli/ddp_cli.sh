@@ -337,4 +337,13 @@ assert abs(a - b) <= 1e-5 * abs(a), (a, b)
 print("ok: --tp 2 at 2 and 4 ranks; loss", a, "split", b)
 PY
 grep -q "1N/4R tp2: 4 rank(s) as dp 2 x tp 2" "$work/tp.out" || { cat "$work/tp.out"; exit 1; }
+# A Llama (grouped-query heads) split under --amp bf16: the sums are of
+# bfloat16 activations (in float32 where Gloo has no bfloat16 sum).
+"$DTBENCH" train --model llama3-8b --layers 2 --width 64 --heads 4 --kv-heads 2 --vocab 256 --seq-len 16 \
+  --batch-size 2 --iters 2 --warmup 1 --threads 1 --timeout 60s --tp 2 --amp bf16 --no-baseline \
+  --json "$work/tpbf16.json" >"$work/tpbf16.out" 2>&1 || { cat "$work/tpbf16.out"; exit 1; }
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['runs'][0]
+assert (d['config']['amp'], r['tp'], r['reducer']) == ('bf16', 2, 'none'), (d['config']['amp'], r['tp'], r['reducer'])
+assert d['config']['param_elements'] == r['extras']['layout']['whole_param_elements'] > r['extras']['param_elements']
+print('ok: llama --tp 2 --amp bf16, loss', r['extras']['last_loss'])" "$work/tpbf16.json"
 echo "ddp_cli: all checks passed"

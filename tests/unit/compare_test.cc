@@ -329,6 +329,9 @@ TEST(CompareLog, ConfigMismatchNamesTheKey) {
   EXPECT_EQ(report::config_mismatch(a, {{"iters", 3}}), "backend: \"gloo\" vs absent");
   EXPECT_EQ(report::config_mismatch(a, {{"iters", 3}, {"backend", "gloo"}, {"amp", "bf16"}}),
             "amp: absent vs \"bf16\"");
+  // A log from before --tp ran without tensor parallelism: it resumes at tp 1, not at tp 2.
+  EXPECT_EQ(report::config_mismatch(a, {{"iters", 3}, {"backend", "gloo"}, {"tp", 1}}), "");
+  EXPECT_EQ(report::config_mismatch(a, {{"iters", 3}, {"backend", "gloo"}, {"tp", 2}}), "tp: absent vs 2");
 }
 
 TEST(Progress, LineAndEta) {

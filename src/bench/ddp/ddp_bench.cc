@@ -142,7 +142,13 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   // replica set. --inject-delay names a job rank.
   comm::Communicator* const dp_comm = mesh.dims.tp == 1 ? comm : mesh.dp;
   train::TrainOptions on_dp = opts;
-  if (dp_comm == nullptr) on_dp.reducer = "none";
+  if (dp_comm == nullptr && on_dp.reducer != "none") {  // and nothing of the strategy's
+    on_dp.reducer = "none";
+    on_dp.compression = "none";
+    on_dp.reshard_after_forward = -1;
+    on_dp.param_dtype.clear();
+    on_dp.fusion_threshold_mb = on_dp.cycle_time_ms = -1;
+  }
   on_dp.inject_delay_rank = opts.inject_delay_rank == world.rank ? coords.dp : -1;
 
   auto last_print = std::chrono::steady_clock::now();
@@ -156,7 +162,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
     std::cerr << fmt::format("  {} {}: iteration {}/{} ({:.3f} s/iter)\n", label, on_dp.reducer,
                              it + 1, total, sec);
   };
-  const auto timeline = make_timeline(opts);
+  const auto timeline = make_timeline(on_dp);
   const auto result =
       train::train(on_dp, *model, dp_comm, dp, coords.dp, progress,
                    timeline ? static_cast<trace::TrainObserver&>(*timeline) : trace::null_observer());
@@ -183,7 +189,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
     replicated.push_back(torch::tensor({result.last_loss}, torch::kDouble));
     train::verify_same(*mesh.tp, replicated, "the tensor-parallel group's replicated parameters and loss");
   }
-  if (timeline) res.trace = finish_trace(opts, comm, world, topology, *timeline, label);
+  if (timeline) res.trace = finish_trace(on_dp, comm, world, topology, *timeline, label);
 
   if (mesh.tp != nullptr && opts.iters > 0) {
     res.tp_comm_s_per_iter = tp_timed.seconds / opts.iters;

@@ -177,7 +177,7 @@ int run_external(const DdpFlags& f, const std::vector<double>& pcts) {
     j["extras"] = bench::run_extras_json(outcome.result);
     doc["runs"].push_back(j);
     doc["config"]["param_tensors"] = outcome.result.param_tensors;
-    doc["config"]["param_elements"] = outcome.result.param_elements;
+    doc["config"]["param_elements"] = outcome.result.whole_param_elements;  // the model's, not a part
     doc["complete"] = true;
     report::write_json_atomic(f.run.json_path, doc);
   }
@@ -212,7 +212,9 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
     j["extras"] = extras;
     if (doc["config"].find("param_elements") == doc["config"].end()) {
       doc["config"]["param_tensors"] = extras.at("param_tensors");
-      doc["config"]["param_elements"] = extras.at("param_elements");
+      // The model's: a tensor-parallel row's own are its part.
+      doc["config"]["param_elements"] = extras.contains("layout") ? extras.at("layout").at("whole_param_elements")
+                                                                  : extras.at("param_elements");
     }
     doc["runs"].push_back(j);
     runs.push_back(run);
@@ -228,9 +230,11 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
     report::ComparePoint p;
     p.key.model = f.train.model;
     p.key.world_size = row.world;
-    p.key.reducer = row.reducer;
+    // A tensor-parallel row of one replica runs no strategy (bench/ddp).
+    const std::string strategy = tp > 1 && row.world == tp ? "none" : row.reducer;
+    p.key.reducer = strategy;
     p.key.bucket_cap_mb = f.train.bucket_cap_mb;
-    p.key.compression = row.reducer == "none" ? "none" : f.train.compression;
+    p.key.compression = strategy == "none" ? "none" : f.train.compression;
     p.key.amp = f.train.amp;
     if (const auto* old = log.find(p.key.id())) {
       log::info(fmt::format("[{}/{}] {}: already in {}", i + 1, rows.size(), label, log.path()));
@@ -240,7 +244,7 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
     log::info(fmt::format("[{}/{}] {}: {} rank(s){}, reducer {}", i + 1, rows.size(), label, row.world,
                           tp > 1 ? fmt::format(" as {}", layout::ParallelDims::of_world(row.world, tp, 1).describe())
                                  : "",
-                          row.reducer));
+                          strategy));
     auto job = f.train;
     job.reducer = row.reducer;
     job.tp = tp;
