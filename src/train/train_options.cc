@@ -136,6 +136,15 @@ void validate(const TrainOptions& o) {
         o.tp));
 }
 
+TrainOptions without_strategy(TrainOptions o) {
+  o.reducer = "none";
+  o.compression = "none";
+  o.reshard_after_forward = -1;
+  o.param_dtype.clear();
+  o.fusion_threshold_mb = o.cycle_time_ms = -1;
+  return o;
+}
+
 std::string reducer_names() {
   std::string out;
   for (const char* r : kReducerNames) out += (out.empty() ? "" : ", ") + std::string(r);

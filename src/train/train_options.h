@@ -143,6 +143,12 @@ bool reducer_supports_compression(const std::string& reducer);
 // UsageError for a variable that is not a number. Other reducers: unchanged.
 void resolve_horovod(TrainOptions& o);
 
+// `o` trained without a data-parallel strategy: reducer none, and none of a
+// strategy's own settings (compression, fsdp's resharding and gathered
+// dtype, horovod's fusion) left to refuse or ignore. The sweep's "no ddp"
+// row; a tensor-parallel row of one replica.
+TrainOptions without_strategy(TrainOptions o);
+
 // Throws UsageError for out-of-range values (sizes, counts, unknown reducer or
 // compression, compression with a reducer that cannot compress).
 void validate(const TrainOptions& o);

@@ -313,6 +313,25 @@ TEST(TrainOptions, OptimizerDefaultsAreTorchOptims) {
 }  // namespace dtbench::train
 
 namespace dtbench::train {
+TEST(TrainOptions, WithoutStrategyLeavesNoneOfItsSettings) {
+  TrainOptions o;
+  o.reducer = "fsdp";
+  o.reshard_after_forward = 0;
+  o.param_dtype = "bf16";
+  o.amp = "bf16";
+  const auto n = without_strategy(o);
+  EXPECT_EQ(n.reducer, "none");
+  EXPECT_EQ(n.reshard_after_forward, -1);
+  EXPECT_EQ(n.param_dtype, "");
+  EXPECT_EQ(n.amp, "bf16");  // not the strategy's
+  EXPECT_NO_THROW(validate(n));
+  o.reducer = "horovod";
+  o.compression = "fp16";
+  o.fusion_threshold_mb = 64;
+  EXPECT_NO_THROW(validate(without_strategy(o)));
+  EXPECT_EQ(without_strategy(o).fusion_threshold_mb, -1);
+}
+
 TEST(DefaultWorldSizes, OneRankPerGpuUpToTheGpusVisible) {
   EXPECT_EQ(default_world_sizes("cpu", 8), "1,2");
   EXPECT_EQ(default_world_sizes("cuda", 0), "1,2");  // the refusal then names the missing GPU

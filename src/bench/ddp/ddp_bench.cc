@@ -141,14 +141,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   // runs its strategy); none where a tensor-parallel group is the whole
   // replica set. --inject-delay names a job rank.
   comm::Communicator* const dp_comm = mesh.dims.tp == 1 ? comm : mesh.dp;
-  train::TrainOptions on_dp = opts;
-  if (dp_comm == nullptr && on_dp.reducer != "none") {  // and nothing of the strategy's
-    on_dp.reducer = "none";
-    on_dp.compression = "none";
-    on_dp.reshard_after_forward = -1;
-    on_dp.param_dtype.clear();
-    on_dp.fusion_threshold_mb = on_dp.cycle_time_ms = -1;
-  }
+  train::TrainOptions on_dp = dp_comm == nullptr ? train::without_strategy(opts) : opts;
   on_dp.inject_delay_rank = opts.inject_delay_rank == world.rank ? coords.dp : -1;
 
   auto last_print = std::chrono::steady_clock::now();

@@ -248,12 +248,7 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
     auto job = f.train;
     job.reducer = row.reducer;
     job.tp = tp;
-    if (row.reducer == "none") {
-      job.compression = "none";
-      job.reshard_after_forward = -1;
-      job.param_dtype.clear();
-      job.fusion_threshold_mb = job.cycle_time_ms = -1;
-    }
+    if (row.reducer == "none") job = train::without_strategy(job);
     if (!job.trace_path.empty()) job.trace_path = trace_path_for(f.train.trace_path, label);
     const auto outcome = run_ddp_job(job, f.run, row.world, label);
     const int code = outcome.status;
