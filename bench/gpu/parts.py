@@ -38,8 +38,17 @@ def dt_rows(path):
             "flops_per_example": r.get("train_flops_per_example", 0.0),
             "peak_bytes": r.get("memory", {}).get("peak_bytes", -1),
             "device": r.get("extras", {}).get("device", ""),
+            "phases": rank0_phases(r),
         }
     return rows
+
+
+def rank0_phases(run):
+    """Rank 0's phase medians: CUDA events on the GPU, the host clock on the
+    CPU (the rehearsal)."""
+    ranks = run.get("ranks") or [{}]
+    src = ranks[0].get("device") or ranks[0]
+    return {k: median(src[k]) for k in ("forward", "backward", "comm_wait", "optimizer") if src.get(k)}
 
 
 def dt_step(ctx, label, args, report):
@@ -184,25 +193,75 @@ PEER_NAME = {"ddp": "DDP", "zero1": "DDP + ZeroRedundancyOptimizer", "fsdp": "FS
 def plan_strategies(ctx):
     z = ctx.sizes["gpt"]
     common = ["--seq-len", str(z["seq"]), "-b", str(z["batch"]), "--optimizer", "adamw", "--amp", "bf16",
-              "--world-sizes", "1", "--no-baseline", "--bucket-cap-mb", "25", "--threads", "1",
+              "--world-sizes", "1", "--bucket-cap-mb", "25", "--threads", "1",
               "-n", str(z["iters"]), "-w", str(z["warmup"]), *ctx.dev_flags(),
               "--peak-tflops", f"{ctx.peak_tflops:g}"]
     steps, peers_done = [], set()
+
+    def peer(name):
+        return peer_step(ctx, f"{name}.torch", "torch_sharded.py",
+                         ["--strategy", name, *z["peer_shape"], "--seq-len", str(z["seq"]),
+                          "--batch-size", str(z["batch"]), "--iters", str(z["iters"]),
+                          "--warmup", str(z["warmup"]), "--bucket-cap-mb", "25", "--amp", "bf16",
+                          "--threads", "1", "--device", ctx.device])
     for i, s in enumerate(z["strategies"]):
-        dt = dt_step(ctx, f"{s}.dtbench", ["ddp", "--model", "gpt2", *z["dt_shape"], "--reducer", s, *common],
-                     ctx.path(f"gpt.{s}.json"))
+        # ddp's row keeps its "no ddp" row (the model and step alone), beside
+        # the peer's one process without a wrapper: where the time goes when
+        # no strategy runs.
+        extra = [] if s == "ddp" else ["--no-baseline"]
+        dt = dt_step(ctx, f"{s}.dtbench", ["ddp", "--model", "gpt2", *z["dt_shape"], "--reducer", s, *common,
+                                           *extra], ctx.path(f"gpt.{s}.json"))
         pair = [dt]
-        peer = STRATEGY_PEER[s]
-        if peer not in peers_done:
-            peers_done.add(peer)
-            py = peer_step(ctx, f"{peer}.torch", "torch_sharded.py",
-                           ["--strategy", peer, *z["peer_shape"], "--seq-len", str(z["seq"]),
-                            "--batch-size", str(z["batch"]), "--iters", str(z["iters"]),
-                            "--warmup", str(z["warmup"]), "--bucket-cap-mb", "25", "--amp", "bf16",
-                            "--threads", "1", "--device", ctx.device])
-            pair = [dt, py] if len(peers_done) % 2 else [py, dt]
+        name = STRATEGY_PEER[s]
+        if name not in peers_done:
+            peers_done.add(name)
+            pair = [dt, peer(name)] if len(peers_done) % 2 else [peer(name), dt]
+            if s == "ddp":
+                pair = [peer("none")] + pair
         steps += pair
-    return steps
+    # Last, untimed: each side's ddp under torch.profiler (dtbench through
+    # LibTorch's own Kineto, --torch-profiler), two iterations after the
+    # warm-up: the kernels of the same work side by side.
+    prof = list(common)
+    prof[prof.index("-n") + 1] = "2"  # the two profiled iterations are the timed ones
+    dt_prof = Step("ddp.dtbench.profile",
+                   [ctx.dt, "ddp", "--model", "gpt2", *z["dt_shape"], "--reducer", "ddp", *prof, "--no-baseline",
+                    "--torch-profiler", ctx.path("gpt_dtbench_profile.json"), "--trace-iters", "2",
+                    "--json", ctx.path("gpt.ddp.profiled.json")],
+                   parse=lambda out, c: read_kineto(first(glob.glob(c.path("gpt_dtbench_profile*.json")))),
+                   optional=True)
+    py_prof = peer_step(ctx, "ddp.torch.profile", "torch_sharded.py",
+                        ["--strategy", "ddp", *z["peer_shape"], "--seq-len", str(z["seq"]),
+                         "--batch-size", str(z["batch"]), "--iters", "1", "--warmup", str(z["warmup"]),
+                         "--bucket-cap-mb", "25", "--amp", "bf16", "--threads", "1", "--device", ctx.device,
+                         "--profile", ctx.path("gpt_peer_profile.json"), "--profile-iters", "2"], optional=True)
+    py_prof.parse = lambda out, c: read_kineto(c.path("gpt_peer_profile.json"))
+    return steps + [dt_prof, py_prof]
+
+
+def first(paths):
+    if not paths:
+        raise StepFailed("no trace file was written")
+    return sorted(paths)[0]
+
+
+def read_kineto(path):
+    """A Kineto Chrome trace: its events, the ProfilerStep#N marks, and per
+    category (cpu_op, kernel, ...) the count and total duration (us)."""
+    with open(path) as f:
+        tr = json.load(f)
+    events = tr.get("traceEvents", [])
+    steps = sorted({e["name"] for e in events if str(e.get("name", "")).startswith("ProfilerStep#")})
+    if not steps:
+        raise StepFailed(f"{os.path.basename(path)}: no ProfilerStep#N in the trace")
+    cats = {}
+    for e in events:
+        if e.get("ph") == "X":
+            c = cats.setdefault(e.get("cat", "?"), {"count": 0, "us": 0.0})
+            c["count"] += 1
+            c["us"] += float(e.get("dur", 0))
+    return {"events": len(events), "steps": steps, "categories": cats,
+            "distributed": tr.get("distributedInfo"), "bytes": os.path.getsize(path)}
 
 
 def sum_strategies(ctx, got):
@@ -228,6 +287,39 @@ def sum_strategies(ctx, got):
                      f"{PEER_NAME[peer]} | {pp50 * 1e3 if pp50 else float('nan'):.1f} | {gib(ppeak)} | "
                      f"{ratio(d['p50'], pp50)} | "
                      f"{ratio(d['peak_bytes'], ppeak) if ppeak and ppeak > 0 else 'n/a'} |")
+    for side in ("ddp.dtbench.profile", "ddp.torch.profile"):
+        k = got.get(side)
+        if k:
+            kern = k["categories"].get("kernel", {})
+            ops = k["categories"].get("cpu_op", {})
+            lines.append(f"- {side}: {k['events']} events, {', '.join(k['steps'])}; cpu_op {ops.get('count', 0)} "
+                         f"({ops.get('us', 0) / 1e3:.1f} ms), kernel {kern.get('count', 0)} "
+                         f"({kern.get('us', 0) / 1e3:.1f} ms)")
+    return lines + phase_table(got)
+
+
+def phase_table(got):
+    """Where the time goes, phase by phase: dtbench's no-ddp and ddp rows
+    (CUDA events; the host clock on the CPU) beside the peer's one process
+    and its DDP, timed at the same boundaries."""
+    d = got.get("ddp.dtbench") or {}
+    sides = [("dtbench, no ddp", d.get("no ddp", {}).get("phases")), ("dtbench ddp", d.get("1N/1R", {}).get("phases")),
+             ("PyTorch, no wrapper", (got.get("none.torch") or {}).get("phase_p50_s")),
+             ("PyTorch DDP", (got.get("ddp.torch") or {}).get("phase_p50_s"))]
+    if not any(p for _, p in sides):
+        return []
+    lines = ["", "Phases, p50 ms (rank 0; forward with the loss, backward, comm wait, optimizer step with "
+             "zero_grad):", "", "| run | p50 | forward | backward | comm wait | optimizer |", "|---|---|---|---|---|---|"]
+    p50 = {"dtbench, no ddp": d.get("no ddp", {}).get("p50"), "dtbench ddp": d.get("1N/1R", {}).get("p50"),
+           "PyTorch, no wrapper": (got.get("none.torch") or {}).get("p50"),
+           "PyTorch DDP": (got.get("ddp.torch") or {}).get("p50")}
+
+    def ms(v):
+        return f"{v * 1e3:.2f}" if isinstance(v, (int, float)) else "n/a"
+    for name, p in sides:
+        p = p or {}
+        lines.append(f"| {name} | {ms(p50[name])} | {ms(p.get('forward'))} | {ms(p.get('backward'))} | "
+                     f"{ms(p.get('comm_wait'))} | {ms(p.get('optimizer'))} |")
     return lines
 
 
@@ -304,7 +396,13 @@ def plan_comm(ctx):
             Step("compute", [ctx.dt, "comm", *ctx.dev_flags(), "--collective", "allreduce", "-b", z["wc_min"],
                              "-e", z["max"], "-f", "16", "-n", str(z["iters"]), "-w", str(z["warmup"]),
                              "--with-compute", f"gemm:{z['gemm']}", "-M", "1", "--json", compute],
-                 parse=lambda out, c: read_comm_compute(compute), optional=True)]
+                 parse=lambda out, c: read_comm_compute(compute), optional=True)] + [
+            # The types gpu_cli does not cover: every collective, each checked.
+            Step(f"dtype.{t}", [ctx.dt, "comm", *ctx.dev_flags(), "--collective", "all", "-d", t, "-b", "1K",
+                                "-e", z["types_max"], "-f", "16", "-n", "5", "-w", "2", "--json",
+                                ctx.path(f"comm_{t}.json")],
+                 parse=lambda out, c, t=t: read_comm(ctx.path(f"comm_{t}.json")), optional=True)
+            for t in ("int8", "uint8", "int64")]
 
 
 def read_comm_compute(path):
@@ -372,6 +470,13 @@ def sum_comm(ctx, got):
                          f"{f(r['gemm_us_during'], '.1f')} | {f(r['gemm_slowdown'], '.2f')} | "
                          f"{r['gemms_during']} | {r['iters']} | {f(r['ceiling_gbs'], '.1f')} |")
         lines.append(f"memory (-M 1): {json.dumps(wc['memory'])}")
+    for t in ("int8", "uint8", "int64"):
+        r = got.get(f"dtype.{t}")
+        if r:
+            sizes = sorted({x["bytes"] for x in r["results"]})
+            names = sorted({x["collective"] for x in r["results"]})
+            lines.append(f"- `-d {t}`: {len(r['results'])} rows ({', '.join(names)}; {sizes[0]}–{sizes[-1]} B), "
+                         "#wrong 0" + (f"; skipped: {'; '.join(r['skipped'])}" if r["skipped"] else ""))
     return lines
 
 
@@ -448,13 +553,32 @@ def read_profile(out, ctx):
             "bytes": os.path.getsize(path)}
 
 
+def read_execution_trace(path, ctx):
+    """PyTorch's execution trace (Chakra) of the same iterations: its schema
+    and the collectives among its nodes."""
+    with open(path) as f:
+        et = json.load(f)
+    nodes = et.get("nodes", [])
+    if not str(et.get("schema", "")).endswith(tuple("0123456789")) or not nodes:
+        raise StepFailed(f"{os.path.basename(path)}: no execution trace (schema {et.get('schema')!r}, "
+                         f"{len(nodes)} nodes)")
+    comms = sorted({n["name"] for n in nodes if str(n.get("name", "")).startswith("c10d::")
+                    or n.get("name") == "record_param_comms"})
+    if not comms:
+        raise StepFailed(f"{os.path.basename(path)}: the execution trace holds no collective")
+    return {"schema": et["schema"], "nodes": len(nodes), "collectives": comms, "bytes": os.path.getsize(path)}
+
+
 def plan_profile(ctx):
     z = ctx.sizes["profile"]
     step = peer_step(ctx, "python-ddp", "torch_ddp.py",
                      ["--model", "resnet18", "--image-size", str(z["image"]), "--batch-size", str(z["batch"]),
                       "--device", ctx.device, "--iters", "3", "--warmup", "2", "--profile",
-                      ctx.path("ddp_profile.json"), "--profile-iters", "2"])
-    step.parse = read_profile
+                      ctx.path("ddp_profile.json"), "--profile-iters", "2",
+                      "--execution-trace", ctx.path("ddp_et.json")])
+    step.parse = lambda out, c: read_profile(out, c) | {
+        "execution_trace": read_execution_trace(c.path("ddp_et.json"), c)}
+    # (FSDP2 at one rank runs no collective: its trace would show none.)
     return [step]
 
 
@@ -462,20 +586,25 @@ def sum_profile(ctx, got):
     p = got.get("python-ddp")
     if not p:
         return ["not run"]
-    return [f"torch_ddp.py resnet18 under torch.profiler ({'NCCL' if ctx.device == 'cuda' else 'gloo'}): "
-            f"{p['events']} events, c10d ops {', '.join(p['c10d_ops'])}, {p['record_param_comms']} "
-            f"record_param_comms ({', '.join(p['collectives']) or 'none'}), "
-            f"{p['bytes']} bytes before gzip"]
+    e = p["execution_trace"]
+    lines = [f"torch_ddp.py resnet18 under torch.profiler ({'NCCL' if ctx.device == 'cuda' else 'gloo'}): "
+             f"{p['events']} events, c10d ops {', '.join(p['c10d_ops'])}, {p['record_param_comms']} "
+             f"record_param_comms ({', '.join(p['collectives']) or 'none'}), "
+             f"{p['bytes']} bytes before gzip",
+             f"- its execution trace (schema {e['schema']}): {e['nodes']} nodes, collectives "
+             f"{', '.join(e['collectives'])}, {e['bytes']} bytes before gzip"]
+    return lines
 
 
 PARTS = [
     Part("seed", "the seed's table: four ResNets, no ddp and 1-rank DDP beside Python DDP", 110, plan_seed, sum_seed),
-    Part("strategies", "every strategy on GPT-2 in bf16 beside DDP, ZeRO and FSDP2", 125, plan_strategies,
+    Part("strategies", "every strategy on GPT-2 in bf16 beside DDP, ZeRO and FSDP2", 145, plan_strategies,
          sum_strategies),
     Part("horovod", "seed 004: resnet50, Horovod's fusion vs DDP, fp16 allreduce, AMP", 60, plan_horovod,
          sum_horovod),
     Part("comm", "dtbench comm on the GPU beside the device's copy ceiling, then beside GEMMs", 45, plan_comm, sum_comm),
-    Part("profile", "a PyTorch profiler trace of Python DDP, kept as test data", 25, plan_profile, sum_profile),
+    Part("profile", "a PyTorch profiler trace of Python DDP with its execution trace, kept as test data",
+         30, plan_profile, sum_profile),
     # Last: device_cli.sh --gpu starts ~25 runs and takes what is left; a
     # rerun with --only gpu_tests --part-budget gpu_tests=300 finishes it.
     Part("gpu_tests", "a --trace on the GPU, then gpu_cli (every GPU test)", 80, plan_gpu_tests, sum_gpu_tests),

@@ -8,14 +8,19 @@ the minutes a GPU machine is lent (docs/guide/gpus.md, "The GPU run").
 
 Parts, in order of value (a run cut short keeps the first): the seed's table
 (four ResNets, no ddp and 1-rank DDP beside Python DDP), every strategy on
-GPT-2 in bf16 beside DDP/ZeRO/FSDP2 (tokens/s, MFU, peak memory), seed 004's
-Horovod-vs-DDP shape, `comm` on NCCL beside the device's copy ceiling, the GPU
-tests (gpu_cli) and a --trace, and a PyTorch profiler trace of Python DDP.
+GPT-2 in bf16 beside DDP/ZeRO/FSDP2 (tokens/s, MFU, peak memory; the no-DDP
+run and each phase's time on both sides), seed 004's Horovod-vs-DDP shape,
+`comm` on NCCL beside the device's copy ceiling (and the 8-bit and int64
+types), a PyTorch profiler trace of Python DDP (with its execution trace),
+and the GPU tests (gpu_cli) with a --trace.
 Each part runs under its own budget and every command under what is left of
-it; after each part DIR holds (at most 6 files, each under 16 MiB, what the
+it; after each part DIR holds (at most 8 files, each under 16 MiB, what the
 device tool brings back): summary.md (the tables), results.json (every
 figure and each part's status), env.json (dtbench env), logs.tar.gz (every
-command's output and report), ddp_profile.json.gz, dtbench_trace.json.gz.
+command's output and report), ddp_profile.json.gz and ddp_et.json.gz (Python
+DDP's profiler and execution traces), profiles.tar.gz (GPT-2 under
+torch.profiler on both sides: dtbench through --torch-profiler),
+dtbench_trace.json.gz.
 
 dtbench is the wheel flavour built on the CPU machine and packed by
 bench/gpu/pack.sh (gpu-bundle/: the two executables and the Open MPI and
@@ -52,7 +57,7 @@ SIZES = {
         "horovod": {"image": 224, "batch": 128, "iters": 15, "warmup": 5, "amp": "fp16"},
         # -b 16 -f 4 reaches 1M, 16M and 256M: each copy size is a row's size.
         "comm": {"min": "16", "max": "256M", "iters": 20, "warmup": 5, "copy_sizes": "1M,16M,256M",
-                 "wc_min": "1M", "gemm": 4096},
+                 "wc_min": "1M", "gemm": 4096, "types_max": "16M"},
         "trace": {"image": 224, "batch": 32},
         "profile": {"image": 224, "batch": 32},
     },
@@ -69,7 +74,7 @@ SIZES = {
         # bf16 autocast: the CPU has no fast fp16 kernels (8 s an iteration).
         "horovod": {"image": 32, "batch": 4, "iters": 2, "warmup": 1, "amp": "bf16"},
         "comm": {"min": "1K", "max": "1M", "iters": 3, "warmup": 1, "copy_sizes": "1M", "wc_min": "64K",
-                 "gemm": 128},
+                 "gemm": 128, "types_max": "16K"},
         "trace": {"image": 32, "batch": 2},
         "profile": {"image": 32, "batch": 2},
     },
@@ -143,7 +148,10 @@ def write_outputs(ctx, out, records, started):
                        lambda f: f.write(json.dumps(doc, indent=1, default=str).encode()))
     if os.path.exists(ctx.path("env.json")):
         shutil.copy(ctx.path("env.json"), os.path.join(out, "env.json"))
-    big = {"ddp_profile.json": "ddp_profile.json.gz"}
+    big = {"ddp_profile.json": "ddp_profile.json.gz", "ddp_et.json": "ddp_et.json.gz"}
+    # The other profiler traces in one archive (8 files come back at most).
+    profiles = sorted(f for f in os.listdir(ctx.work) if f.startswith("gpt_") and f.endswith("profile.json")
+                      or f.startswith("gpt_dtbench_profile"))
     traces = sorted(f for f in os.listdir(ctx.work) if f.startswith("dtbench_trace") and f.endswith(".json"))
     if traces:
         big[traces[0]] = "dtbench_trace.json.gz"
@@ -152,12 +160,17 @@ def write_outputs(ctx, out, records, started):
             replace_atomically(os.path.join(out, dst),
                                lambda f, src=src: subprocess.run(["gzip", "-c", ctx.path(src)], stdout=f, check=True))
 
-    def tar_logs(f):
-        with tarfile.open(fileobj=f, mode="w:gz") as tar:
-            for name in sorted(os.listdir(ctx.work)):
-                if name not in big and not name.startswith("dtbench_trace"):
-                    tar.add(ctx.path(name), arcname=name)
-    replace_atomically(os.path.join(out, "logs.tar.gz"), tar_logs)
+    def tar(names):
+        def write(f):
+            with tarfile.open(fileobj=f, mode="w:gz") as t:
+                for name in names:
+                    t.add(ctx.path(name), arcname=name)
+        return write
+    if profiles:
+        replace_atomically(os.path.join(out, "profiles.tar.gz"), tar(profiles))
+    replace_atomically(os.path.join(out, "logs.tar.gz"),
+                       tar([n for n in sorted(os.listdir(ctx.work))
+                            if n not in big and n not in profiles and not n.startswith("dtbench_trace")]))
     for f in os.listdir(out):
         if os.path.getsize(os.path.join(out, f)) > MAX_FILE:
             os.remove(os.path.join(out, f))
@@ -187,6 +200,8 @@ def main():
     ap.add_argument("--part-budget", action="append", default=[], metavar="PART=S",
                     help="a part's own budget in seconds instead of its default (repeatable), e.g. seed=200 "
                          "for a rerun of one part")
+    ap.add_argument("--seed-models", help="the seed part's models, comma-separated (default: the four ResNets)")
+    ap.add_argument("--seed-rounds", type=int, help="the seed part's rounds (default 2)")
     ap.add_argument("--dry-run", action="store_true", help="print each part, its budget and commands; run nothing")
     a = ap.parse_args()
     scale = 1.0 if a.device == "cuda" else 3.0
@@ -211,6 +226,8 @@ def main():
         if part is None or value <= 0:
             die(f"--part-budget {pb}: want PART=SECONDS with PART one of {', '.join(p.name for p in PARTS)}")
         part.budget_s = value  # as given: no scale
+    if a.seed_rounds is not None and a.seed_rounds < 1:
+        die(f"--seed-rounds {a.seed_rounds}: want at least 1")
     if not a.dry_run and not a.out:
         die("--out DIR is required (or --dry-run)")
     dt = a.dtbench or next((p for p in (os.path.join(REPO, "gpu-bundle", "bin", "dtbench"),
@@ -222,6 +239,10 @@ def main():
     os.makedirs(os.path.join(work, "logs"))
     ctx = Ctx(device=a.device, dt=dt, py=py, repo=REPO, work=work, env=dict(os.environ),
               sizes=dict(SIZES[a.device]), budget_s=a.budget_s, dry_run=a.dry_run)
+    if a.seed_models:
+        ctx.sizes["seed"] = dict(ctx.sizes["seed"], models=a.seed_models.split(","))
+    if a.seed_rounds:
+        ctx.sizes["seed"] = dict(ctx.sizes["seed"], rounds=a.seed_rounds)
     if a.dry_run:
         ctx.peak_tflops = 989.4 if a.device == "cuda" else 0.0  # the H100's and H200's; the run reads the GPU
         ctx.deadline = time.monotonic() + a.budget_s

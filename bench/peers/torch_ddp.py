@@ -22,9 +22,11 @@ the DDP run, as `dtbench ddp` times its "no ddp" row before its ranks in one
 process: the JSON line adds "no_ddp": {p50, times} (one process start for both
 columns). --profile FILE records --profile-iters more iterations after the
 timed ones under torch.profiler (CPU, and CUDA with --device cuda; shapes
-recorded) and writes its Chrome/Kineto trace to FILE (FILE.rankR with more
-than one rank): c10d's record_param_comms events carry each collective's
-name, sizes and process group.
+recorded, one ProfilerStep#N per iteration; bench/peers/peer_profile.py) and
+writes its Chrome/Kineto trace to FILE (FILE.rankR with more than one rank):
+c10d's record_param_comms events carry each collective's name, sizes and
+process group; --execution-trace FILE2 adds PyTorch's execution trace
+(Chakra) of the same iterations.
 """
 import argparse
 import json
@@ -74,6 +76,8 @@ def main():
                    help="time the model without DDP first, in this process (adds no_ddp to the JSON)")
     p.add_argument("--profile", metavar="FILE", help="torch.profiler trace of --profile-iters more iterations")
     p.add_argument("--profile-iters", type=int, default=2)
+    p.add_argument("--execution-trace", metavar="FILE",
+                   help="with --profile: PyTorch's execution trace (Chakra) of the same iterations")
     a = p.parse_args()
     if a.baseline and a.no_ddp:
         p.error("--baseline times the no-DDP run before the DDP one: leave out --no-ddp")
@@ -115,7 +119,7 @@ def main():
     amp = a.amp != "none"
     amp_dtype = torch.bfloat16 if a.amp == "bf16" else torch.float16
 
-    def train(model, x, y, opt, iters, warmup, on_step=None):
+    def train(model, x, y, opt, iters, warmup):
         scaler = torch.amp.GradScaler("cuda") if a.amp == "fp16" else None
         times = []
         for it in range(warmup + iters):
@@ -138,8 +142,6 @@ def main():
             t1 = time.perf_counter()
             if it >= warmup:
                 times.append(t1 - t0)
-            if on_step:
-                on_step()
         return times
 
     no_ddp = None
@@ -150,11 +152,9 @@ def main():
     model, x, y, opt = build(1 + rank, ddp)
     times = train(model, x, y, opt, a.iters, a.warmup)
     if a.profile:
-        from torch.profiler import ProfilerActivity, profile
-        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-        with profile(activities=acts, record_shapes=True) as prof:
-            train(model, x, y, opt, a.profile_iters, 0, on_step=None)
-        prof.export_chrome_trace(a.profile if world == 1 else f"{a.profile}.rank{rank}")
+        import peer_profile
+        peer_profile.record(lambda: train(model, x, y, opt, 1, 0), a.profile_iters, a.profile, rank, world, cuda,
+                            a.execution_trace)
 
     if ddp:
         gathered = [None] * world

@@ -45,7 +45,12 @@ local tensors: a DTensor's local shard), the peak RSS of each rank, and with
 --memory-probe LIB (dtbench's build/libdtbench_memory_probe.so, loaded with
 ctypes before the model is made) the peak bytes in tensors during the timed
 iterations, counted by the code that counts dtbench's `peak_bytes` (reset
-after warm-up, read after the last timed iteration; the largest rank's).
+after warm-up, read after the last timed iteration; the largest rank's), and
+rank 0's median seconds per phase (phase_p50_s: forward with the loss,
+backward, optimizer step with zero_grad; CUDA events on the GPU, as dtbench's
+device_phase_p50_s). --profile FILE records --profile-iters more iterations
+under torch.profiler (bench/peers/peer_profile.py; FILE.rankR with more than
+one rank), --execution-trace FILE2 PyTorch's execution trace of the same.
 """
 import argparse
 import ctypes
@@ -182,7 +187,13 @@ def main():
     p.add_argument("--param-dtype", choices=["float32", "bf16"], default="float32")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--memory-probe", metavar="LIB", help="libdtbench_memory_probe.so: count tensor bytes")
+    p.add_argument("--profile", metavar="FILE", help="torch.profiler trace of --profile-iters more iterations")
+    p.add_argument("--profile-iters", type=int, default=2)
+    p.add_argument("--execution-trace", metavar="FILE",
+                   help="with --profile: PyTorch's execution trace (Chakra) of the same iterations")
     a = p.parse_args()
+    if a.execution_trace and not a.profile:
+        p.error("--execution-trace records the --profile iterations: add --profile FILE")
     if a.param_dtype == "bf16" and (a.strategy != "fsdp" or a.amp != "bf16"):
         p.error("--param-dtype bf16 is fsdp's and needs --amp bf16 (as dtbench)")
     cuda = a.device == "cuda"
@@ -250,34 +261,63 @@ def main():
         opt = torch.optim.AdamW(model.parameters(), **adamw)
 
     times = []
+    phases = {"forward": [], "backward": [], "optimizer": []}
     last_loss = None
     state = None
     peak = -1
+
+    def step(timed_phases=None, last=False):
+        """One iteration; with timed_phases, each phase's seconds appended
+        (CUDA events on the GPU, the host clock on the CPU), as dtbench's
+        forward (with the loss), backward and optimizer (step and zero_grad)."""
+        nonlocal state
+        marks = [torch.cuda.Event(enable_timing=True) for _ in range(4)] if cuda else [0.0] * 4
+
+        def mark(i):
+            if cuda:
+                marks[i].record()
+            else:
+                marks[i] = time.perf_counter()
+        mark(0)
+        with torch.autocast(a.device, dtype=torch.bfloat16, enabled=a.amp == "bf16"):
+            logits = model(x)
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
+        mark(1)
+        loss.backward()
+        mark(2)
+        opt.step()
+        if last:
+            state = model_state(model, opt)
+        opt.zero_grad(set_to_none=True)
+        mark(3)
+        if cuda:
+            torch.cuda.synchronize(dev)
+        if timed_phases is not None:
+            for i, name in enumerate(("forward", "backward", "optimizer")):
+                timed_phases[name].append(marks[i].elapsed_time(marks[i + 1]) / 1e3 if cuda
+                                          else marks[i + 1] - marks[i])
+        return loss
+
     for it in range(a.warmup + a.iters):
         if probe and it == a.warmup:
             probe.dtbench_memory_probe_reset_peak()
         if cuda and it == a.warmup:
             torch.cuda.reset_peak_memory_stats(dev)
+        last = it + 1 == a.warmup + a.iters
         t0 = time.perf_counter()
-        with torch.autocast(a.device, dtype=torch.bfloat16, enabled=a.amp == "bf16"):
-            logits = model(x)
-            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
-        loss.backward()
-        opt.step()
-        if it + 1 == a.warmup + a.iters:
-            state = model_state(model, opt)
-        opt.zero_grad(set_to_none=True)
-        if it + 1 == a.warmup + a.iters:
+        loss = step(phases if it >= a.warmup else None, last)
+        if last:
             last_loss = loss.item()
-        if cuda:
-            torch.cuda.synchronize(dev)
         t1 = time.perf_counter()
         if it >= a.warmup:
             times.append(t1 - t0)
-        if probe and it + 1 == a.warmup + a.iters:
+        if probe and last:
             peak = probe.dtbench_memory_probe_peak()
-        if cuda and it + 1 == a.warmup + a.iters:
+        if cuda and last:
             peak = torch.cuda.max_memory_allocated(dev)
+    if a.profile:
+        import peer_profile
+        peer_profile.record(step, a.profile_iters, a.profile, rank, world, cuda, a.execution_trace)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     keys = ("params", "grads", "optimizer")
     mine = {"times": times, "state": state, "rss": rss, "peak": peak}
@@ -303,6 +343,7 @@ def main():
                           "peak_rss_bytes": max(m["rss"] for m in gathered),
                           "peak_bytes": max(m["peak"] for m in gathered),
                           "last_loss": last_loss,
+                          "phase_p50_s": {k: statistics.median(v) for k, v in phases.items() if v},
                           "device": a.device, "torch": torch.__version__}), flush=True)
 
 

@@ -50,6 +50,7 @@ train::TrainOptions point_options(const train::TrainOptions& base, const report:
   if (k.reducer != "horovod") t.fusion_threshold_mb = t.cycle_time_ms = -1;  // horovod's
   train::resolve_horovod(t);
   if (!t.trace_path.empty()) t.trace_path = trace_path_for(base.trace_path, k.id());
+  if (!t.torch_profiler_path.empty()) t.torch_profiler_path = trace_path_for(base.torch_profiler_path, k.id());
   return t;
 }
 

@@ -53,6 +53,7 @@ std::string trace_path_for(const std::string& base, const std::string& run) {
 void check_train_flags(const train::TrainOptions& t, const std::string& backend) {
   train::validate(t);
   if (!t.trace_path.empty()) report::require_writable_path(t.trace_path, "--trace");
+  if (!t.torch_profiler_path.empty()) report::require_writable_path(t.torch_profiler_path, "--torch-profiler");
   if (t.reducer == "ddp") comm::require_c10d_group(backend);
   if (backend == "nccl" && t.device != "cuda")
     throw UsageError("--backend nccl reduces GPU tensors: add --device cuda");
@@ -172,7 +173,14 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
                  "Write a Chrome trace (Perfetto, chrome://tracing) of every rank's iterations: "
                  "phases, each bucket's collective, clock-aligned; ddp/compare sweeps write one "
                  "file per row/point, FILE's name + the row (e.g. trace.1N-2R.json)");
-  cmd.add_option("--trace-iters", t.trace_iters, "Timed iterations the trace records (the first ones)")
+  cmd.add_option("--torch-profiler", t.torch_profiler_path,
+                 "Record the --trace-iters iterations with LibTorch's own profiler (Kineto, as "
+                 "torch.profiler: every op with its shapes, and on a GPU every kernel) into a Chrome trace "
+                 "the PyTorch tools open (TensorBoard, HTA, Perfetto); one file per row as --trace, and "
+                 "in a multi-rank row one per rank (FILE.rankR.json); wheel flavour only (Debian's "
+                 "LibTorch has no Kineto); not with --trace");
+  cmd.add_option("--trace-iters", t.trace_iters,
+                 "Timed iterations --trace or --torch-profiler records (the first ones)")
       ->capture_default_str();
   cmd.add_option_function<std::string>(
          "--inject-delay",

@@ -75,6 +75,8 @@ void validate(const TrainOptions& o) {
     throw UsageError(fmt::format("--momentum is SGD's; --optimizer {} has betas (0.9, 0.999)", o.optimizer));
   if (o.weight_decay != -1 && !(o.weight_decay >= 0 && o.weight_decay <= 1))
     throw UsageError(fmt::format("--weight-decay {} must be between 0 and 1", o.weight_decay));
+  if (!o.trace_path.empty() && !o.torch_profiler_path.empty())
+    throw UsageError("--trace and --torch-profiler: choose one (each would time the other's work)");
   if (o.trace_iters < 1 || o.trace_iters > 1000)
     throw UsageError(fmt::format("--trace-iters {} must be between 1 and 1000", o.trace_iters));
   if (o.inject_delay_rank >= 0 && !(o.inject_delay_ms >= 0 && o.inject_delay_ms <= 600000))

@@ -83,6 +83,10 @@ struct TrainOptions {
   // timed iterations it records (the first ones). Default 3.
   std::string trace_path;
   int trace_iters = 3;
+  // --torch-profiler: LibTorch's own profiler (Kineto) records the same
+  // iterations as --trace-iters into this Chrome trace ("" = off; each rank
+  // its own file, trace/torch_profiler.h). Not with --trace.
+  std::string torch_profiler_path;
   // --inject-delay RANK:MS: rank `inject_delay_rank` sleeps inject_delay_ms
   // before every backward (-1 = nobody), to see what a straggler does.
   int inject_delay_rank = -1;

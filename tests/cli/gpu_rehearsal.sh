@@ -45,7 +45,8 @@ big=$(find "$tmp/out" -type f -size +16M | wc -l)
 odd=$(find "$tmp/out" -type f -printf '%f\n' | grep -cv '^[A-Za-z0-9._-]*$')
 [ "$n" -le 8 ] && [ "$big" -eq 0 ] && [ "$odd" -eq 0 ] && [ -z "$(find "$tmp/out" -mindepth 1 -type d)" ] &&
   ok "what comes back: $n files, none over 16 MiB, plain names" || fail "out: $n files, $big big, $odd odd names"
-for f in summary.md results.json env.json logs.tar.gz ddp_profile.json.gz dtbench_trace.json.gz; do
+for f in summary.md results.json env.json logs.tar.gz ddp_profile.json.gz ddp_et.json.gz profiles.tar.gz \
+         dtbench_trace.json.gz; do
   [ -s "$tmp/out/$f" ] && ok "out/$f" || fail "out/$f missing"
 done
 r=$tmp/out/results.json
@@ -59,9 +60,23 @@ done
 [ "$(json "$r" "j['results']['seed']['resnet50.r1.python']['no_ddp']['p50'] > 0")" = True ] &&
   ok "the Python peer timed its no-DDP run too (--baseline)" || fail "no no_ddp in the peer's line"
 [ "$(json "$r" "sorted(k for k in j['results']['strategies'])")" = \
-  "['ddp.dtbench', 'ddp.torch', 'fsdp.dtbench', 'fsdp.torch', 'horovod.dtbench', 'overlap.dtbench', 'zero1.dtbench', 'zero1.torch', 'zero2.dtbench']" ] &&
-  ok "strategies: six dtbench runs beside DDP, ZeRO, FSDP2" || fail "strategies: $(json "$r" "list(j['results']['strategies'])")"
+  "['ddp.dtbench', 'ddp.dtbench.profile', 'ddp.torch', 'ddp.torch.profile', 'fsdp.dtbench', 'fsdp.torch', 'horovod.dtbench', 'none.torch', 'overlap.dtbench', 'zero1.dtbench', 'zero1.torch', 'zero2.dtbench']" ] &&
+  ok "strategies: six dtbench runs beside DDP, ZeRO, FSDP2, PyTorch without a wrapper, both profiled" ||
+  fail "strategies: $(json "$r" "sorted(j['results']['strategies'])")"
+# Where the time goes: dtbench's no-ddp and ddp rows and the peer's two runs, phase by phase.
+[ "$(json "$r" "all(j['results']['strategies'][k]['phase_p50_s']['forward'] > 0 for k in ('none.torch', 'ddp.torch')) and all(j['results']['strategies']['ddp.dtbench'][row]['phases']['backward'] > 0 for row in ('no ddp', '1N/1R'))")" = True ] &&
+  grep -q '^| PyTorch, no wrapper | ' "$tmp/out/summary.md" &&
+  ok "strategies: phases of four runs (dtbench no ddp and ddp, PyTorch none and DDP)" || fail "strategies: phase table"
+# dtbench's --torch-profiler beside torch.profiler: both traces marked by iteration.
+[ "$(json "$r" "[j['results']['strategies'][k]['steps'] for k in ('ddp.dtbench.profile', 'ddp.torch.profile')]")" = \
+  "[['ProfilerStep#0', 'ProfilerStep#1'], ['ProfilerStep#0', 'ProfilerStep#1']]" ] &&
+  [ "$(json "$r" "j['results']['strategies']['ddp.dtbench.profile']['distributed']['rank']")" = 0 ] &&
+  tar tzf "$tmp/out/profiles.tar.gz" | sort | tr '\n' ' ' | grep -q '^gpt_dtbench_profile.1N-1R.json gpt_peer_profile.json $' &&
+  ok "GPT-2 profiled on both sides (dtbench --torch-profiler, torch.profiler)" ||
+  fail "profiles: $(json "$r" "j['results']['strategies'].get('ddp.dtbench.profile')") $(tar tzf "$tmp/out/profiles.tar.gz")"
 [ "$(json "$r" "len(j['results']['horovod'])")" = 6 ] && ok "horovod: six variants" || fail "horovod variants"
+[ "$(json "$r" "sorted(k for k in j['results']['comm'] if k.startswith('dtype.'))")" = "['dtype.int64', 'dtype.int8', 'dtype.uint8']" ] &&
+  ok "comm: int8, uint8 and int64, every row checked" || fail "comm dtypes: $(json "$r" "list(j['results']['comm'])")"
 [ "$(json "$r" "j['results']['comm']['comm']['backend']")" = gloo ] &&
   [ "$(json "$r" "j['results']['comm']['copy'][0]['copy_gbs'] > 0")" = True ] &&
   ok "comm beside the copy ceiling" || fail "comm results"
@@ -72,6 +87,9 @@ grep -q "gpu_cli: skipped (.*no CUDA GPU visible" "$tmp/out/summary.md" &&
 # (record_param_comms is NCCL's: the GPU run requires it; gloo records none.)
 gzip -dc "$tmp/out/ddp_profile.json.gz" | grep -q '"c10d::allreduce_"' &&
   ok "the Python DDP profile holds DDP's allreduce" || fail "no c10d::allreduce_ in the profile"
+[ "$(json "$r" "j['results']['profile']['python-ddp']['execution_trace']['schema'].startswith('1.')")" = True ] &&
+  gzip -dc "$tmp/out/ddp_et.json.gz" | grep -q '"c10d::allreduce_"' &&
+  ok "its execution trace (Chakra) holds the allreduce" || fail "execution trace: $(json "$r" "j['results']['profile'].get('python-ddp')")"
 grep -q '^| resnet50 | 2 | ' "$tmp/out/summary.md" && grep -q '^| fsdp | ' "$tmp/out/summary.md" &&
   ok "summary.md holds the tables" || fail "summary tables"
 

@@ -19,6 +19,7 @@
 #include "layout/tp_region.h"
 #include "train/flops.h"
 #include "train/replicas.h"
+#include "trace/torch_profiler.h"
 #include "train/trainer.h"
 
 namespace dtbench::bench {
@@ -156,9 +157,18 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
                              it + 1, total, sec);
   };
   const auto timeline = make_timeline(on_dp);
-  const auto result =
-      train::train(on_dp, *model, dp_comm, dp, coords.dp, progress,
-                   timeline ? static_cast<trace::TrainObserver&>(*timeline) : trace::null_observer());
+  const auto profiler = make_torch_profiler(on_dp, world, comm != nullptr ? comm->backend() : "none");
+  trace::TrainObserver& observer = timeline    ? static_cast<trace::TrainObserver&>(*timeline)
+                                   : profiler ? *profiler
+                                              : trace::null_observer();
+  const auto result = train::train(on_dp, *model, dp_comm, dp, coords.dp, progress, observer);
+  if (profiler && leader)
+    log::info(fmt::format("{}: torch profiler trace{} {}", label, world.world_size > 1 ? "s" : "",
+                          world.world_size > 1
+                              ? fmt::format("{} ... {}", trace::torch_profiler_rank_path(on_dp.torch_profiler_path, 0, 2),
+                                            trace::torch_profiler_rank_path(on_dp.torch_profiler_path,
+                                                                            world.world_size - 1, 2))
+                              : on_dp.torch_profiler_path));
   res.buckets = static_cast<int>(result.buckets.size());
   res.last_loss = result.last_loss;
   res.compression = result.compression;

@@ -8,6 +8,7 @@
 #include "report/json_io.h"
 #include "trace/analysis.h"
 #include "trace/chrome_trace.h"
+#include "trace/torch_profiler.h"
 #include "trace/collect.h"
 
 namespace dtbench::bench {
@@ -77,6 +78,21 @@ Json analysis_json(const std::vector<trace::RankTimeline>& ranks) {
 std::unique_ptr<trace::Timeline> make_timeline(const train::TrainOptions& opts) {
   if (opts.trace_path.empty()) return nullptr;
   return std::make_unique<trace::Timeline>(opts.warmup, std::min(opts.trace_iters, opts.iters));
+}
+
+std::unique_ptr<trace::TrainObserver> make_torch_profiler(const train::TrainOptions& opts,
+                                                          const launch::World& world,
+                                                          const std::string& backend) {
+  if (opts.torch_profiler_path.empty()) return nullptr;
+  trace::TorchProfilerOptions o;
+  o.path = trace::torch_profiler_rank_path(opts.torch_profiler_path, world.rank, world.world_size);
+  o.first_iteration = opts.warmup;
+  o.count = std::min(opts.trace_iters, opts.iters);
+  o.cuda = opts.device == "cuda";
+  o.backend = backend;
+  o.rank = world.rank;
+  o.world_size = world.world_size;
+  return trace::make_torch_profiler(o);
 }
 
 Json finish_trace(const train::TrainOptions& opts, comm::Communicator* comm, const launch::World& world,

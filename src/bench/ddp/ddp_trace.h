@@ -22,6 +22,12 @@ namespace dtbench::bench {
 // null without opts.trace_path.
 std::unique_ptr<trace::Timeline> make_timeline(const train::TrainOptions& opts);
 
+// --torch-profiler's observer for this rank (the same iterations as the
+// timeline's), or null without opts.torch_profiler_path.
+std::unique_ptr<trace::TrainObserver> make_torch_profiler(const train::TrainOptions& opts,
+                                                          const launch::World& world,
+                                                          const std::string& backend);
+
 // Collective over `comm` (may be null on one rank). On rank 0: writes
 // opts.trace_path and returns the analysis as the report's "trace" object
 // (docs/metrics.md); null elsewhere.

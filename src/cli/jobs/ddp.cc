@@ -37,6 +37,7 @@
 #include "report/env_reporter.h"
 #include "report/json_io.h"
 #include "report/trace_reporter.h"
+#include "trace/torch_profiler.h"
 
 namespace dtbench::cli {
 namespace {
@@ -250,6 +251,8 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
     job.tp = tp;
     if (row.reducer == "none") job = train::without_strategy(job);
     if (!job.trace_path.empty()) job.trace_path = trace_path_for(f.train.trace_path, label);
+    if (!job.torch_profiler_path.empty())
+      job.torch_profiler_path = trace_path_for(f.train.torch_profiler_path, label);
     const auto outcome = run_ddp_job(job, f.run, row.world, label);
     const int code = outcome.status;
     if (code != 0) {
@@ -285,6 +288,7 @@ int run_ddp(DdpFlags& f) {
 
   const auto world = launch::world_from_env(launch::process_env());
   // Enough GPUs for the widest row (--device cuda), before anything starts.
+  if (!f.train.torch_profiler_path.empty()) trace::require_kineto(f.train.torch_profiler_path);
   device::check_available(f.train.device, world.source == "single"
                                               ? *std::max_element(sizes.begin(), sizes.end())
                                               : world.local_world_size);

@@ -137,6 +137,9 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
   if (!t.trace_path.empty()) {
     a.insert(a.end(), {"--trace", t.trace_path, "--trace-iters", std::to_string(t.trace_iters)});
   }
+  if (!t.torch_profiler_path.empty()) {
+    a.insert(a.end(), {"--torch-profiler", t.torch_profiler_path, "--trace-iters", std::to_string(t.trace_iters)});
+  }
   if (t.inject_delay_rank >= 0)
     a.insert(a.end(), {"--inject-delay", fmt::format("{}:{}", t.inject_delay_rank, t.inject_delay_ms)});
   a.insert(a.end(), {"--broadcast-buffers", t.broadcast_buffers ? "true" : "false"});
