@@ -228,14 +228,14 @@ def plan_strategies(ctx):
                    [ctx.dt, "ddp", "--model", "gpt2", *z["dt_shape"], "--reducer", "ddp", *prof, "--no-baseline",
                     "--torch-profiler", ctx.path("gpt_dtbench_profile.json"), "--trace-iters", "2",
                     "--json", ctx.path("gpt.ddp.profiled.json")],
-                   parse=lambda out, c: read_kineto(first(glob.glob(c.path("gpt_dtbench_profile*.json")))),
+                   parse=lambda out, c: read_kineto(first(glob.glob(c.path("gpt_dtbench_profile*.json"))), c),
                    optional=True)
     py_prof = peer_step(ctx, "ddp.torch.profile", "torch_sharded.py",
                         ["--strategy", "ddp", *z["peer_shape"], "--seq-len", str(z["seq"]),
                          "--batch-size", str(z["batch"]), "--iters", "1", "--warmup", str(z["warmup"]),
                          "--bucket-cap-mb", "25", "--amp", "bf16", "--threads", "1", "--device", ctx.device,
                          "--profile", ctx.path("gpt_peer_profile.json"), "--profile-iters", "2"], optional=True)
-    py_prof.parse = lambda out, c: read_kineto(c.path("gpt_peer_profile.json"))
+    py_prof.parse = lambda out, c: read_kineto(c.path("gpt_peer_profile.json"), c)
     return steps + [dt_prof, py_prof]
 
 
@@ -245,9 +245,10 @@ def first(paths):
     return sorted(paths)[0]
 
 
-def read_kineto(path):
+def read_kineto(path, ctx):
     """A Kineto Chrome trace: its events, the ProfilerStep#N marks, and per
-    category (cpu_op, kernel, ...) the count and total duration (us)."""
+    category (cpu_op, kernel, ...) the count and total duration (us); on the
+    GPU it must hold the kernels."""
     with open(path) as f:
         tr = json.load(f)
     events = tr.get("traceEvents", [])
@@ -260,6 +261,8 @@ def read_kineto(path):
             c = cats.setdefault(e.get("cat", "?"), {"count": 0, "us": 0.0})
             c["count"] += 1
             c["us"] += float(e.get("dur", 0))
+    if ctx.device == "cuda" and not cats.get("kernel"):
+        raise StepFailed(f"{os.path.basename(path)}: no GPU kernel in the trace")
     return {"events": len(events), "steps": steps, "categories": cats,
             "distributed": tr.get("distributedInfo"), "bytes": os.path.getsize(path)}
 

@@ -79,6 +79,8 @@ def main():
     p.add_argument("--execution-trace", metavar="FILE",
                    help="with --profile: PyTorch's execution trace (Chakra) of the same iterations")
     a = p.parse_args()
+    if a.execution_trace and not a.profile:
+        p.error("--execution-trace records the --profile iterations: add --profile FILE")
     if a.baseline and a.no_ddp:
         p.error("--baseline times the no-DDP run before the DDP one: leave out --no-ddp")
     cuda = a.device == "cuda"

@@ -266,12 +266,13 @@ def main():
     state = None
     peak = -1
 
-    def step(timed_phases=None, last=False):
-        """One iteration; with timed_phases, each phase's seconds appended
-        (CUDA events on the GPU, the host clock on the CPU), as dtbench's
-        forward (with the loss), backward and optimizer (step and zero_grad)."""
+    # Made once; read after the iteration's clock stops.
+    marks = [torch.cuda.Event(enable_timing=True) for _ in range(4)] if cuda else [0.0] * 4
+
+    def step(last=False):
+        """One iteration, marking the boundaries of dtbench's phases: forward
+        (with the loss), backward, optimizer (step and zero_grad)."""
         nonlocal state
-        marks = [torch.cuda.Event(enable_timing=True) for _ in range(4)] if cuda else [0.0] * 4
 
         def mark(i):
             if cuda:
@@ -292,10 +293,6 @@ def main():
         mark(3)
         if cuda:
             torch.cuda.synchronize(dev)
-        if timed_phases is not None:
-            for i, name in enumerate(("forward", "backward", "optimizer")):
-                timed_phases[name].append(marks[i].elapsed_time(marks[i + 1]) / 1e3 if cuda
-                                          else marks[i + 1] - marks[i])
         return loss
 
     for it in range(a.warmup + a.iters):
@@ -305,12 +302,15 @@ def main():
             torch.cuda.reset_peak_memory_stats(dev)
         last = it + 1 == a.warmup + a.iters
         t0 = time.perf_counter()
-        loss = step(phases if it >= a.warmup else None, last)
+        loss = step(last)
         if last:
             last_loss = loss.item()
         t1 = time.perf_counter()
         if it >= a.warmup:
             times.append(t1 - t0)
+            # Each phase's seconds: CUDA events on the GPU, the host clock on the CPU.
+            for i, name in enumerate(("forward", "backward", "optimizer")):
+                phases[name].append(marks[i].elapsed_time(marks[i + 1]) / 1e3 if cuda else marks[i + 1] - marks[i])
         if probe and last:
             peak = probe.dtbench_memory_probe_peak()
         if cuda and last:

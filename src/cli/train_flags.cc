@@ -53,7 +53,14 @@ std::string trace_path_for(const std::string& base, const std::string& run) {
 void check_train_flags(const train::TrainOptions& t, const std::string& backend) {
   train::validate(t);
   if (!t.trace_path.empty()) report::require_writable_path(t.trace_path, "--trace");
-  if (!t.torch_profiler_path.empty()) report::require_writable_path(t.torch_profiler_path, "--torch-profiler");
+  if (!t.torch_profiler_path.empty()) {
+    report::require_writable_path(t.torch_profiler_path, "--torch-profiler");
+    const auto& p = t.torch_profiler_path;
+    if (p.size() >= 3 && p.compare(p.size() - 3, 3, ".gz") == 0)
+      throw UsageError(fmt::format("--torch-profiler {}: the trace is written as plain JSON; name it .json and "
+                                   "gzip it afterwards",
+                                   p));
+  }
   if (t.reducer == "ddp") comm::require_c10d_group(backend);
   if (backend == "nccl" && t.device != "cuda")
     throw UsageError("--backend nccl reduces GPU tensors: add --device cuda");

@@ -19,7 +19,6 @@
 #include "layout/tp_region.h"
 #include "train/flops.h"
 #include "train/replicas.h"
-#include "trace/torch_profiler.h"
 #include "train/trainer.h"
 
 namespace dtbench::bench {
@@ -162,6 +161,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
                                    : profiler ? *profiler
                                               : trace::null_observer();
   const auto result = train::train(on_dp, *model, dp_comm, dp, coords.dp, progress, observer);
+  if (profiler) profiler->save();  // after the loop: the file's writing is not timed
   if (profiler && leader)
     log::info(fmt::format("{}: torch profiler trace{} {}", label, world.world_size > 1 ? "s" : "",
                           world.world_size > 1

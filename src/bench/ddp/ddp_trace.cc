@@ -8,7 +8,6 @@
 #include "report/json_io.h"
 #include "trace/analysis.h"
 #include "trace/chrome_trace.h"
-#include "trace/torch_profiler.h"
 #include "trace/collect.h"
 
 namespace dtbench::bench {
@@ -80,7 +79,7 @@ std::unique_ptr<trace::Timeline> make_timeline(const train::TrainOptions& opts) 
   return std::make_unique<trace::Timeline>(opts.warmup, std::min(opts.trace_iters, opts.iters));
 }
 
-std::unique_ptr<trace::TrainObserver> make_torch_profiler(const train::TrainOptions& opts,
+std::unique_ptr<trace::TorchProfiler> make_torch_profiler(const train::TrainOptions& opts,
                                                           const launch::World& world,
                                                           const std::string& backend) {
   if (opts.torch_profiler_path.empty()) return nullptr;

@@ -10,6 +10,7 @@
 #include "launch/topology.h"
 #include "launch/world.h"
 #include "trace/timeline.h"
+#include "trace/torch_profiler.h"
 #include "train/train_options.h"
 
 namespace dtbench::comm {
@@ -24,7 +25,7 @@ std::unique_ptr<trace::Timeline> make_timeline(const train::TrainOptions& opts);
 
 // --torch-profiler's observer for this rank (the same iterations as the
 // timeline's), or null without opts.torch_profiler_path.
-std::unique_ptr<trace::TrainObserver> make_torch_profiler(const train::TrainOptions& opts,
+std::unique_ptr<trace::TorchProfiler> make_torch_profiler(const train::TrainOptions& opts,
                                                           const launch::World& world,
                                                           const std::string& backend);
 

@@ -99,7 +99,8 @@ int run_compare(CompareFlags& f) {
   const auto grid = bench::expand_grid(spec);
   f.train.threads = sweep_threads(f.train.threads, spec.world_sizes);
   for (const auto& k : grid.points) check_trainable(point_options(f.train, k), f.run.comm.backend);
-  if (!f.train.torch_profiler_path.empty()) trace::require_kineto(f.train.torch_profiler_path);
+  if (!f.train.torch_profiler_path.empty())
+    trace::require_kineto(f.train.torch_profiler_path, f.train.device == "cuda");
   device::check_available(f.train.device,
                           *std::max_element(spec.world_sizes.begin(), spec.world_sizes.end()));
   refuse_pod_of_larger_job("compare");

@@ -288,7 +288,8 @@ int run_ddp(DdpFlags& f) {
 
   const auto world = launch::world_from_env(launch::process_env());
   // Enough GPUs for the widest row (--device cuda), before anything starts.
-  if (!f.train.torch_profiler_path.empty()) trace::require_kineto(f.train.torch_profiler_path);
+  if (!f.train.torch_profiler_path.empty())
+    trace::require_kineto(f.train.torch_profiler_path, f.train.device == "cuda");
   device::check_available(f.train.device, world.source == "single"
                                               ? *std::max_element(sizes.begin(), sizes.end())
                                               : world.local_world_size);
