@@ -5,8 +5,8 @@
 
 namespace dtbench::project {
 
-MemoryFigures memory_per_rank(Strategy s, double psi, double largest_unit, int world, const MemoryOptions& o,
-                              double activation_bytes) {
+MemoryFigures memory_per_rank(Strategy s, double psi, const FsdpUnitSizes& units, int world,
+                              const MemoryOptions& o, double activation_bytes) {
   const double n = std::max(1, world);
   const double k = o.optimizer_states;
   MemoryFigures m;
@@ -17,6 +17,7 @@ MemoryFigures memory_per_rank(Strategy s, double psi, double largest_unit, int w
       m.gradients = 4 * psi;
       m.optimizer = 4 * k * psi;
       m.buffers = 4 * psi;  // c10d's Reducer: every gradient copied into its bucket
+      m.kept_buffers = m.buffers;  // allocated once, kept after backward
       m.made_in_backward = m.gradients;  // set to none by zero_grad, made again by backward
       break;
     case Strategy::kHorovod:
@@ -24,6 +25,7 @@ MemoryFigures memory_per_rank(Strategy s, double psi, double largest_unit, int w
       m.gradients = 4 * psi;
       m.optimizer = 4 * k * psi;
       m.buffers = o.fusion_buffer_bytes;  // allocated whole at the threshold on first use, kept
+      m.kept_buffers = m.buffers;
       m.made_in_backward = m.gradients;  // set to none by zero_grad, made again by backward
       break;
     case Strategy::kZero1:
@@ -43,12 +45,15 @@ MemoryFigures memory_per_rank(Strategy s, double psi, double largest_unit, int w
       m.parameters = 4 * psi / n;
       m.gradients = 4 * psi / n;
       m.optimizer = 4 * k * psi / n;
-      const double u = std::min(largest_unit, psi);
-      // Forward: the unit computing and the one prefetched (every unit once
-      // gathered without resharding); backward adds two units' unsharded
-      // gradients (one accumulating, one reduce-scattering).
-      const double params = o.reshard_after_forward ? 2 * u : psi + u;
-      m.gathered = std::min(params, psi + u) * o.param_bytes + 2 * u * 4;
+      const double root = std::min(units.root, psi), block = std::min(units.block, psi);
+      // The root stays gathered from its forward to the end of backward; of
+      // the blocks, the one computing and the one prefetched (every unit,
+      // once gathered, without resharding). Backward adds the unsharded
+      // float32 gradients of the root (reduce-scattered at the end) and of
+      // two blocks (one accumulating, one reduce-scattering).
+      const double live = std::min(psi, root + 2 * block);
+      const double params = o.reshard_after_forward ? live : psi;
+      m.gathered = params * o.param_bytes + live * 4;
       m.made_in_backward = m.gradients;
       break;
     }
@@ -60,7 +65,7 @@ std::int64_t largest_batch(const MemoryFigures& at_batch, std::int64_t batch, do
   if (!(at_batch.activations > 0) || batch < 1) return -1;
   const double per_example = at_batch.activations / static_cast<double>(batch);
   const double room = limit - at_batch.beside_activations();
-  if (room < per_example || at_batch.model_states() > limit) return 0;
+  if (room < per_example || at_batch.after_backward() > limit) return 0;
   return static_cast<std::int64_t>(std::floor(room / per_example));
 }
 

@@ -6,9 +6,10 @@
 // 4Ψ + (4 + 4K)Ψ/N ZeRO-2, (8 + 4K)Ψ/N FSDP, as train_options'
 // expected_model_state_bytes), plus what each holds beside them: DDP's
 // bucket copies of the gradients, Horovod's fusion buffer, ZeRO's averaged shard or buckets in
-// flight, FSDP's gathered units (parameters in the parameter dtype, two
-// units' unsharded float32 gradients in backward), and the activations of
-// the profiled batch. Pure; torch-free.
+// flight, FSDP's gathered units (the root, kept gathered, and two blocks —
+// the one computing and the one prefetched — in the parameter dtype, with
+// their unsharded float32 gradients in backward), and the activations of the
+// profiled batch. Pure; torch-free.
 #include <algorithm>
 #include <cstdint>
 
@@ -26,10 +27,23 @@ struct MemoryOptions {
   double fusion_buffer_bytes = 128.0 * 1024 * 1024;  // horovod: the fusion threshold
 };
 
+// FSDP's units by size (elements): the root (embeddings, final norm, head:
+// gathered first and kept gathered through forward and backward, as FSDP2
+// and dtbench's fsdp keep it) and the largest of the others (blocks).
+struct FsdpUnitSizes {
+  double root = 0;
+  double block = 0;
+};
+
 struct MemoryFigures {
   double parameters = 0, gradients = 0, optimizer = 0;  // the model states a rank keeps
   double gathered = 0;     // fsdp: unsharded units at the peak (parameters and gradients)
   double buffers = 0;      // communication buffers beside the model states
+  // Of those, the ones that outlive backward and stay with every model state
+  // through the step: ddp's bucket copies (c10d's Reducer allocates them
+  // once and keeps them), horovod's fusion buffer. 0 for buffers that exist
+  // only while backward runs (zero2's buckets in flight, fsdp's units).
+  double kept_buffers = 0;
   double activations = 0;  // the profiled batch's (scaled to the batch asked for)
   // Model-state bytes a rank does not hold yet at the backward's peak (its
   // start): the gradients zero_grad sets to none and backward makes again
@@ -43,14 +57,17 @@ struct MemoryFigures {
   // The backward's peak without the activations: model states held then,
   // the gathered units and the buffers.
   double beside_activations() const { return model_states() - made_in_backward + gathered + buffers; }
-  // The peak: during backward, or after it with every model state (fsdp
-  // when its gradient shards outweigh what backward adds).
-  double total() const { return std::max(model_states(), beside_activations() + activations); }
+  // After backward: every model state and the buffers kept.
+  double after_backward() const { return model_states() + kept_buffers; }
+  // The peak: during backward, or after it with every model state (ddp and
+  // horovod with small activations: their buffers stay; fsdp when its
+  // gradient shards outweigh what backward adds).
+  double total() const { return std::max(after_backward(), beside_activations() + activations); }
 };
 
-// `parameters`: Ψ elements; `largest_unit`: elements of the largest FSDP
-// unit (fsdp only); `activation_bytes`: one rank's activations.
-MemoryFigures memory_per_rank(Strategy s, double parameters, double largest_unit, int world,
+// `parameters`: Ψ elements; `units`: FSDP's root and largest block (fsdp
+// only); `activation_bytes`: one rank's activations.
+MemoryFigures memory_per_rank(Strategy s, double parameters, const FsdpUnitSizes& units, int world,
                               const MemoryOptions& o, double activation_bytes);
 
 // The most examples per rank that fit in `limit` bytes when `at_batch`'s

@@ -152,8 +152,9 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
     out << "\n";
   }
   out << "\nefficiency = iteration(1 rank) / iteration(N); error = projected / measured - 1; mem/rank = the peak: model "
-         "states + gathered units + buffers + activations, fsdp's gradient shards not yet made in backward (or its "
-         "model states after it, when more) (docs/metrics.md \"Projection: sharded strategies\")\n";
+         "states + gathered units + buffers + activations, without the gradients not yet made in backward (or the "
+         "model states and the buffers kept after it, ddp's buckets and horovod's fusion buffer, when more) "
+         "(docs/metrics.md \"Projection: sharded strategies\")\n";
 }
 
 Json projection_json(const ComputeProfile& p, const std::vector<StrategyProjection>& all) {
@@ -222,6 +223,8 @@ Json projection_json(const ComputeProfile& p, const std::vector<StrategyProjecti
                    {"gathered_bytes", r.memory.gathered},
                    {"buffers_bytes", r.memory.buffers},
                    {"made_in_backward_bytes", r.memory.made_in_backward},
+                   {"kept_buffers_bytes", r.memory.kept_buffers},
+                   {"after_backward_bytes", r.memory.after_backward()},
                    {"activation_bytes", r.activations_known ? Json(r.memory.activations) : Json(nullptr)},
                    {"total_bytes", r.memory.total()},
                    {"fits", r.fits ? Json(*r.fits) : Json(nullptr)},

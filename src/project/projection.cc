@@ -59,8 +59,11 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
   // Horovod's gradients one by one: measured buckets spread as for re-bucketing.
   const auto horovod_items =
       profile.grads_are_buckets ? split_items(profile.grads, 256.0 * 1024) : profile.grads;
-  double largest_unit = 0;
-  for (const auto& u : profile.units) largest_unit = std::max(largest_unit, u.param_elements);
+  // units[0] is the root; the largest of the others is the block.
+  FsdpUnitSizes units;
+  for (std::size_t i = 0; i < profile.units.size(); ++i)
+    (i == 0 ? units.root : units.block) = std::max(i == 0 ? units.root : units.block,
+                                                   profile.units[i].param_elements);
 
   // This strategy's own fixed cost and what it holds beyond the memory
   // formula: from its 1-rank row where a report gave one; else DDP's fixed
@@ -85,7 +88,7 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
     }
     if (mine->peak_bytes >= 0) {
       activations = profile.rescale_calibrated(
-          std::max(0.0, mine->peak_bytes - memory_per_rank(strategy, psi, largest_unit, 1, memory, 0).beside_activations()));
+          std::max(0.0, mine->peak_bytes - memory_per_rank(strategy, psi, units, 1, memory, 0).beside_activations()));
       activations_from = from;
     }
   }
@@ -139,7 +142,7 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
     row.activations_from = activations_from;
     row.fixed_s = own.fixed_s;
     row.fixed_from = fixed_from;
-    row.memory = memory_per_rank(strategy, psi, largest_unit, world, memory, row.activations_known ? activations : 0.0);
+    row.memory = memory_per_rank(strategy, psi, units, world, memory, row.activations_known ? activations : 0.0);
     if (opts.memory_limit > 0) {
       row.fits = row.memory.total() <= opts.memory_limit;
       if (row.activations_known) row.largest_batch = largest_batch(row.memory, profile.batch_per_rank, opts.memory_limit);

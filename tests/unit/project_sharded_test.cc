@@ -66,39 +66,67 @@ TEST(MemoryModel, ModelStatesAreZerosFormulas) {
   MemoryOptions o;
   o.optimizer_states = 2;  // AdamW
   o.bucket_cap_bytes = 25.0 * 1024 * 1024;
-  auto at = [&](Strategy s) { return memory_per_rank(s, psi, 1e8, 8, o, 0); };
+  const FsdpUnitSizes units{2e8, 1e8};  // the root, the largest block
+  auto at = [&](Strategy s) { return memory_per_rank(s, psi, units, 8, o, 0); };
   EXPECT_DOUBLE_EQ(at(Strategy::kDdp).model_states(), 16 * psi);
   EXPECT_DOUBLE_EQ(at(Strategy::kZero1).model_states(), 8 * psi + 8 * psi / n);
   EXPECT_DOUBLE_EQ(at(Strategy::kZero2).model_states(), 4 * psi + 12 * psi / n);
   EXPECT_DOUBLE_EQ(at(Strategy::kFsdp).model_states(), 16 * psi / n);
   // Beside them: DDP's bucket copies, ZeRO-1's shard, ZeRO-2's two buckets,
-  // FSDP's two gathered units (float32) and two units' gradients.
+  // FSDP's gathered units — the root, kept gathered, and two blocks (float32)
+  // — and their unsharded gradients: (2e8 + 2 x 1e8) x (4 + 4).
   EXPECT_DOUBLE_EQ(at(Strategy::kDdp).buffers, 4 * psi);
   EXPECT_DOUBLE_EQ(at(Strategy::kZero1).buffers, 4 * psi / n);
   EXPECT_DOUBLE_EQ(at(Strategy::kZero2).buffers, 2 * o.bucket_cap_bytes);
-  EXPECT_DOUBLE_EQ(at(Strategy::kFsdp).gathered, 2 * 1e8 * 4 + 2 * 1e8 * 4);
+  EXPECT_DOUBLE_EQ(at(Strategy::kFsdp).gathered, 4e8 * 4 + 4e8 * 4);
   o.param_bytes = 2;  // bf16 units
-  EXPECT_DOUBLE_EQ(at(Strategy::kFsdp).gathered, 2 * 1e8 * 2 + 2 * 1e8 * 4);
+  EXPECT_DOUBLE_EQ(at(Strategy::kFsdp).gathered, 4e8 * 2 + 4e8 * 4);
   o.reshard_after_forward = false;  // every unit kept from forward to backward
-  EXPECT_DOUBLE_EQ(at(Strategy::kFsdp).gathered, (psi + 1e8) * 2 + 2 * 1e8 * 4);
+  EXPECT_DOUBLE_EQ(at(Strategy::kFsdp).gathered, psi * 2 + 4e8 * 4);
+  // llama3-8b's units: the root (two 128,256 x 4,096 embeddings and the final
+  // norm) 1,050,677,248 elements, a block 218,112,000. Gathered at the peak:
+  // (1,050,677,248 + 2 x 218,112,000) = 1,486,901,248 elements x (4 + 4) B
+  // = 11,895,209,984 B in float32, x (2 + 4) = 8,921,407,488 B with bf16
+  // parameters; two roots (the largest unit twice) were 4.58 / 3.43 GiB more.
+  o.reshard_after_forward = true;
+  const FsdpUnitSizes llama_units{1050677248.0, 218112000.0};
+  o.param_bytes = 4;
+  EXPECT_DOUBLE_EQ(memory_per_rank(Strategy::kFsdp, 8030261248.0, llama_units, 64, o, 0).gathered, 11895209984.0);
+  o.param_bytes = 2;
+  EXPECT_DOUBLE_EQ(memory_per_rank(Strategy::kFsdp, 8030261248.0, llama_units, 64, o, 0).gathered, 8921407488.0);
   // A tiny model: ZeRO-2's buckets are never more than its gradients.
-  EXPECT_DOUBLE_EQ(memory_per_rank(Strategy::kZero2, 1000, 0, 2, o, 0).buffers, 4000);
+  EXPECT_DOUBLE_EQ(memory_per_rank(Strategy::kZero2, 1000, {}, 2, o, 0).buffers, 4000);
   // ddp's gradients are set to none by zero_grad and made in backward: its
   // peak (the start of backward) holds the buckets, not them.
-  const auto m = memory_per_rank(Strategy::kDdp, psi, 0, 1, o, 7e9);
+  const auto m = memory_per_rank(Strategy::kDdp, psi, {}, 1, o, 7e9);
   EXPECT_DOUBLE_EQ(m.made_in_backward, 4 * psi);
   EXPECT_DOUBLE_EQ(m.total(), 12 * psi + 4 * psi + 7e9);
-  EXPECT_DOUBLE_EQ(memory_per_rank(Strategy::kHorovod, psi, 0, 1, o, 0).made_in_backward, 4 * psi);
-  EXPECT_DOUBLE_EQ(memory_per_rank(Strategy::kDdp, psi, 0, 1, o, 0).total(), 16 * psi);  // after backward
+  EXPECT_DOUBLE_EQ(memory_per_rank(Strategy::kHorovod, psi, {}, 1, o, 0).made_in_backward, 4 * psi);
+  // After backward ddp holds every model state and its buckets, which c10d's
+  // Reducer keeps: AdamW's 4 + 4 + 8 and 4 of buckets = 20Ψ (measured with
+  // SGD: an MLP of Ψ = 3,124,200 at batch 1 peaks at 49,995,408 B = 16Ψ +
+  // 8,208 B, with model state 12Ψ).
+  EXPECT_DOUBLE_EQ(memory_per_rank(Strategy::kDdp, psi, {}, 1, o, 0).total(), 20 * psi);
+  // llama3-8b (Ψ = 8,030,261,248), AdamW, 10 GiB of activations: at the
+  // start of backward 12Ψ + 4Ψ of buckets + 10 GiB = 128,484,179,968 +
+  // 10,737,418,240 = 139,221,598,208 B (129.66 GiB, under 140 GiB); after it
+  // 20Ψ = 160,605,224,960 B (149.58 GiB): the peak, and over 140 GiB.
+  const double llama = 8030261248.0;
+  const auto l = memory_per_rank(Strategy::kDdp, llama, {}, 8, o, 10.0 * (1 << 30));
+  EXPECT_DOUBLE_EQ(l.beside_activations() + l.activations, 139221598208.0);
+  EXPECT_DOUBLE_EQ(l.total(), 160605224960.0);
+  EXPECT_GT(l.total(), 140.0 * (1 << 30));
+  // horovod's fusion buffer likewise: 16Ψ + 128 MiB after backward.
+  EXPECT_DOUBLE_EQ(memory_per_rank(Strategy::kHorovod, psi, {}, 1, o, 0).total(), 16 * psi + 134217728.0);
   // fsdp's gradient shards are made during backward: its backward peak is
   // without them, and with small activations the peak is after backward.
   o.reshard_after_forward = true;
   o.param_bytes = 4;
-  const auto f = memory_per_rank(Strategy::kFsdp, psi, 1e8, 8, o, 1e9);
+  const auto f = memory_per_rank(Strategy::kFsdp, psi, units, 8, o, 1e9);
   EXPECT_DOUBLE_EQ(f.made_in_backward, 4 * psi / n);
-  EXPECT_DOUBLE_EQ(f.total(), 12 * psi / n + 4 * 1e8 * 4 + 1e9);
-  const auto one = memory_per_rank(Strategy::kFsdp, psi, 1e8, 1, o, 0);
-  EXPECT_DOUBLE_EQ(one.total(), 16 * psi);  // 4Ψ of gradients outweigh 1.6 GB of units
+  EXPECT_DOUBLE_EQ(f.total(), 12 * psi / n + 8 * 4e8 + 1e9);
+  const auto one = memory_per_rank(Strategy::kFsdp, psi, units, 1, o, 0);
+  EXPECT_DOUBLE_EQ(one.total(), 16 * psi);  // 4Ψ of gradients outweigh 3.2 GB of units
   // zero2's gradient shards likewise (made by each bucket's reduction);
   // zero1's gradients are its buckets' views, kept.
   EXPECT_DOUBLE_EQ(at(Strategy::kZero2).made_in_backward, at(Strategy::kZero2).gradients);
@@ -120,6 +148,12 @@ TEST(MemoryModel, LargestBatchThatFits) {
   m.activations = 8;
   EXPECT_EQ(largest_batch(m, 4, 20), 5);
   EXPECT_EQ(largest_batch(m, 4, 15.9), 0);
+  // ddp: the buckets kept after backward must fit beside every model state
+  // (16 + 5 > 20.5: none fits, though backward's start would have room).
+  m.kept_buffers = m.buffers = 5;
+  EXPECT_EQ(largest_batch(m, 4, 20.5), 0);
+  EXPECT_EQ(largest_batch(m, 4, 21), 3);  // (21 - 15) / 2, and 21 fits after backward
+  EXPECT_EQ(largest_batch(m, 4, 25), 5);  // (25 - 15) / 2
 }
 
 ComputeProfile profile_for_schedules() {
