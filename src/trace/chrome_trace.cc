@@ -34,7 +34,9 @@ Json chrome_trace(const std::vector<RankTimeline>& ranks, const TraceMeta& meta)
   if (!std::isfinite(t0)) t0 = 0;
   Json events = Json::array();
   for (const auto& r : ranks) {
-    const int pid = r.rank;
+    // Rank R is process R + 1: Perfetto reads pid 0 as the kernel's idle
+    // task (the process name says the rank).
+    const int pid = r.rank + 1;
     const std::string host =
         r.node >= 0 && r.node < static_cast<int>(meta.node_hosts.size()) ? meta.node_hosts[r.node] : "?";
     events.push_back(meta_event("process_name", pid, 0, fmt::format("rank {} (node {}, {})", r.rank, r.node, host)));

@@ -165,7 +165,10 @@ std::vector<Event> Timeline::events() const {
   std::lock_guard<std::mutex> lock(mu_);
   auto out = events_;
   for (auto& e : out)
-    if (e.kind == EventKind::kCollective && e.end_us < e.begin_us) e.end_us = e.begin_us;
+    // Never completed (counted by incomplete()): shown as an instant at its
+    // launch, not ending before the clock's origin.
+    if ((e.kind == EventKind::kCollective || e.kind == EventKind::kAllGather) && e.end_us < e.begin_us)
+      e.end_us = e.begin_us;
   return out;
 }
 

@@ -26,8 +26,8 @@ assert t["file"] == trace, (t["file"], trace)
 world, iters = run["world_size"], t["iterations"]["count"]
 assert iters == 3, iters
 names = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
-assert sorted(names) == list(range(world)), names
-assert all(names[r].startswith(f"rank {r} (node 0, ") for r in names), names
+assert sorted(names) == list(range(1, world + 1)), names  # rank R is pid R + 1 (Perfetto: not pid 0)
+assert all(names[p].startswith(f"rank {p - 1} (node 0, ") for p in names), names
 assert all(isinstance(e["pid"], int) and isinstance(e.get("tid", 0), int) for e in ev)
 begins = {}
 for e in ev:
