@@ -9,11 +9,13 @@ namespace dtbench::report {
 void print_trace_summary(std::ostream& os, const nlohmann::ordered_json& t) {
   if (t.is_null() || !t.is_object()) return;
   const std::string where = "trace summary";
-  os << fmt::format("  trace: {} ({:.1f} KiB, {} events, clocks aligned within ±{:.3f} ms)\n",
-                    json_value_or<std::string>(t, "file", "?", where),
+  // Ranks on rank 0's host share its clock (bound 0); others are aligned
+  // by round trips, within the largest bound.
+  const double bound = json_value_or<double>(t, "clock_max_bound_ms", 0, where);
+  os << fmt::format("  trace: {} ({:.1f} KiB, {} events, {})\n", json_value_or<std::string>(t, "file", "?", where),
                     json_value_or<double>(t, "bytes", 0, where) / 1024,
                     json_value_or<long long>(t, "events", 0, where),
-                    json_value_or<double>(t, "clock_max_bound_ms", 0, where));
+                    bound > 0 ? fmt::format("clocks aligned within ±{:.3f} ms", bound) : std::string("one clock"));
   os << fmt::format(
       "    per rank-iteration (p50): compute {:.1f} ms, communication {:.1f} ms, overlap {:.0f}%, "
       "exposed communication {:.1f} ms, idle {:.1f} ms\n",

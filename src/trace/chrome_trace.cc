@@ -121,8 +121,9 @@ Json chrome_trace(const std::vector<RankTimeline>& ranks, const TraceMeta& meta)
              {"time_origin_us", t0},
              {"clock_sync",
               {{"method",
-                "per rank, the round trip to rank 0 with the smallest duration over the communicator; "
-                "offset = rank 0's time - the round trip's midpoint, |error| <= half the round trip"},
+                "per rank on another host than rank 0's, the round trip to rank 0 with the smallest duration over "
+                "the communicator; offset = rank 0's time - the round trip's midpoint, |error| <= half the "
+                "round trip; ranks on rank 0's host share its steady clock: offset 0, bound 0"},
                {"max_bound_us", max_bound},
                {"ranks", clocks}}}};
   for (const auto& [k, v] : meta.other.items()) other[k] = v;

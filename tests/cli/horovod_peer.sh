@@ -42,7 +42,7 @@ dtbench_groups() {  # backend threshold_bytes compression
 import collections, json, sys
 its = collections.defaultdict(dict)
 for e in json.load(open(sys.argv[1]))["traceEvents"]:
-    if e.get("cat") == "collective" and e.get("ph") == "b" and e["pid"] == 0:
+    if e.get("cat") == "collective" and e.get("ph") == "b" and e["pid"] == 1:  # rank 0
         its[e["args"]["iteration"]][e["args"]["bucket"]] = e["args"]["bytes"]
 print(json.dumps([[g[b] for b in sorted(g)] for _, g in sorted(its.items())]))
 EOF

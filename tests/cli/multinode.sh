@@ -112,8 +112,11 @@ assert len(ranks) == 4, ranks
 for r in ranks:
     assert 0 <= r["bound_us"] < 5000, r
     assert abs(r["offset_us"]) <= r["bound_us"] + 50, f"offset {r} outside its bound (true offset 0)"
+# Ranks 0 and 1 are on node 0, rank 0's host: one steady clock, nothing estimated.
+assert all(ranks[r]["offset_us"] == 0 and ranks[r]["bound_us"] == 0 for r in (0, 1)), ranks
+assert all(ranks[r]["bound_us"] > 0 for r in (2, 3)), ranks  # node 1's: estimated by round trips
 names = {e["pid"]: e["args"]["name"] for e in d["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
-assert sorted(names) == [0, 1, 2, 3] and all(f"(node {r // 2}," in names[r] for r in names), names
+assert sorted(names) == [1, 2, 3, 4] and all(f"(node {(p - 1) // 2}," in names[p] for p in names), names  # rank R: pid R + 1
 done = {}
 for e in d["traceEvents"]:
     if e["ph"] == "e" and e["cat"] == "collective":

@@ -49,7 +49,9 @@ phases = {e["name"] for e in ev if e["ph"] == "X" and e["cat"] == "phase"}
 assert {"forward", "backward", "comm wait", "optimizer"} <= phases, phases
 assert t["per_rank"] and len(t["per_rank"]) == world
 assert 0 <= t["overlap"] <= 1 and t["collectives"] == iters * min(n)
-assert doc["otherData"]["clock_sync"]["max_bound_us"] >= 0
+# One host: every rank reads rank 0's steady clock, no offset estimated.
+assert doc["otherData"]["clock_sync"]["max_bound_us"] == 0, doc["otherData"]["clock_sync"]
+assert all(c["offset_us"] == 0 for c in doc["otherData"]["clock_sync"]["ranks"]), doc["otherData"]["clock_sync"]
 print(f"{reducer}: {min(n)} buckets x {iters} iterations x {world} ranks, overlap {t['overlap']:.2f}")
 print("OVERLAP", t["overlap"])
 PY

@@ -100,7 +100,10 @@ Json finish_trace(const train::TrainOptions& opts, comm::Communicator* comm, con
   const int node = world.rank < topology.ranks() ? topology.node_of_rank[world.rank] : 0;
   trace::Gathered g;
   if (comm != nullptr && comm->size() > 1) {
-    const auto clock = trace::estimate_clock(*comm);
+    auto clock = trace::estimate_clock(*comm);
+    // A rank on rank 0's host reads the same steady clock: its offset is 0,
+    // exactly (an estimate would add its own error).
+    if (topology.ranks() > 0 && node == topology.node_of_rank[0]) clock = trace::ClockEstimate{};
     g = trace::gather_timelines(*comm, timeline.events(), node, clock);
   } else {
     g.ranks.push_back({world.rank, node, timeline.events()});
