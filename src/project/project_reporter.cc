@@ -104,7 +104,12 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
                                                             : std::string("the \"no ddp\" row's peak less its parameters and optimizer state");
     activations = fmt::format("{} ({})", format_bytes(static_cast<std::uint64_t>(r.memory.activations)), from);
   }
-  out << fmt::format("  memory per rank: {} optimizer ({} float32 state(s) per parameter), activations {}{}\n",
+  // Which precision the states assume: only fsdp's units take --param-dtype;
+  // every other strategy's parameters and gradients are float32 (ZeRO's
+  // mixed-precision forms are not modelled).
+  out << fmt::format("  memory per rank: float32 parameters and gradients{}, {} optimizer ({} float32 state(s) per "
+                     "parameter), activations {}{}\n",
+                     o.memory.param_bytes == 2 ? " (fsdp's gathered units in bf16)" : "",
                      o.memory.optimizer_states == 2 ? "adamw" : "sgd", o.memory.optimizer_states, activations,
                      o.memory_limit > 0
                          ? fmt::format(", limit {}", format_bytes(static_cast<std::uint64_t>(o.memory_limit)))
