@@ -11,6 +11,10 @@ MemoryFigures memory_per_rank(Strategy s, double psi, const FsdpUnitSizes& units
   const double k = o.optimizer_states;
   MemoryFigures m;
   m.activations = activation_bytes;
+  // AdamW's step (K = 2) makes sqrt(v) for the elements this rank steps: all
+  // of them replicated, its shard when sharded (zero1, zero2, fsdp).
+  const bool replicated = s == Strategy::kDdp || s == Strategy::kHorovod;
+  m.step_temporaries = k == 2 ? 4 * (replicated ? psi : psi / n) : 0;
   switch (s) {
     case Strategy::kDdp:
       m.parameters = 4 * psi;
@@ -33,6 +37,7 @@ MemoryFigures memory_per_rank(Strategy s, double psi, const FsdpUnitSizes& units
       m.gradients = 4 * psi;  // the full gradients are the buckets (views)
       m.optimizer = 4 * k * psi / n;
       m.buffers = 4 * psi / n;  // this rank's averaged shard
+      m.kept_buffers = m.buffers;  // the gradient the step reads
       break;
     case Strategy::kZero2:
       m.parameters = 4 * psi;

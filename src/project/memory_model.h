@@ -41,9 +41,14 @@ struct MemoryFigures {
   double buffers = 0;      // communication buffers beside the model states
   // Of those, the ones that outlive backward and stay with every model state
   // through the step: ddp's bucket copies (c10d's Reducer allocates them
-  // once and keeps them), horovod's fusion buffer. 0 for buffers that exist
-  // only while backward runs (zero2's buckets in flight, fsdp's units).
+  // once and keeps them), horovod's fusion buffer, zero1's averaged shard
+  // (the gradient its step reads). 0 for buffers that exist only while
+  // backward runs (zero2's buckets in flight, fsdp's units).
   double kept_buffers = 0;
+  // What the optimizer's step allocates while it runs: AdamW's sqrt(v), 4
+  // bytes per element the rank steps (torch.optim.AdamW's foreach
+  // _foreach_sqrt, dtbench's train/adamw.cc); SGD steps in place.
+  double step_temporaries = 0;
   double activations = 0;  // the profiled batch's (scaled to the batch asked for)
   // Model-state bytes a rank does not hold yet at the backward's peak (its
   // start): the gradients zero_grad sets to none and backward makes again
@@ -57,11 +62,13 @@ struct MemoryFigures {
   // The backward's peak without the activations: model states held then,
   // the gathered units and the buffers.
   double beside_activations() const { return model_states() - made_in_backward + gathered + buffers; }
-  // After backward: every model state and the buffers kept.
-  double after_backward() const { return model_states() + kept_buffers; }
-  // The peak: during backward, or after it with every model state (ddp and
-  // horovod with small activations: their buffers stay; fsdp when its
-  // gradient shards outweigh what backward adds).
+  // After backward, through the optimizer's step: every model state, the
+  // buffers kept and the step's temporaries.
+  double after_backward() const { return model_states() + kept_buffers + step_temporaries; }
+  // The peak: during backward, or in the step after it with every model
+  // state (ddp and horovod with small activations: their buffers stay and
+  // AdamW adds 4 bytes per element; fsdp when its gradient shards outweigh
+  // what backward adds).
   double total() const { return std::max(after_backward(), beside_activations() + activations); }
 };
 

@@ -229,6 +229,7 @@ Json projection_json(const ComputeProfile& p, const std::vector<StrategyProjecti
                    {"buffers_bytes", r.memory.buffers},
                    {"made_in_backward_bytes", r.memory.made_in_backward},
                    {"kept_buffers_bytes", r.memory.kept_buffers},
+                   {"step_temporaries_bytes", r.memory.step_temporaries},
                    {"after_backward_bytes", r.memory.after_backward()},
                    {"activation_bytes", r.activations_known ? Json(r.memory.activations) : Json(nullptr)},
                    {"total_bytes", r.memory.total()},

@@ -119,7 +119,7 @@ GanttChart gantt_from_trace(const Json& trace, const std::string& name) {
     }
   }
   for (auto& [pid, row] : compute) {
-    const std::string label = names.count(pid) ? names[pid] : fmt::format("rank {}", pid);
+    const std::string label = names.count(pid) ? names[pid] : fmt::format("process {}", pid);
     row.label = label.substr(0, label.find(" (")) + " compute";
     c.rows.push_back(row);
     auto& k = comm[pid];
