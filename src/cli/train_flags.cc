@@ -7,6 +7,7 @@
 
 #include "comm/backends.h"
 #include "core/error.h"
+#include "core/paths.h"
 #include "core/units.h"
 #include "report/json_io.h"
 
@@ -43,11 +44,7 @@ std::vector<int> parse_world_sizes(const std::string& text) {
 std::string trace_path_for(const std::string& base, const std::string& run) {
   std::string slug;
   for (char c : run) slug += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ? c : '-';
-  const auto slash = base.rfind('/');
-  const auto dot = base.rfind('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) || dot == slash + 1)
-    return base + "." + slug + ".json";
-  return base.substr(0, dot) + "." + slug + base.substr(dot);
+  return insert_before_extension(base, slug, ".json");
 }
 
 void check_train_flags(const train::TrainOptions& t, const std::string& backend) {

@@ -61,9 +61,9 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
       profile.grads_are_buckets ? split_items(profile.grads, 256.0 * 1024) : profile.grads;
   // units[0] is the root; the largest of the others is the block.
   FsdpUnitSizes units;
-  for (std::size_t i = 0; i < profile.units.size(); ++i)
-    (i == 0 ? units.root : units.block) = std::max(i == 0 ? units.root : units.block,
-                                                   profile.units[i].param_elements);
+  if (!profile.units.empty()) units.root = profile.units[0].param_elements;
+  for (std::size_t i = 1; i < profile.units.size(); ++i)
+    units.block = std::max(units.block, profile.units[i].param_elements);
 
   // This strategy's own fixed cost and what it holds beyond the memory
   // formula: from its 1-rank row where a report gave one; else DDP's fixed

@@ -10,6 +10,7 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 
 #include "core/error.h"
+#include "core/paths.h"
 
 // Declared in torch/csrc/profiler/kineto_shim.h, which includes Kineto's own
 // headers (not shipped with every LibTorch); the same symbol in 1.13 and 2.x.
@@ -137,12 +138,7 @@ std::unique_ptr<TorchProfiler> make_torch_profiler(const TorchProfilerOptions& o
 }
 
 std::string torch_profiler_rank_path(const std::string& path, int rank, int world_size) {
-  if (world_size <= 1) return path;
-  const auto slash = path.rfind('/');
-  const auto dot = path.rfind('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) || dot == slash + 1)
-    return fmt::format("{}.rank{}", path, rank);
-  return fmt::format("{}.rank{}{}", path.substr(0, dot), rank, path.substr(dot));
+  return world_size <= 1 ? path : insert_before_extension(path, fmt::format("rank{}", rank));
 }
 
 }  // namespace dtbench::trace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "core/paths.h"
 
 namespace dtbench {
 
@@ -67,6 +68,16 @@ TEST(Units, ParseNumberTakesWholeFiniteNumbersOnly) {
   EXPECT_FALSE(parse_number("5MB"));
   EXPECT_FALSE(parse_number("inf"));
   EXPECT_FALSE(parse_number("nan"));
+}
+
+// --trace's per-row files and --torch-profiler's per-rank files are named
+// by the same rule.
+TEST(Paths, InsertBeforeExtension) {
+  EXPECT_EQ(insert_before_extension("trace.json", "1N-2R", ".json"), "trace.1N-2R.json");
+  EXPECT_EQ(insert_before_extension("out/trace", "1N-2R", ".json"), "out/trace.1N-2R.json");
+  EXPECT_EQ(insert_before_extension("a.d/trace", "rank1"), "a.d/trace.rank1");
+  EXPECT_EQ(insert_before_extension("dir/.hidden", "rank0"), "dir/.hidden.rank0");
+  EXPECT_EQ(insert_before_extension("prof.1N-2R.json", "rank1"), "prof.1N-2R.rank1.json");
 }
 
 }  // namespace

@@ -162,13 +162,13 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
                                               : trace::null_observer();
   const auto result = train::train(on_dp, *model, dp_comm, dp, coords.dp, progress, observer);
   if (profiler) profiler->save();  // after the loop: the file's writing is not timed
-  if (profiler && leader)
-    log::info(fmt::format("{}: torch profiler trace{} {}", label, world.world_size > 1 ? "s" : "",
-                          world.world_size > 1
-                              ? fmt::format("{} ... {}", trace::torch_profiler_rank_path(on_dp.torch_profiler_path, 0, 2),
-                                            trace::torch_profiler_rank_path(on_dp.torch_profiler_path,
-                                                                            world.world_size - 1, 2))
-                              : on_dp.torch_profiler_path));
+  if (profiler && leader) {
+    const auto& p = on_dp.torch_profiler_path;
+    const int n = world.world_size;
+    log::info(n > 1 ? fmt::format("{}: torch profiler traces {} ... {}", label, trace::torch_profiler_rank_path(p, 0, n),
+                                  trace::torch_profiler_rank_path(p, n - 1, n))
+                    : fmt::format("{}: torch profiler trace {}", label, p));
+  }
   res.buckets = static_cast<int>(result.buckets.size());
   res.last_loss = result.last_loss;
   res.compression = result.compression;
