@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 #include <torch/nn/functional/activation.h>
-#include <torch/nn/functional/linear.h>
 
 #include "core/error.h"
+#include "models/linear.h"
 
 namespace dtbench::models {
 
@@ -24,7 +24,7 @@ GptBlockImpl::GptBlockImpl(int64_t width, int64_t heads) : head_dim_(width / hea
 
 torch::Tensor GptBlockImpl::forward(torch::Tensor x) {
   const int64_t b = x.size(0), t = x.size(1), c = local_width_, d = head_dim_;
-  auto qkv = c_attn_(column_input(ln_1_(x))).split(c, /*dim=*/2);
+  auto qkv = linear(c_attn_, column_input(ln_1_(x))).split(c, /*dim=*/2);
   auto heads = [&](const torch::Tensor& y) { return y.view({b, t, c / d, d}).transpose(1, 2); };
   const auto q = heads(qkv[0]), k = heads(qkv[1]), v = heads(qkv[2]);  // [b, heads, t, d]
   auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(d)));
@@ -32,14 +32,18 @@ torch::Tensor GptBlockImpl::forward(torch::Tensor x) {
   att = torch::softmax(att.masked_fill(future, -std::numeric_limits<float>::infinity()), -1);
   auto y = torch::matmul(att, v).transpose(1, 2).contiguous().view({b, t, c});
   x = x + row_parallel(attn_proj_, y);
-  return x + row_parallel(mlp_proj_, torch::gelu(c_fc_(column_input(ln_2_(x))), "tanh"));
+  return x + row_parallel(mlp_proj_, torch::gelu(linear(c_fc_, column_input(ln_2_(x))), "tanh"));
 }
 
 torch::Tensor GptBlockImpl::column_input(const torch::Tensor& x) { return tp_ ? tp_->copy_in(x) : x; }
 
 torch::Tensor GptBlockImpl::row_parallel(torch::nn::Linear& layer, const torch::Tensor& x) {
-  if (!tp_) return layer(x);
-  return tp_->reduce_out(torch::nn::functional::linear(x, layer->weight)) + layer->bias;
+  if (!tp_) return linear(layer, x);
+  // The bias once, after the sum, in the product's dtype (under autocast the
+  // float32 bias would otherwise turn the residual stream float32, where the
+  // unsplit layer's addmm keeps it bf16).
+  const auto y = tp_->reduce_out(torch::linear(x, layer->weight));
+  return y + layer->bias.to(y.scalar_type());
 }
 
 void GptBlockImpl::parallelize_tp(const TpRegion& region) {
@@ -88,7 +92,7 @@ torch::Tensor GptImpl::forward(torch::Tensor tokens) {
     x = run_unit(static_cast<int>(i), [block](const torch::Tensor& in) { return block->forward(in); }, x);
   }
   // The LM head is the token embedding (tied): one parameter, two uses.
-  return torch::nn::functional::linear(ln_f_(x), wte_->weight);
+  return torch::linear(ln_f_(x), wte_->weight);
 }
 
 }  // namespace dtbench::models

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "models/linear.h"
 
 namespace dtbench::models {
 
@@ -30,7 +31,7 @@ torch::Tensor TransformerLmImpl::forward(torch::Tensor tokens) {
   auto pos = torch::arange(seq, tokens.options().dtype(torch::kLong));
   auto x = tokens_(tokens) + positions_(pos).unsqueeze(0);  // [batch, seq, width]
   x = encoder_->forward(x.transpose(0, 1)).transpose(0, 1);  // the C++ encoder is seq-first
-  return head_(norm_(x));
+  return linear(head_, norm_(x));
 }
 
 }  // namespace dtbench::models
