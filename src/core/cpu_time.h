@@ -8,4 +8,11 @@ namespace dtbench {
 
 double process_cpu_seconds();
 
+// Seconds of CPU the hypervisor took from this machine's virtual CPUs so
+// far, summed over them ("steal" in /proc/stat); -1 where the kernel does
+// not report it. Over an interval, time a process was ready to run but its
+// virtual CPU was not: wall time that no work and no wait of the program
+// explains.
+double host_steal_seconds();
+
 }  // namespace dtbench

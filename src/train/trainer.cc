@@ -12,6 +12,7 @@
 #include "compat/amp_compat.h"
 #include "compat/train_compat.h"
 #include "core/allocator.h"
+#include "core/cpu_time.h"
 #include "core/error.h"
 #include "core/host_probe.h"
 #include "device/device.h"
@@ -187,6 +188,7 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
   std::unique_ptr<LossScaler> scaler;
   if (opts.amp == "fp16") scaler = std::make_unique<LossScaler>(LossScalerOptions{}, params.front().device());
   std::int64_t faults_at_start = 0;
+  double cpu_at_start = 0, steal_at_start = -1;
   bool rss_reset = false;
   const bool delayed = opts.inject_delay_rank == rank && opts.inject_delay_ms > 0;
   const auto delay = std::chrono::duration<double, std::milli>(opts.inject_delay_ms);
@@ -195,6 +197,8 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
     if (probing) strategy->set_compression_probe(true);
     if (it == opts.warmup) {
       faults_at_start = alloc::minor_faults();
+      cpu_at_start = process_cpu_seconds();
+      steal_at_start = host_steal_seconds();
       memory->reset_peak();
       rss_reset = alloc::reset_peak_rss();
     }
@@ -266,6 +270,9 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
     if (it + 1 == total_iters && opts.iters > 0) {
       result.minor_faults_per_iter =
           static_cast<double>(alloc::minor_faults() - faults_at_start) / opts.iters;
+      result.cpu_s_per_iter = (process_cpu_seconds() - cpu_at_start) / opts.iters;
+      const double steal = host_steal_seconds();
+      if (steal >= 0 && steal_at_start >= 0) result.host_steal_s_per_iter = (steal - steal_at_start) / opts.iters;
       const auto m = memory->read();
       result.peak_bytes = m.peak;
       result.reserved_peak_bytes = m.reserved_peak;

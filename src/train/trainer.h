@@ -44,6 +44,12 @@ struct TrainResult {
   // whose allocator returns memory to the kernel each iteration shows
   // thousands here (core/allocator.h).
   double minor_faults_per_iter = 0;
+  // This process's CPU seconds (user + system, every thread) per timed
+  // iteration, and the host's steal seconds (core/cpu_time.h; -1 where not
+  // reported) over the same iterations: beside the wall time they tell
+  // work from waiting and from a virtual machine's lost time.
+  double cpu_s_per_iter = 0;
+  double host_steal_s_per_iter = -1;
   // --amp fp16: optimizer steps skipped for inf/nan gradients (warm-up
   // included) and the loss scale at the end; 0 otherwise.
   int64_t amp_skipped_steps = 0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The "no ddp" baseline and a 1-rank ddp row must do the same work apart from
-# what the reducer adds (issue 19). Checks, on real processes:
+# what the reducer adds. Checks, on real processes:
 #  1. Same resources: every row of a sweep records the same threads per rank
 #     and allocator settings; without --threads a 1,2-rank sweep gives the
 #     1-rank rows the threads of the 2-rank row; a row that oversubscribes
@@ -9,29 +9,37 @@
 #     within 2x (+500) of ddp's. The negative control (DTBENCH_MALLOC=default,
 #     glibc's dynamic thresholds, resnet50 64x64) must trip this check: there
 #     `none` faults its activations in again every iteration.
-#  3. Same time: over 5 interleaved rounds (the sweep's order, the reverse,
-#     ...), median p50 of ddp 1N/1R / none within [0.85, 1.30]. Loose on
-#     purpose (a 2-core VM; for resnet18 32x32 the Reducer's bucket copies and
-#     1-rank allreduce add ~10-15 %); the bug this guards against made `none`
-#     1.3-2.3x slower (ratio 0.43-0.77). The VM's speed drifts between runs:
-#     on 2026-11-25, alone and pinned to one core, single rounds gave ratios
-#     0.80-1.20 (none's forward pass 0.070 s in one process, 0.094 s in the
-#     next, steady over all its iterations), and a CI run beside a build gave
-#     [0.744, 0.884, 1.429]: hence 5 rounds, the lower bound 0.85, and CI runs
-#     this test with nothing beside it (label "timing", .ci/run). The tight
-#     goal (0.98-1.02 on resnet50) is a benchmark: docs/PERFORMANCE.md.
+#  3. Same work: over 5 interleaved rounds (the sweep's order, the reverse,
+#     ...), the median of ddp 1N/1R / none in CPU seconds per iteration
+#     (extras.cpu_s_per_iter: getrusage over the timed iterations) within
+#     [0.85, 1.30], and the same ratio of p50 wall times over the rounds the
+#     machine left alone. Loose on purpose (for resnet18 32x32 the Reducer's
+#     bucket copies and 1-rank allreduce add ~5-17 % here); the bug this
+#     guards against made `none` 1.3-2.3x slower (ratio 0.43-0.77), in CPU
+#     time as in wall time (its page faults are system time). Why CPU time
+#     holds the claim: a CI run, alone in its timing phase, gave wall ratios
+#     [3.343, 1.36, 1.798, 2.458, 0.856] with none's p50 0.37-0.54 s and
+#     ddp's 0.41-1.23 s, where this machine gives 0.15-0.19 s for both (the
+#     CI machine 2.5-7x slower, its speed moving 3x between rounds). A round counts as left alone when `none`
+#     (one thread, nothing to wait for) spent at least 90 % of its p50 on the
+#     CPU and the host's steal (extras.host_steal_s_per_iter) stayed under
+#     5 % of both rows' p50; with fewer than 3 such rounds the wall times are
+#     printed, not compared. CI runs this test with nothing beside it (label
+#     "timing", .ci/run). The tight goal (0.98-1.02 on resnet50) is a
+#     benchmark: docs/PERFORMANCE.md.
 # Usage: baseline_parity.sh path/to/dtbench
 set -eu
 DTBENCH=$1
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 model=(--model resnet18 --image-size 32 --batch-size 32 --iters 8 --warmup 2 --threads 1)
 
-rows() {  # report -> "reducer p50 faults threads malloc" lines
+rows() {  # report -> "reducer p50 faults threads malloc cpu steal" lines (seconds per iteration)
   python3 - "$1" <<'PY'
 import json, sys
 for r in json.load(open(sys.argv[1]))["runs"]:
-    print(r["reducer"], r["summary"]["p50"], r["extras"]["minor_faults_per_iter"],
-          r["threads"], r["malloc"])
+    e = r["extras"]
+    print(r["reducer"], r["summary"]["p50"], e["minor_faults_per_iter"],
+          r["threads"], r["malloc"], e["cpu_s_per_iter"], e["host_steal_s_per_iter"])
 PY
 }
 
@@ -87,24 +95,50 @@ python3 - "$work" <<'PY'
 import statistics, sys
 work = sys.argv[1]
 
-def load(name):
-    return {l.split()[0]: l.split()[1:] for l in open(f"{work}/{name}.rows")}
+def load(name):  # reducer -> (p50, faults, threads, malloc, cpu, steal)
+    rows = {}
+    for l in open(f"{work}/{name}.rows"):
+        f = l.split()
+        rows[f[0]] = (float(f[1]), float(f[2]), f[3], f[4], float(f[5]), float(f[6]))
+    return rows
 
 def faults_ok(r):
-    return float(r["none"][1]) <= 2 * float(r["ddp"][1]) + 500
+    return r["none"][1] <= 2 * r["ddp"][1] + 500
 
-ratios = []
+def lost(row):  # shares of the p50: beyond the process's CPU time; the host's steal
+    p50, _, _, _, cpu, steal = row
+    return max(0.0, p50 - cpu) / p50, max(0.0, steal) / p50
+
+wall, cpu, quiet, report = [], [], [], []
 for k in (1, 2, 3, 4, 5):
     r = load(f"r{k}")
     assert set(r) == {"none", "ddp"}, r
-    assert r["none"][2:] == r["ddp"][2:], ("threads/malloc differ", r)
+    assert r["none"][2:4] == r["ddp"][2:4], ("threads/malloc differ", r)
     assert faults_ok(r), ("none faults more than ddp", r)
-    ratios.append(float(r["ddp"][0]) / float(r["none"][0]))
+    wall.append(r["ddp"][0] / r["none"][0])
+    cpu.append(r["ddp"][4] / r["none"][4])
+    # `none` runs one thread with nothing to wait for: wall time beyond its
+    # CPU time, or any steal, is the machine's, not the program's.
+    none_wait, none_steal = lost(r["none"])
+    _, ddp_steal = lost(r["ddp"])
+    calm = none_wait < 0.10 and max(none_steal, ddp_steal) < 0.05
+    if calm:
+        quiet.append(wall[-1])
+    report.append(f"r{k}: wall {wall[-1]:.3f} cpu {cpu[-1]:.3f} none waits {none_wait:.0%}"
+                  f" steal {none_steal:.0%}/{ddp_steal:.0%}{'' if calm else ' (machine busy)'}")
+print("rounds (ddp 1N/1R / none):", "; ".join(report))
 ctl = load("ctl")
 assert ctl["none"][3] == "default", ctl
-assert float(ctl["none"][1]) > 1000, ("negative control: glibc defaults should fault in 'none'", ctl)
-m = statistics.median(ratios)
-print(f"ok: ddp 1N/1R / none per round {[round(x, 3) for x in ratios]}, median {m:.3f};"
-      f" control (DTBENCH_MALLOC=default) faults none {ctl['none'][1]} vs ddp {ctl['ddp'][1]}")
-assert 0.85 <= m <= 1.30, f"ddp/none median ratio {m:.3f} outside [0.85, 1.30]"
+assert ctl["none"][1] > 1000, ("negative control: glibc defaults should fault in 'none'", ctl)
+m_cpu = statistics.median(cpu)
+print(f"ok: control (DTBENCH_MALLOC=default) faults none {ctl['none'][1]} vs ddp {ctl['ddp'][1]}")
+assert 0.85 <= m_cpu <= 1.30, f"ddp/none median CPU-time ratio {m_cpu:.3f} outside [0.85, 1.30]"
+print(f"ok: CPU seconds per iteration, ddp / none median {m_cpu:.3f}")
+if len(quiet) >= 3:
+    m = statistics.median(quiet)
+    assert 0.85 <= m <= 1.30, f"ddp/none median wall-time ratio {m:.3f} outside [0.85, 1.30] over {len(quiet)} quiet rounds"
+    print(f"ok: wall time, ddp / none median {m:.3f} over {len(quiet)} quiet rounds")
+else:
+    print(f"note: wall time not compared: the machine took time from {5 - len(quiet)} of 5 rounds"
+          f" (wall ratios {[round(x, 3) for x in wall]}); the CPU-time ratio holds the claim")
 PY

@@ -173,6 +173,8 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   res.last_loss = result.last_loss;
   res.compression = result.compression;
   res.minor_faults_per_iter = result.minor_faults_per_iter;
+  res.cpu_s_per_iter = result.cpu_s_per_iter;
+  res.host_steal_s_per_iter = result.host_steal_s_per_iter;
   res.amp = opts.amp;
   res.amp_skipped_steps = result.amp_skipped_steps;
   res.amp_final_scale = result.amp_final_scale;
@@ -273,6 +275,8 @@ nlohmann::ordered_json run_extras_json(const DdpBenchResult& r) {
                            {"param_elements", r.param_elements},
                            {"malloc", alloc::current().mode},
                            {"minor_faults_per_iter", r.minor_faults_per_iter},
+                           {"cpu_s_per_iter", r.cpu_s_per_iter},
+                           {"host_steal_s_per_iter", r.host_steal_s_per_iter},
                            {"buffers_compared", r.buffers_compared},
                            {"flush_denormal", r.flush_denormal}};
   j["device"] = r.device;

@@ -26,6 +26,8 @@ struct DdpBenchResult {
   long long param_tensors = 0, param_elements = 0;
   train::CompressionStats compression;  // dtype "none" without --compression
   double minor_faults_per_iter = 0;     // rank 0's, timed iterations
+  double cpu_s_per_iter = 0;            // rank 0's process, timed iterations
+  double host_steal_s_per_iter = -1;    // rank 0's host, timed iterations (-1: not reported)
   std::string amp = "none";
   long long amp_skipped_steps = 0;      // --amp fp16
   double amp_final_scale = 0;
