@@ -185,10 +185,12 @@ Action register_project(CLI::App& app) {
   cmd->add_option("--backward-ms", f->backward_ms, "One rank's backward compute, ms (with --model)");
   cmd->add_option("--optimizer-ms", f->optimizer_ms, "One rank's optimizer step, ms (with --model)");
   cmd->add_option("--tflops", f->tflops,
-                  "Instead of --forward-ms/--backward-ms (with --model): achieved training TFLOP/s per rank; forward "
-                  "= 2 x the shapes' multiply-adds x batch / rate, backward twice that");
+                  "Instead of --forward-ms/--backward-ms (with --model): achieved training TFLOP/s of one rank over the "
+                  "whole step, as a 1-rank row's: 6 x the shapes' multiply-adds x batch / rate = forward + backward + "
+                  "--optimizer-ms, backward twice forward");
   cmd->add_option("--peak-tflops", f->peak_tflops, "With --mfu, instead of --tflops: the rank's peak TFLOP/s");
-  cmd->add_option("--mfu", f->mfu, "With --peak-tflops: the model FLOPs utilisation achieved, a fraction (0.4 = 40 %)");
+  cmd->add_option("--mfu", f->mfu, "With --peak-tflops: the model FLOPs utilisation of one rank's whole step (a 1-rank row's mfu), a "
+                  "fraction (0.4 = 40 %)");
   cmd->add_option("--ddp-overhead-ms", f->ddp_overhead_ms,
                   "DDP's fixed cost per iteration at 1 rank, ms (with --model; 1-rank DDP - no ddp)")
       ->capture_default_str();

@@ -62,6 +62,14 @@ class Model {
 struct UnitShape {
   double param_elements = 0;
   double forward_macs = 0;
+  // A block's parameter tensors (elements each, in the order forward uses
+  // them): gradients
+  // are bucketed tensor by tensor, never split. Empty: one tensor.
+  std::vector<double> tensors;
+  // The root: the elements of an untied LM head (Llama's output), whose
+  // gradient backward makes first; 0 where the head is tied to the
+  // embedding (GPT-2: that gradient is complete at the end of backward).
+  double head_elements = 0;
 };
 
 struct ModelEntry {

@@ -127,11 +127,14 @@ double llama_forward_macs(const ModelOptions& o, int64_t seq_len) {
 
 namespace {
 
-// The root (its elements and the head's multiply-adds) and `layers` equal blocks.
-std::vector<UnitShape> root_and_blocks(double root_elements, double head_macs, int64_t layers,
-                                       double block_elements, double block_macs) {
-  std::vector<UnitShape> out{{root_elements, head_macs}};
-  for (int64_t l = 0; l < layers; ++l) out.push_back({block_elements, block_macs});
+// The root (its elements, the head's multiply-adds and an untied head's
+// elements) and `layers` equal blocks of `tensors`.
+std::vector<UnitShape> root_and_blocks(double root_elements, double head_macs, double head_elements,
+                                       int64_t layers, const std::vector<double>& tensors, double block_macs) {
+  double block_elements = 0;
+  for (double t : tensors) block_elements += t;
+  std::vector<UnitShape> out{{root_elements, head_macs, {}, head_elements}};
+  for (int64_t l = 0; l < layers; ++l) out.push_back({block_elements, block_macs, tensors, 0});
   return out;
 }
 
@@ -140,9 +143,10 @@ std::vector<UnitShape> root_and_blocks(double root_elements, double head_macs, i
 std::vector<UnitShape> gpt_unit_shapes(const ModelOptions& o, int64_t seq_len) {
   const double c = static_cast<double>(o.width), t = static_cast<double>(seq_len);
   const double v = static_cast<double>(o.vocab), pos = static_cast<double>(o.positions);
-  // wte (tied with the head) + wpe + ln_f; a block: 12c^2 + 13c.
-  return root_and_blocks(v * c + pos * c + 2 * c, t * v * c, o.layers, 12 * c * c + 13 * c,
-                         t * 12 * c * c + 2 * c * t * t);
+  // wte (tied with the head) + wpe + ln_f; a block: 12c^2 + 13c, as
+  // ln_1, c_attn, attn c_proj, ln_2, c_fc, mlp c_proj (weights, biases).
+  const std::vector<double> block{c, c, 3 * c * c, 3 * c, c * c, c, c, c, 4 * c * c, 4 * c, 4 * c * c, c};
+  return root_and_blocks(v * c + pos * c + 2 * c, t * v * c, 0, o.layers, block, t * 12 * c * c + 2 * c * t * t);
 }
 
 std::vector<UnitShape> llama_unit_shapes(const ModelOptions& o, int64_t seq_len) {
@@ -150,8 +154,10 @@ std::vector<UnitShape> llama_unit_shapes(const ModelOptions& o, int64_t seq_len)
                kv = static_cast<double>(kv_width(o)), f = static_cast<double>(llama_ffn_hidden(o.width)),
                v = static_cast<double>(o.vocab);
   const double weights = 2 * w * w + 2 * w * kv + 3 * w * f;
-  // Embedding + untied head + final norm; a block: its weights and 2 norms.
-  return root_and_blocks(2 * v * w + w, t * v * w, o.layers, weights + 2 * w, t * weights + 2 * w * t * t);
+  // Embedding + untied head + final norm; a block: input norm, q, k, v, o,
+  // post-attention norm, gate, up, down.
+  const std::vector<double> block{w, w * w, w * kv, w * kv, w * w, w, w * f, w * f, w * f};
+  return root_and_blocks(2 * v * w + w, t * v * w, v * w, o.layers, block, t * weights + 2 * w * t * t);
 }
 
 const std::vector<ModelEntry>& model_registry() {

@@ -43,7 +43,8 @@ MemoryFigures memory_per_rank(Strategy s, double psi, const FsdpUnitSizes& units
       m.parameters = 4 * psi;
       m.gradients = 4 * psi / n;
       m.optimizer = 4 * k * psi / n;
-      m.buffers = std::min(4 * psi, 2 * o.bucket_cap_bytes);  // a bucket filling, one reducing
+      // A bucket filling, one reducing.
+      m.buffers = std::min(4 * psi, o.zero2_live_bucket_bytes > 0 ? o.zero2_live_bucket_bytes : 2 * o.bucket_cap_bytes);
       m.made_in_backward = m.gradients;  // the shards' gradients: dropped by zero_grad, made by the reductions
       break;
     case Strategy::kFsdp: {

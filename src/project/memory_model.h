@@ -24,6 +24,12 @@ struct MemoryOptions {
   // ZeRO-2's gradient buckets; 0 in ProjectOptions: the profile's (or the
   // re-bucketing) cap.
   double bucket_cap_bytes = 25.0 * 1024 * 1024;
+  // zero2: the most two buckets adjacent in launch order hold together (a
+  // bucket filling while the one before reduces, shard_buckets.h), from the
+  // projection's bucket list: a bucket never splits a tensor, so a tensor
+  // above the cap is a bucket of its own (llama3-8b's 2.1 GB head). 0: two
+  // caps.
+  double zero2_live_bucket_bytes = 0;
   double fusion_buffer_bytes = 128.0 * 1024 * 1024;  // horovod: the fusion threshold
 };
 

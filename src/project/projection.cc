@@ -35,8 +35,11 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
   for (const auto& g : profile.grads) total += g.bytes;
   if (!(total > 0)) throw UsageError(fmt::format("{}: the profile has no gradient bytes", profile.source));
   const auto buckets = projection_buckets(profile, opts);
-  double largest = 0;
-  for (const auto& b : buckets) largest = std::max(largest, b.bytes);
+  double largest = 0, live_pair = 0;
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    largest = std::max(largest, buckets[i].bytes);
+    live_pair = std::max(live_pair, buckets[i].bytes + (i > 0 ? buckets[i - 1].bytes : 0.0));
+  }
 
   const Strategy strategy = opts.strategy;
   if (strategy != Strategy::kDdp) {
@@ -55,6 +58,7 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
   MemoryOptions memory = opts.memory;
   if (!(memory.bucket_cap_bytes > 0))
     memory.bucket_cap_bytes = opts.rebucket ? opts.rebucket->cap_bytes : profile.buckets.cap_bytes;
+  if (!(memory.zero2_live_bucket_bytes > 0)) memory.zero2_live_bucket_bytes = live_pair;
   memory.fusion_buffer_bytes = opts.horovod.threshold_bytes;
   // Horovod's gradients one by one: measured buckets spread as for re-bucketing.
   const auto horovod_items =
@@ -86,10 +90,16 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
       own.fixed_s = std::max(0.0, mine->seconds - profile.baseline_s);
       fixed_from = from;
     }
-    if (mine->peak_bytes >= 0) {
-      activations = profile.rescale_calibrated(
-          std::max(0.0, mine->peak_bytes - memory_per_rank(strategy, psi, units, 1, memory, 0).beside_activations()));
+    // Its activations: the peak less what backward holds beside them, where
+    // the peak was backward's. A peak no higher than the step's moment (every
+    // model state, the buffers kept, AdamW's temporaries) may be that
+    // moment, which hides the activations: the profile's stay.
+    const auto at_one = memory_per_rank(strategy, psi, units, 1, memory, 0);
+    if (mine->peak_bytes > at_one.after_backward()) {
+      activations = profile.rescale_calibrated(mine->peak_bytes - at_one.beside_activations());
       activations_from = from;
+    } else if (mine->peak_bytes >= 0) {
+      activations_from += fmt::format(" (the {} peaked in the optimizer's step, which hides its activations)", from);
     }
   }
 

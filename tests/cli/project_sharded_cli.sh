@@ -61,6 +61,25 @@ assert seen == {"ddp", "horovod", "zero1", "zero2", "fsdp"}
 assert by[("horovod", 8)]["memory"]["buffers_bytes"] == 128 * 2**20   # Horovod's fusion buffer
 assert not by[("ddp", 8)]["memory"]["fits"] and by[("ddp", 8)]["memory"]["largest_batch"] == 0   # 150 GB of states
 assert by[("fsdp", 8)]["memory"]["fits"] and by[("fsdp", 8)]["memory"]["largest_batch"] >= 2
+# The gradients tensor by tensor (llama3-8b: width w 4,096, key/value width
+# 1,024, MLP f 14,336, vocabulary v 128,256, 32 blocks). Backward makes the
+# untied head's gradient first, after the head's multiply-adds t*v*w of the
+# forward's t*(32*(2w^2 + 2w*1024 + 3w*f) + v*w) + 2*32*w*t^2 (t = 8,192):
+# 0.0544269 of the 1,850 ms backward = 100.690 ms. Its 525,336,576 elements
+# (2,101,346,304 B) fill the first bucket (1 MiB cap) alone. Each block in
+# reverse then gives six buckets (25 MiB cap, closed once reached): down,
+# up, gate (234,881,024 B each), norm + o, v + k, q, its input norm (16 KiB)
+# opening the next block's down; the last holds block 0's input norm with
+# the embedding and final norm: 1 + 32 * 6 + 1 = 194 buckets. zero2 holds
+# two buckets adjacent in launch order at most: the head's and the last
+# block's down, 2,101,346,304 + 234,881,024 = 2,336,227,328 B (two 25 MiB
+# caps were 52,428,800).
+buckets = d["profile"]["buckets"]
+assert len(buckets) == 194 and by[("ddp", 8)]["buckets"] == 194, len(buckets)
+assert buckets[0]["bytes"] == 2101346304 and abs(buckets[0]["ready_s"] - 0.100690) < 1e-5, buckets[0]
+assert buckets[1]["bytes"] == 234881024, buckets[1]
+for n in (8, 64, 512):
+    assert by[("zero2", n)]["memory"]["buffers_bytes"] == 2336227328, by[("zero2", n)]["memory"]
 # More ranks: FSDP's states shrink, its communication grows.
 assert by[("fsdp", 512)]["memory"]["model_state_bytes"] < by[("fsdp", 8)]["memory"]["model_state_bytes"]
 assert by[("fsdp", 512)]["comm_s"] > by[("fsdp", 8)]["comm_s"]
@@ -174,22 +193,25 @@ assert a[("zero2", 2)]["comm_s"] != b[("zero2", 2)]["comm_s"], (a[("zero2", 2)],
 PY
 check "allgather sweep: used for the gathers only, named in table and JSON" $? "$(cat projag.err projar.err)"
 
-# Forward and backward from an achieved rate instead of phase times: GPT-2
-# small at 1024 tokens is 142,406,400 multiply-adds per token
-# (12·L·w² + V·w + 2·L·w·T), so 8 sequences at 100 TFLOP/s take
-# 2 × 145,824,153,600 × 8 / 1e14 s forward and twice that backward; 250
-# TFLOP/s peak at 40 % MFU is the same rate.
+# Forward and backward from an achieved rate instead of phase times, the
+# rate over the whole step as a 1-rank row's mfu counts it: GPT-2 small at
+# 1024 tokens is 142,406,400 multiply-adds per token (12·L·w² + V·w +
+# 2·L·w·T), so 8 sequences at 100 TFLOP/s take 6 × 145,824,153,600 × 8 /
+# 1e14 = 69.9956 ms for forward, backward and the 5 ms step: forward
+# (69.9956 − 5) / 3 = 21.6652 ms, backward twice that; 250 TFLOP/s peak at
+# 40 % MFU is the same rate.
 r=(--model gpt2 --seq-len 1024 --batch-size 8 --optimizer-ms 5 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2)
 "$DT" project "${r[@]}" --tflops 100 --json rate1.json >rate1.out 2>&1 &&
   "$DT" project "${r[@]}" --peak-tflops 250 --mfu 0.4 --json rate2.json >rate2.out 2>&1 &&
 python3 - <<'PY'
 import json
 a, b = (json.load(open(f))["profile"] for f in ("rate1.json", "rate2.json"))
-fwd = 2 * 145824153600 * 8 / 1e14
+fwd = (6 * 145824153600 * 8 / 1e14 - 0.005) / 3
+assert abs(fwd - 0.0216652) < 1e-7, fwd
 assert abs(a["forward_s"] / fwd - 1) < 1e-9 and abs(a["backward_s"] / (2 * fwd) - 1) < 1e-9, a
 assert abs(b["forward_s"] / a["forward_s"] - 1) < 1e-9 and abs(a["optimizer_s"] - 0.005) < 1e-12, b
 PY
-check "--tflops and --peak-tflops x --mfu: forward = 2 x multiply-adds x batch / rate, backward twice" $? "$(cat rate1.out rate2.out | tail -n 4)"
+check "--tflops and --peak-tflops x --mfu: the whole step = 6 x multiply-adds x batch / rate, backward twice forward" $? "$(cat rate1.out rate2.out | tail -n 4)"
 
 # Bad inputs: one line, exit 2, no report.
 m=(--model gpt2 --forward-ms 1 --backward-ms 2 --optimizer-ms 1 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2)
@@ -213,6 +235,7 @@ expect_bad "a rate both ways" -m "give the achieved rate as --tflops, or as --pe
 expect_bad "an MFU without a peak" -m "--peak-tflops and --mfu go together (the achieve" --model gpt2 --optimizer-ms 1 --mfu 0.5 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 expect_bad "an MFU above 1" -m "--peak-tflops must be positive and --mfu a fract" --model gpt2 --optimizer-ms 1 --peak-tflops 200 --mfu 40 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 expect_bad "a rate without the optimizer's time" -m "--tflops gives forward and backward; the optimiz" --model gpt2 --tflops 100 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "an optimizer step longer than the step" -m "--optimizer-ms 80 is the whole step at that rate (69.9" --model gpt2 --seq-len 1024 --batch-size 8 --optimizer-ms 80 --tflops 100 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 expect_bad "a zero rate" -m "--tflops must be positive" --model gpt2 --optimizer-ms 1 --tflops 0 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 expect_bad "a rate with a report" -m "--tflops: options of --model; a --profile report" --profile profile.json --tflops 100 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 expect_bad "negative fusion threshold" -m "--fusion-threshold-mb must not be negative and -" "${m[@]}" --reducer horovod --fusion-threshold-mb -2

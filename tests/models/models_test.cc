@@ -245,10 +245,22 @@ TEST(Models, UnitShapesAreTheModelsFsdpUnits) {
     double in_blocks = 0;
     for (std::size_t b = 0; b < units.size(); ++b) {
       double n = 0;
-      for (const auto& p : units[b]->parameters()) n += static_cast<double>(p.numel());
+      std::vector<double> tensors;  // the block's parameter tensors (registered in its own order)
+      for (const auto& p : units[b]->parameters()) {
+        n += static_cast<double>(p.numel());
+        tensors.push_back(static_cast<double>(p.numel()));
+      }
       EXPECT_DOUBLE_EQ(shapes[b + 1].param_elements, n);
+      // The shapes list them in the order forward uses them (Llama registers
+      // its norms last): the same tensors.
+      auto listed = shapes[b + 1].tensors;
+      std::sort(listed.begin(), listed.end());
+      std::sort(tensors.begin(), tensors.end());
+      EXPECT_EQ(listed, tensors);
       in_blocks += n;
     }
+    // Llama's head is untied (vocabulary x width), GPT-2's tied to its embedding.
+    EXPECT_DOUBLE_EQ(shapes[0].head_elements, name == "gpt2" ? 0.0 : 50.0 * 16);
     EXPECT_DOUBLE_EQ(shapes[0].param_elements, elements - in_blocks);
   }
 }

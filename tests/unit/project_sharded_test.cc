@@ -236,6 +236,58 @@ TEST(ShardedTime, FsdpByHand) {
   EXPECT_DOUBLE_EQ(reduced, 3 * 400);
 }
 
+// zero2 holds a bucket filling and the one before it reducing, whole: a
+// gradient item above the cap is a bucket of its own. Items (bytes, ready):
+// 300e6 fills the first bucket (1 MiB cap) alone, three of 10e6 the second
+// (30e6 >= 25 MiB), 50e6 the third: the most two adjacent buckets hold is
+// 300e6 + 30e6 = 330e6, under 4 Psi = the 380e6 of gradients; two caps
+// would say 52,428,800.
+TEST(ShardedProjection, Zero2HoldsTwoWholeBuckets) {
+  auto p = profile_for_schedules();
+  p.grads = {{300e6, 0.5}, {10e6, 1.0}, {10e6, 1.5}, {10e6, 2.0}, {50e6, 2.5}};
+  p.parameters = 0;  // Psi from the gradients: 95e6
+  ProjectOptions o;
+  o.net.intra = {1e-6, 1e11, {}, "", {}};
+  o.world_sizes = {4};
+  o.strategy = Strategy::kZero2;
+  const auto rows = project(p, o);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].buckets, 3);
+  EXPECT_DOUBLE_EQ(rows[0].memory.buffers, 330e6);
+  o.memory.zero2_live_bucket_bytes = 1e6;  // stated: taken as it is
+  EXPECT_DOUBLE_EQ(project(p, o)[0].memory.buffers, 1e6);
+}
+
+// A 1-rank row of the strategy calibrates its activations as its peak less
+// what backward holds beside them, only where the peak was backward's.
+// zero2 with AdamW, Psi = 2e8 (two items of 4e8 bytes, each a bucket): at
+// one rank parameters 8e8, gradients 8e8 (made in backward), AdamW's states
+// 16e8, buckets 8e8: backward holds 3.2e9 beside the activations; the
+// step's moment holds the 3.2e9 of model states and sqrt(v), 8e8: 4.0e9. A
+// row peaking at 4.0e9 peaked in the step (its activations could be
+// anything up to 8e8): the profile's 1e8 stay. At 4.5e9 the peak was
+// backward's: 1.3e9 of activations.
+TEST(ShardedProjection, CalibratesActivationsOnlyFromABackwardPeak) {
+  auto p = profile_for_schedules();
+  p.grads = {{4e8, 1.0}, {4e8, 2.0}};
+  p.activation_bytes = 1e8;
+  ProjectOptions o;
+  o.net.intra = {1e-6, 1e11, {}, "", {}};
+  o.world_sizes = {1};
+  o.strategy = Strategy::kZero2;
+  o.memory.optimizer_states = 2;
+  p.one_rank = {{"zero2", 1, 3.5, 4.0e9, 2, 0}};
+  auto row = project(p, o)[0];
+  EXPECT_DOUBLE_EQ(row.memory.beside_activations(), 3.2e9);
+  EXPECT_DOUBLE_EQ(row.memory.after_backward(), 4.0e9);
+  EXPECT_DOUBLE_EQ(row.memory.activations, 1e8);
+  EXPECT_NE(row.activations_from.find("peaked in the optimizer's step"), std::string::npos) << row.activations_from;
+  p.one_rank = {{"zero2", 1, 3.5, 4.5e9, 2, 0}};
+  row = project(p, o)[0];
+  EXPECT_DOUBLE_EQ(row.memory.activations, 1.3e9);
+  EXPECT_EQ(row.activations_from, "1-rank zero2 row");
+}
+
 TEST(ShardedProjection, RowsMemoryAndRefusals) {
   auto p = profile_for_schedules();
   p.grads = {{4e8, 1.0}, {4e8, 2.0}};

@@ -114,11 +114,21 @@ project::ComputeProfile model_profile(const ProjectFlags& f) {
   double param_elements = 0;
   if (entry.unit_shapes) {
     // A decoder by its shapes, not made (llama3-70b would take 280 GB): its
-    // blocks in forward order, then the head (the root unit's compute).
+    // blocks' tensors in forward order (a gradient is bucketed whole; a
+    // block's compute shared by its tensors' elements), then the head (the
+    // root unit's compute). Backward makes an untied head's gradient first;
+    // the rest of the root (the embedding, a tied head) is ready at the end.
     const auto units = entry.unit_shapes(entry.defaults, f.seq_len);
     for (const auto& u : units) param_elements += u.param_elements;
-    for (std::size_t i = 1; i < units.size(); ++i) layers.push_back({units[i].forward_macs, units[i].param_elements});
-    layers.push_back({units[0].forward_macs, 0});  // the head's gradients: the root's, ready at the end
+    for (std::size_t i = 1; i < units.size(); ++i) {
+      const auto& u = units[i];
+      if (u.tensors.empty()) {
+        layers.push_back({u.forward_macs, u.param_elements});
+        continue;
+      }
+      for (double t : u.tensors) layers.push_back({u.forward_macs * t / u.param_elements, t});
+    }
+    layers.push_back({units[0].forward_macs, units[0].head_elements});
     p.units = unit_work(units);
   } else {
     train::TrainOptions t;
@@ -136,15 +146,24 @@ project::ComputeProfile model_profile(const ProjectFlags& f) {
   if (entry.input == models::InputKind::kTokens) p.tokens_per_example = f.seq_len;
   p.forward_s = f.forward_ms / 1e3;
   p.backward_s = f.backward_ms / 1e3;
+  p.optimizer_s = f.optimizer_ms / 1e3;
   if (by_rate) {
-    // Training FLOPs: 2 per multiply-add forward, twice that backward (the
-    // 6N per token of the scaling-law papers, attention included).
+    // The rate over the whole step, as a 1-rank train row's achieved
+    // TFLOP/s and mfu count it (and torchtitan's): the training FLOPs, 2 per
+    // multiply-add forward and twice that backward (the 6N per token of the
+    // scaling-law papers, attention included), over forward, backward and
+    // the optimizer's step. The step's own time comes out; the rest is
+    // forward and backward, 1 : 2.
     double macs = 0;
     for (const auto& l : layers) macs += l.macs;
-    p.forward_s = 2 * macs * static_cast<double>(f.batch_size) / (achieved * 1e12);
+    const double step_s = 6 * macs * static_cast<double>(f.batch_size) / (achieved * 1e12);
+    if (!(step_s > p.optimizer_s))
+      throw UsageError(fmt::format("--optimizer-ms {} is the whole step at that rate ({:.3f} ms for forward, backward "
+                                   "and the step): the rate counts all three",
+                                   f.optimizer_ms, step_s * 1e3));
+    p.forward_s = (step_s - p.optimizer_s) / 3;
     p.backward_s = 2 * p.forward_s;
   }
-  p.optimizer_s = f.optimizer_ms / 1e3;
   p.fixed_s = f.ddp_overhead_ms / 1e3;
   p.threads = f.threads;
   p.parameters = param_elements;
