@@ -1,7 +1,7 @@
 """The GPU run's machinery: steps as data, run under one clock with a budget
 per part, their output logged, what they found kept whatever cuts a part
-short. bench/gpu/parts.py holds what each part runs; bench/gpu/run.py the
-command line."""
+short. bench/gpu/parts.py lists the parts (each a plan of steps and a
+summary, in part_*.py); bench/gpu/run.py the command line."""
 import json
 import os
 import shlex
