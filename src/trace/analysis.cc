@@ -18,7 +18,7 @@ bool is_phase(const Event& e, Phase p) {
 
 struct IterationSets {
   Interval window;
-  std::vector<Interval> compute, comm;
+  std::vector<Interval> compute, comm, in_call;
 };
 
 // Compute and communication intervals of each iteration of one rank.
@@ -42,9 +42,13 @@ std::map<int, IterationSets> iteration_sets(const RankTimeline& t) {
              is_phase(e, Phase::kBroadcast) ||
              (e.kind == EventKind::kStage && e.sub != static_cast<int>(Stage::kNegotiate)))
       s.comm.push_back(iv);
+    else if (e.kind == EventKind::kInCall)
+      s.in_call.push_back(iv);
   }
+  // The model's thread inside a launching call (a blocking backend's whole
+  // collective) computed nothing then, whatever phase span holds it.
   for (auto& [_, s] : out) {
-    s.compute = merge(std::move(s.compute));
+    s.compute = subtract(merge(std::move(s.compute)), merge(std::move(s.in_call)));
     s.comm = merge(std::move(s.comm));
   }
   return out;
@@ -64,6 +68,20 @@ std::vector<Interval> merge(std::vector<Interval> v) {
       out.back().end = std::max(out.back().end, i.end);
     else
       out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<Interval> subtract(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  std::size_t j = 0;
+  for (auto i : a) {
+    while (j < b.size() && b[j].end <= i.begin) ++j;
+    for (std::size_t k = j; k < b.size() && b[k].begin < i.end; ++k) {
+      if (b[k].begin > i.begin) out.push_back({i.begin, b[k].begin});
+      i.begin = std::max(i.begin, b[k].end);
+    }
+    if (i.end > i.begin) out.push_back(i);
   }
   return out;
 }

@@ -17,6 +17,8 @@ struct Interval {
 };
 // Sorted, with overlapping and touching intervals joined; empty ones dropped.
 std::vector<Interval> merge(std::vector<Interval> v);
+// The parts of merged `a` outside merged `b` (merged).
+std::vector<Interval> subtract(const std::vector<Interval>& a, const std::vector<Interval>& b);
 // Total length of merged intervals.
 double length(const std::vector<Interval>& merged);
 // Length of the intersection of two merged interval lists.
@@ -26,7 +28,9 @@ double intersection(const std::vector<Interval>& a, const std::vector<Interval>&
 struct IterationBreakdown {
   int rank = 0, iteration = 0;
   double wall = 0;       // the iteration's span
-  double compute = 0;    // |forward ∪ backward's compute ∪ optimizer ∪ casts|
+  // |forward ∪ backward's compute ∪ optimizer ∪ casts| less the time the
+  // model's thread spent inside launching calls (a blocking collective)
+  double compute = 0;
   double comm = 0;       // |collectives ∪ buffer broadcast|
   double overlapped = 0; // |comm ∩ compute|
   double exposed = 0;    // comm - overlapped

@@ -15,6 +15,8 @@ namespace {
 using Json = nlohmann::ordered_json;
 constexpr int kTrainingTid = 1;
 constexpr int kCommTid = 2;
+// A launching call that held the model's thread this long or longer is drawn.
+constexpr double kInCallDrawnUs = 50;
 
 std::string bucket_name(const Event& e) {
   return fmt::format("bucket {} ({:.2f} MiB {})", e.bucket, e.bytes / 1048576.0,
@@ -60,6 +62,15 @@ Json chrome_trace(const std::vector<RankTimeline>& ranks, const TraceMeta& meta)
           break;
         case EventKind::kBackwardCompute:
           break;  // analysis input; the backward phase shows it
+        case EventKind::kInCall:
+          // Drawn where the call held the thread (a blocking backend), not
+          // for every launch that returned at once.
+          if (e.duration_us() >= kInCallDrawnUs)
+            events.push_back({{"name", fmt::format("in {} call {}", e.sub == static_cast<int>(EventKind::kAllGather)
+                                                                        ? "all-gather" : "collective", e.bucket)},
+                              {"cat", "in call"}, {"ph", "X"}, {"pid", pid}, {"tid", kTrainingTid}, {"ts", ts},
+                              {"dur", e.duration_us()}, {"args", {{"iteration", e.iteration}}}});
+          break;
         case EventKind::kCast:
           events.push_back({{"name", fmt::format("cast bucket {}", e.bucket)}, {"cat", "compression"},
                             {"ph", "X"}, {"pid", pid}, {"tid", kTrainingTid}, {"ts", ts},

@@ -17,6 +17,8 @@ enum class EventKind : int {
   kStage = 6,            // `sub` = Stage of a fused group (horovod): negotiation, memcpy in/out
   kAllGather = 7,        // a sharded strategy's parameter all-gather, launch to completion
                          // (`bucket` = the FSDP unit or ZeRO bucket)
+  kInCall = 8,           // the thread running the model inside the call that launched a collective
+                         // or all-gather (`sub` = 7 for an all-gather, else 1): not computing
 };
 
 struct Event {

@@ -54,12 +54,19 @@ class TrainObserver {
                                  const std::vector<std::size_t>& params) {}
   // That collective completed (any thread: a backend's completion callback).
   virtual void collective_done(int bucket) {}
+  // The call that launched it returned to the thread that runs the model
+  // (a gradient hook in backward, the training loop): from the launch to
+  // here that thread computed nothing; a blocking backend (MPI) runs the
+  // whole collective inside the call. Not called where another thread
+  // launches (horovod's background loop).
+  virtual void collective_returned(int bucket) {}
   // A sharded strategy's all-gather of parameters (--reducer zero1/zero2:
   // bucket `unit`'s after the step; fsdp: unit `unit`'s before its forward
   // or backward, prefetched) starts, filling `bytes` bytes (training thread),
   // and completes (any thread).
   virtual void gather_launch(int unit, std::int64_t bytes) {}
   virtual void gather_done(int unit) {}
+  virtual void gather_returned(int unit) {}  // as collective_returned
   // Compression casts of bucket `bucket` into (launch) and out of (finish)
   // its wire format.
   virtual void cast_begin(int bucket) {}

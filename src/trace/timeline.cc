@@ -96,6 +96,27 @@ void Timeline::collective_launch(int bucket, std::int64_t bytes, WireDType dtype
   e.bytes = bytes;
   e.dtype = static_cast<int>(dtype);
   open_[bucket] = events_.size();
+  in_call_[{static_cast<int>(EventKind::kCollective), bucket}] = e.begin_us;
+  events_.push_back(e);
+}
+
+void Timeline::collective_returned(int bucket) { returned(EventKind::kCollective, bucket); }
+void Timeline::gather_returned(int unit) { returned(EventKind::kAllGather, unit); }
+
+void Timeline::returned(EventKind kind, int index) {
+  if (!recording_) return;
+  const double now = now_us();
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = in_call_.find({static_cast<int>(kind), index});
+  if (it == in_call_.end()) return;  // launched in an iteration that is not recorded
+  Event e;
+  e.kind = EventKind::kInCall;
+  e.sub = static_cast<int>(kind);
+  e.iteration = iteration_;
+  e.bucket = index;
+  e.begin_us = it->second;
+  e.end_us = now;
+  in_call_.erase(it);
   events_.push_back(e);
 }
 
@@ -120,6 +141,7 @@ void Timeline::gather_launch(int unit, std::int64_t bytes) {
   e.dtype = static_cast<int>(WireDType::kFloat32);
   std::lock_guard<std::mutex> lock(mu_);
   open_gathers_[unit] = events_.size();
+  in_call_[{static_cast<int>(EventKind::kAllGather), unit}] = e.begin_us;
   events_.push_back(e);
 }
 

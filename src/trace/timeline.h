@@ -6,6 +6,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "trace/event.h"
@@ -26,8 +27,10 @@ class Timeline : public TrainObserver {
   void collective_launch(int bucket, std::int64_t bytes, WireDType dtype,
                          const std::vector<std::size_t>& params) override;
   void collective_done(int bucket) override;
+  void collective_returned(int bucket) override;
   void gather_launch(int unit, std::int64_t bytes) override;
   void gather_done(int unit) override;
+  void gather_returned(int unit) override;
   void cast_begin(int bucket) override;
   void cast_end(int bucket) override;
   void stage(int bucket, Stage s, double begin_us, double end_us) override;
@@ -55,6 +58,9 @@ class Timeline : public TrainObserver {
   std::vector<Event> events_;
   std::map<int, std::size_t> open_;  // bucket -> its collective in events_
   std::map<int, std::size_t> open_gathers_;  // unit -> its all-gather in events_
+  // (kind, bucket or unit) -> when its launching call began, until it returns
+  std::map<std::pair<int, int>, double> in_call_;
+  void returned(EventKind kind, int index);
 };
 
 }  // namespace dtbench::trace

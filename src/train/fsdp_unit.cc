@@ -77,6 +77,7 @@ void FsdpUnit::gather_async() {
     gather_output_ = flat_.view(gather_as_);
     gather_work_ = comm_.allgather(gather_input_, gather_output_);
   }
+  observer_.gather_returned(index_);
   if (observer_.active())
     gather_work_->on_done([o = &observer_, unit = index_] { o->gather_done(unit); });
   state_ = State::kGathering;
@@ -136,6 +137,7 @@ void FsdpUnit::launch_reduce(int bucket) {
   } else {
     reduce_work_ = comm_.allreduce(grad_flat_, grad_flat_, comm::ReduceOp::kSum);
   }
+  observer_.collective_returned(bucket);
   if (observer_.active())
     reduce_work_->on_done([o = &observer_, bucket] { o->collective_done(bucket); });
 }

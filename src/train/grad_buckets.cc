@@ -116,6 +116,7 @@ void GradBuckets::launch(std::size_t b) {
   if (compression_ == Compression::kNone) {
     observer_.collective_launch(index, bucket.flat.numel() * 4, trace::WireDType::kFloat32, bucket.params);
     bucket.work = comm_.allreduce(bucket.flat, bucket.flat, comm::ReduceOp::kSum);
+    observer_.collective_returned(index);
   } else {
     // Pre-divided by the world size (as PyTorch's fp16 hook does), so the sum
     // is the average and cannot grow past the largest input; float16 is also
@@ -137,6 +138,7 @@ void GradBuckets::launch(std::size_t b) {
     } else {
       bucket.work = comm_.allreduce(bucket.wire, bucket.wire, comm::ReduceOp::kSum);
     }
+    observer_.collective_returned(index);
     if (probe_) {
       bucket.exact = bucket.flat.clone();
       bucket.exact_work = comm_.allreduce(bucket.exact, bucket.exact, comm::ReduceOp::kSum);

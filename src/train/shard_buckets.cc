@@ -104,6 +104,7 @@ void ShardBuckets::launch(std::size_t b) {
   } else {
     bucket.work = comm_.allreduce(bucket.grad_flat, bucket.grad_flat, comm::ReduceOp::kSum);
   }
+  observer_.collective_returned(index);
   if (observer_.active())
     bucket.work->on_done([o = &observer_, index] { o->collective_done(index); });
   ++next_launch_;
@@ -173,6 +174,7 @@ void ShardBuckets::gather_parameters() {
     const int unit = static_cast<int>(b);
     observer_.gather_launch(unit, buckets_[b].param_flat.numel() * 4);
     g.work = comm_.allgather(g.staged, buckets_[b].param_flat);
+    observer_.gather_returned(unit);
     if (observer_.active()) g.work->on_done([o = &observer_, unit] { o->gather_done(unit); });
     if (previous.work) previous.work->wait(comm_.timeout());
     previous = std::move(g);

@@ -47,6 +47,7 @@ class ObservedAllreduceHook : public c10d::CommHookInterface {
                                 wire_dtype_of(buffer), params);
     std::vector<torch::Tensor> tensors{buffer};
     auto future = group_->allreduce(tensors)->getFuture();
+    observer_.collective_returned(index);
     // The Reducer waits for the future returned here: a continuation, so
     // the completion is stamped before the Reducer sees the bucket done (a
     // future wakes its waiters before it runs its callbacks).

@@ -3,7 +3,7 @@
 # trace of every reducer parses, names every rank, holds every bucket's
 # collective (launch and completion) of every traced iteration on every
 # rank; sync shows no overlap, overlap/ddp do on a model with several
-# buckets; an injected 50 ms delay on rank 1 names rank 1 the straggler and
+# buckets, overlap on MPI (blocking calls) does not; an injected 50 ms delay on rank 1 names rank 1 the straggler and
 # grows rank 0's exposed communication by about 50 ms; compare writes one
 # trace per point; bad values get one line and exit 2.
 # Usage: trace_cli.sh path/to/dtbench
@@ -79,6 +79,21 @@ for reducer in ddp overlap sync; do
     fail "$reducer trace: $(tail -5 "$work/$reducer.out") $out"
   fi
 done
+
+# A blocking backend: MPI's allreduce returns when it is done, so the hook
+# that launches it in backward holds the model's thread; nothing overlaps
+# (the phase spans alone said 96 %), and the trace draws the call.
+if "$DTBENCH" ddp "${common[@]}" --reducer overlap --backend mpi --world-sizes 2 --no-baseline \
+     --trace "$work/mpi.json" --trace-iters 3 --json "$work/mpi-report.json" >"$work/mpi.out" 2>&1 &&
+   out=$(check_trace "$work/mpi.1N-2R.json" "$work/mpi-report.json" 1N/2R overlap); then
+  overlap=$(echo "$out" | sed -n 's/^OVERLAP //p')
+  python3 -c "import sys; sys.exit(0 if float('$overlap') < 0.05 else 1)" &&
+    grep -q '"in call"' "$work/mpi.1N-2R.json" &&
+    ok "mpi (blocking): overlap $overlap ~ 0, the calls drawn" ||
+    fail "mpi (blocking): overlap $overlap, expected ~0 with 'in call' slices"
+else
+  fail "mpi trace: $(tail -5 "$work/mpi.out") $out"
+fi
 
 # The no-ddp row has a trace too (compute only), named after the row.
 "$DTBENCH" ddp "${common[@]}" --reducer overlap --world-sizes 1 --trace "$work/base.json" \

@@ -47,6 +47,43 @@ TEST(TraceIntervals, IntersectionOfDisjointNestedAndPartial) {
   EXPECT_DOUBLE_EQ(intersection({}, {{0, 1}}), 0);
 }
 
+TEST(TraceIntervals, SubtractCutsHolesAndEnds) {
+  const auto d = subtract({{0, 10}, {20, 30}}, {{2, 3}, {5, 6}, {9, 21}, {29, 40}});
+  ASSERT_EQ(d.size(), 4u);
+  EXPECT_DOUBLE_EQ(d[0].begin, 0);
+  EXPECT_DOUBLE_EQ(d[0].end, 2);
+  EXPECT_DOUBLE_EQ(d[1].begin, 3);
+  EXPECT_DOUBLE_EQ(d[2].end, 9);
+  EXPECT_DOUBLE_EQ(d[3].begin, 21);
+  EXPECT_DOUBLE_EQ(d[3].end, 29);
+  EXPECT_DOUBLE_EQ(length(subtract({{0, 5}}, {})), 5);
+  EXPECT_DOUBLE_EQ(length(subtract({{0, 5}}, {{0, 5}})), 0);
+}
+
+// A blocking collective (MPI: the call returns when the allreduce is done)
+// launched from a gradient hook inside backward 0-30: the call held the
+// thread 10-15, so nothing computed then. compute 25, comm 5, overlapped 0,
+// exposed 5 (the phase spans alone said 100 % overlapped). The same
+// collective launched without blocking (the call returned at once) is
+// hidden by the compute around it.
+TEST(TraceBreakdown, ABlockingCollectiveIsNotOverlapped) {
+  RankTimeline t;
+  t.events = {of(EventKind::kIteration, 0, 30), phase(Phase::kBackward, 0, 30),
+              of(EventKind::kBackwardCompute, 0, 30), of(EventKind::kCollective, 10, 15, 0),
+              of(EventKind::kInCall, 10, 15, 0)};
+  auto b = breakdown(t)[0];
+  EXPECT_DOUBLE_EQ(b.compute, 25);
+  EXPECT_DOUBLE_EQ(b.comm, 5);
+  EXPECT_DOUBLE_EQ(b.overlapped, 0);
+  EXPECT_DOUBLE_EQ(b.exposed, 5);
+  EXPECT_DOUBLE_EQ(b.idle, 0);
+  EXPECT_DOUBLE_EQ(bucket_stats({t})[0].hidden, 0);
+  t.events.back().end_us = 10.01;  // returned after 0.01: all but that hidden
+  b = breakdown(t)[0];
+  EXPECT_NEAR(b.overlapped, 4.99, 1e-9);
+  EXPECT_NEAR(b.exposed, 0.01, 1e-9);
+}
+
 // Iteration 0..100: forward 0-20, backward 20-60 (last gradient at 50),
 // comm wait 60-80, optimizer 80-90; two collectives 30-55 and 50-75.
 RankTimeline one_rank() {
@@ -192,6 +229,34 @@ TEST(TraceTimeline, RecordsOnlyTheChosenIterationsAndPairsCompletions) {
   EXPECT_EQ(ready, 1);
   EXPECT_EQ(backward_compute, 1);
   EXPECT_EQ(t.incomplete(), 0);
+}
+
+// The launching call's return marks how long it held the model's thread:
+// one kInCall from the launch to the return, for collectives and all-gathers.
+TEST(TraceTimeline, LaunchingCallsThatReturnAreRecorded) {
+  Timeline t(0, 1);
+  t.iteration_begin(0);
+  t.collective_launch(3, 64, WireDType::kFloat32, {});
+  t.collective_done(3);  // a blocking backend: done before the call returns
+  t.collective_returned(3);
+  t.gather_launch(1, 32);
+  t.gather_returned(1);
+  t.gather_done(1);
+  t.collective_returned(7);  // never launched: nothing
+  t.iteration_end(0);
+  std::vector<Event> in_call;
+  double collective_begin = -1;
+  for (const auto& e : t.events()) {
+    if (e.kind == EventKind::kInCall) in_call.push_back(e);
+    if (e.kind == EventKind::kCollective) collective_begin = e.begin_us;
+  }
+  ASSERT_EQ(in_call.size(), 2u);
+  EXPECT_EQ(in_call[0].bucket, 3);
+  EXPECT_EQ(in_call[0].sub, static_cast<int>(EventKind::kCollective));
+  EXPECT_DOUBLE_EQ(in_call[0].begin_us, collective_begin);
+  EXPECT_GE(in_call[0].end_us, in_call[0].begin_us);
+  EXPECT_EQ(in_call[1].bucket, 1);
+  EXPECT_EQ(in_call[1].sub, static_cast<int>(EventKind::kAllGather));
 }
 
 TEST(TraceTimeline, PackRoundTrips) {
