@@ -99,7 +99,7 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
       activations = profile.rescale_calibrated(mine->peak_bytes - at_one.beside_activations());
       activations_from = from;
     } else if (mine->peak_bytes >= 0) {
-      activations_from += fmt::format(" (the {} peaked in the optimizer's step, which hides its activations)", from);
+      activations_from += fmt::format(" (the {} may have peaked in the optimizer's step, which hides its activations)", from);
     }
   }
 

@@ -66,8 +66,11 @@ Json chrome_trace(const std::vector<RankTimeline>& ranks, const TraceMeta& meta)
           // Drawn where the call held the thread (a blocking backend), not
           // for every launch that returned at once.
           if (e.duration_us() >= kInCallDrawnUs)
-            events.push_back({{"name", fmt::format("in {} call {}", e.sub == static_cast<int>(EventKind::kAllGather)
-                                                                        ? "all-gather" : "collective", e.bucket)},
+            events.push_back({{"name", e.sub == 0 ? std::string("waiting for communication")
+                                                  : fmt::format("in {} call {}",
+                                                                e.sub == static_cast<int>(EventKind::kAllGather)
+                                                                    ? "all-gather" : "collective",
+                                                                e.bucket)},
                               {"cat", "in call"}, {"ph", "X"}, {"pid", pid}, {"tid", kTrainingTid}, {"ts", ts},
                               {"dur", e.duration_us()}, {"args", {{"iteration", e.iteration}}}});
           break;

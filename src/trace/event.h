@@ -18,7 +18,8 @@ enum class EventKind : int {
   kAllGather = 7,        // a sharded strategy's parameter all-gather, launch to completion
                          // (`bucket` = the FSDP unit or ZeRO bucket)
   kInCall = 8,           // the thread running the model inside the call that launched a collective
-                         // or all-gather (`sub` = 7 for an all-gather, else 1): not computing
+                         // or all-gather (`sub` = 7 for an all-gather, 1 for a collective) or
+                         // waiting for one (`sub` = 0): not computing
 };
 
 struct Event {

@@ -67,6 +67,11 @@ class TrainObserver {
   virtual void gather_launch(int unit, std::int64_t bytes) {}
   virtual void gather_done(int unit) {}
   virtual void gather_returned(int unit) {}  // as collective_returned
+  // The model's thread waited for a collective or all-gather from begin_us
+  // to end_us (clock_us()), possibly inside a phase it otherwise computes
+  // in (zero2's previous bucket in a backward hook, fsdp's gather before a
+  // unit runs, the ZeRO gathers in the step): not computing.
+  virtual void waited(double begin_us, double end_us) {}
   // Compression casts of bucket `bucket` into (launch) and out of (finish)
   // its wire format.
   virtual void cast_begin(int bucket) {}

@@ -103,6 +103,18 @@ void Timeline::collective_launch(int bucket, std::int64_t bytes, WireDType dtype
 void Timeline::collective_returned(int bucket) { returned(EventKind::kCollective, bucket); }
 void Timeline::gather_returned(int unit) { returned(EventKind::kAllGather, unit); }
 
+void Timeline::waited(double begin_us, double end_us) {
+  if (!recording_ || !(end_us > begin_us)) return;
+  Event e;
+  e.kind = EventKind::kInCall;
+  e.sub = 0;
+  e.iteration = iteration_;
+  e.begin_us = begin_us;
+  e.end_us = end_us;
+  std::lock_guard<std::mutex> lock(mu_);
+  events_.push_back(e);
+}
+
 void Timeline::returned(EventKind kind, int index) {
   if (!recording_) return;
   const double now = now_us();

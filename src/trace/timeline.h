@@ -31,6 +31,7 @@ class Timeline : public TrainObserver {
   void gather_launch(int unit, std::int64_t bytes) override;
   void gather_done(int unit) override;
   void gather_returned(int unit) override;
+  void waited(double begin_us, double end_us) override;
   void cast_begin(int bucket) override;
   void cast_end(int bucket) override;
   void stage(int bucket, Stage s, double begin_us, double end_us) override;

@@ -86,7 +86,9 @@ void FsdpUnit::gather_async() {
 void FsdpUnit::wait_gathered() {
   gather_async();
   if (state_ == State::kGathering) {
+    const double t0 = trace::clock_us();
     gather_work_->wait(comm_.timeout());
+    observer_.waited(t0, trace::clock_us());
     gather_work_.reset();
     gather_input_ = gather_output_ = torch::Tensor();
     state_ = State::kGathered;
@@ -144,7 +146,9 @@ void FsdpUnit::launch_reduce(int bucket) {
 
 void FsdpUnit::finish_reduce() {
   if (!reduce_work_) return;  // finished already
+  const double t0 = trace::clock_us();
   reduce_work_->wait(comm_.timeout());
+  observer_.waited(t0, trace::clock_us());
   reduce_work_.reset();
   torch::NoGradGuard no_grad;
   // The reduce-scatter's output becomes the shard's gradient (a new tensor

@@ -117,7 +117,9 @@ void ShardBuckets::launch(std::size_t b) {
 
 void ShardBuckets::finish_bucket(Bucket& bucket) {
   if (!bucket.work) return;
+  const double t0 = trace::clock_us();
   bucket.work->wait(comm_.timeout());
+  observer_.waited(t0, trace::clock_us());
   bucket.work.reset();
   torch::NoGradGuard no_grad;
   if (grads_ == Grads::kShardOnly) {
@@ -165,6 +167,11 @@ void ShardBuckets::gather_parameters() {
     torch::Tensor staged;
     comm::WorkPtr work;
   };
+  const auto wait_gather = [this](const comm::WorkPtr& work) {
+    const double t0 = trace::clock_us();
+    work->wait(comm_.timeout());
+    observer_.waited(t0, trace::clock_us());
+  };
   Gather previous;
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
     Gather g;
@@ -176,10 +183,10 @@ void ShardBuckets::gather_parameters() {
     g.work = comm_.allgather(g.staged, buckets_[b].param_flat);
     observer_.gather_returned(unit);
     if (observer_.active()) g.work->on_done([o = &observer_, unit] { o->gather_done(unit); });
-    if (previous.work) previous.work->wait(comm_.timeout());
+    if (previous.work) wait_gather(previous.work);
     previous = std::move(g);
   }
-  if (previous.work) previous.work->wait(comm_.timeout());
+  if (previous.work) wait_gather(previous.work);
 }
 
 void ShardBuckets::zero_grads() {

@@ -243,6 +243,7 @@ TEST(TraceTimeline, LaunchingCallsThatReturnAreRecorded) {
   t.gather_returned(1);
   t.gather_done(1);
   t.collective_returned(7);  // never launched: nothing
+  t.waited(5, 5);            // an empty wait: nothing
   t.iteration_end(0);
   std::vector<Event> in_call;
   double collective_begin = -1;
@@ -257,6 +258,30 @@ TEST(TraceTimeline, LaunchingCallsThatReturnAreRecorded) {
   EXPECT_GE(in_call[0].end_us, in_call[0].begin_us);
   EXPECT_EQ(in_call[1].bucket, 1);
   EXPECT_EQ(in_call[1].sub, static_cast<int>(EventKind::kAllGather));
+}
+
+// A wait on the model's thread inside a compute phase (fsdp's gather before
+// a unit's forward) is not compute: forward 0-20 with a 4-8 wait for an
+// all-gather 2-8 computes 16 and hides 2 of the gather's 6.
+TEST(TraceBreakdown, AWaitInsideAPhaseIsNotCompute) {
+  Timeline t(0, 1);
+  t.iteration_begin(0);
+  t.waited(4, 8);
+  t.iteration_end(0);
+  const auto recorded = t.events();
+  Event wait;
+  for (const auto& e : recorded)
+    if (e.kind == EventKind::kInCall) wait = e;
+  ASSERT_EQ(wait.kind, EventKind::kInCall);
+  EXPECT_EQ(wait.sub, 0);
+  RankTimeline r;
+  r.events = {of(EventKind::kIteration, 0, 20), phase(Phase::kForward, 0, 20), of(EventKind::kAllGather, 2, 8, 1),
+              wait};
+  const auto b = breakdown(r)[0];
+  EXPECT_DOUBLE_EQ(b.compute, 16);
+  EXPECT_DOUBLE_EQ(b.comm, 6);
+  EXPECT_DOUBLE_EQ(b.overlapped, 2);
+  EXPECT_DOUBLE_EQ(b.exposed, 4);
 }
 
 TEST(TraceTimeline, PackRoundTrips) {
