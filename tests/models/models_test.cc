@@ -265,7 +265,8 @@ TEST(Models, UnitShapesAreTheModelsFsdpUnits) {
   }
 }
 
-TEST(Models, GptIsCausalTiedAndChecksItsShapes) {
+// GPT-2's shape at a size a test builds in milliseconds.
+ModelOptions tiny_gpt2() {
   ModelOptions o = find_model("gpt2").defaults;
   o.vocab = 50;
   o.width = 16;
@@ -273,6 +274,11 @@ TEST(Models, GptIsCausalTiedAndChecksItsShapes) {
   o.layers = 2;
   o.positions = 8;
   o.seq_len = 8;
+  return o;
+}
+
+TEST(Models, GptIsCausalTiedAndChecksItsShapes) {
+  ModelOptions o = tiny_gpt2();
   auto m = make_model("gpt2", o);
   std::int64_t elements = 0;
   for (const auto& p : m->module()->parameters()) elements += p.numel();
@@ -304,13 +310,7 @@ std::map<std::string, int> grad_nodes(const torch::Tensor& out) {
 }
 
 TEST(Models, BiasedProjectionsAreOneGemmAsInPython) {
-  ModelOptions o = find_model("gpt2").defaults;
-  o.vocab = 50;
-  o.width = 16;
-  o.heads = 4;
-  o.layers = 2;
-  o.positions = 8;
-  o.seq_len = 8;
+  ModelOptions o = tiny_gpt2();
   auto gpt = make_model("gpt2", o);
   auto nodes = grad_nodes(gpt->forward(torch::randint(o.vocab, {2, o.seq_len}, torch::kLong)));
   EXPECT_EQ(nodes["AddmmBackward0"], 4 * o.layers);  // c_attn, attn c_proj, c_fc, mlp c_proj
