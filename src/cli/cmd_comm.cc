@@ -106,6 +106,7 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
   o.spike_mad = f.spike_mad;
   o.run_cycles = f.run_cycles;
   o.agg_iters = f.agg_iters;
+  o.blocking = f.blocking != 0;
   o.memory_report = f.memory != 0;
   o.vsplit = bench::parse_vsplit(f.split_sizes);
   if (!f.with_compute.empty()) {
@@ -126,17 +127,18 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
     throw UsageError(fmt::format("--average {} must be 0 (rank 0), 1 (average), 2 (min) or 3 (max)", f.average));
   o.average = static_cast<bench::RowTime>(f.average);
   if (!f.inject_delay.empty()) parse_delay(f.inject_delay, &o.delay_rank, &o.delay_us);
-  o.split = bench::parse_split(f.split);
+  o.split = f.groups.empty() ? bench::parse_split(f.split) : bench::parse_groups(f.groups);
   if (!f.csv_path.empty()) report::require_writable_path(f.csv_path, "--csv");
   if (o.split.kind != bench::SplitSpec::Kind::kNone && f.run.nproc > 1) {
     std::size_t smallest = static_cast<std::size_t>(f.run.nproc);
     for (const auto& g : bench::split_groups(o.split, f.run.nproc)) smallest = std::min(smallest, g.size());
     if (o.root >= static_cast<int>(smallest))
-      throw UsageError(fmt::format("--root {} is not a rank of every --split {} group (the smallest has {} rank(s))",
-                                   o.root, o.split.text, smallest));
+      throw UsageError(fmt::format("--root {} is not a rank of every {} group (the smallest has {} rank(s))",
+                                   o.root, bench::describe_split(o.split), smallest));
   }
   if (o.split.kind != bench::SplitSpec::Kind::kNone && f.run.comm.backend == "mpi")
-    throw UsageError("--split needs --backend gloo or nccl (dtbench's mpi backend runs on MPI_COMM_WORLD only)");
+    throw UsageError(fmt::format("{} needs --backend gloo or nccl (dtbench's mpi backend runs on MPI_COMM_WORLD only)",
+                                 o.split.kind == bench::SplitSpec::Kind::kMesh ? "--groups" : "--split"));
   // Checked before any worker starts; with --nproc the world size is known
   // here, otherwise the root is checked again once the world is known.
   bench::validate_comm_options(o, f.run.nproc > 1 ? f.run.nproc : std::max(o.root, o.delay_rank) + 1);
@@ -184,8 +186,9 @@ Action register_comm(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--collective", f->collective,
                   "allreduce, broadcast, reduce, allgather, reduce_scatter, alltoall, sendrecv, gather, "
-                  "scatter, pingpong (point to point between 2 ranks; pair more with --split), a comma list, or "
-                  "all (every one but pingpong)")
+                  "scatter, alltoallv, allgatherv, reduce_scatter_v (uneven parts: --split-sizes), barrier, "
+                  "pingpong (point to point between 2 ranks; pair more with --split), a comma list, or all "
+                  "(every one but pingpong and barrier)")
       ->capture_default_str();
   cmd->add_option("-r,--root", f->root, "Root rank of broadcast, reduce, gather and scatter")->capture_default_str();
   cmd->add_option("--device", f->device,
@@ -211,12 +214,18 @@ Action register_comm(CLI::App& app) {
                   "Operations per timed iteration, issued back to back and waited together; time is per "
                   "operation (nccl-tests' -m)")
       ->capture_default_str();
+  cmd->add_option("-z,--blocking", f->blocking,
+                  "1: wait for each of an iteration's -m operations before issuing the next (nccl-tests' -z); "
+                  "0: issue them all, then wait")
+      ->check(CLI::Range(0, 1))
+      ->capture_default_str();
   cmd->add_option("--with-compute", f->with_compute,
                   "gemm:N: time each row again while a thread of each rank multiplies N x N matrices, then "
                   "the products alone: what running beside computation costs each");
   cmd->add_option("--split-sizes", f->split_sizes,
-                  "alltoallv's parts: uniform, skewed (rank i sends rank j in proportion to 1 + (i+j) mod n), "
-                  "random or random:SEED (weights 1-8)")
+                  "Uneven parts: uniform, skewed (alltoallv: rank i sends rank j in proportion to 1 + (i+j) mod "
+                  "n; allgatherv, reduce_scatter_v: rank i's part in proportion to 1 + i), random or random:SEED "
+                  "(weights 1-8)")
       ->capture_default_str();
   cmd->add_option("-M,--memory", f->memory,
                   "1: report each rank's buffer bytes and its allocator's peak (footer and JSON \"memory\")")
@@ -229,9 +238,14 @@ Action register_comm(CLI::App& app) {
                   "Which time a row shows (its algbw and busbw follow), as nccl-tests' -a: 0 = rank 0's mean, "
                   "1 = the mean over the ranks, 2 = the fastest rank's, 3 = the slowest rank's")
       ->capture_default_str();
-  cmd->add_option("--split", f->split,
+  auto* split = cmd->add_option("--split", f->split,
                   "Groups that each run the collective at once, as nccl-tests' NCCL_TESTS_SPLIT: mod:N (rank mod "
                   "N), div:N (rank div N: runs of N ranks), and:MASK (rank & MASK)");
+  cmd->add_option("--groups", f->groups,
+                  "A layout's groups by name, each running the collective at once, in `dtbench train`'s mesh "
+                  "order (pp, dp, tp; tp innermost): DIM[=K][,DIM=K...] over tp, dp, pp, the first naming the "
+                  "groups that run: tp=2 (pairs of consecutive ranks), dp,tp=2 (the ranks 2 apart)")
+      ->excludes(split);
   cmd->add_option("--inject-delay", f->inject_delay,
                   "RANK:MICROSECONDS: that rank sleeps this long before each timed iteration (a straggler "
                   "on purpose: see how the late-rank analysis names it)");

@@ -54,12 +54,14 @@ struct CommFlags {
   double spike_mad = 5;
   int run_cycles = 1;
   int average = 1;            // nccl-tests' -a: 0 rank 0, 1 average, 2 min, 3 max
+  int blocking = 0;           // nccl-tests' -z: 1 waits for each operation before the next
   int agg_iters = 1;          // nccl-tests' -m: operations per timed iteration
   int memory = 0;             // -M 1: buffer bytes and allocator peak per rank (nccl-tests' 0|1)
   std::string with_compute;   // "gemm:N": a GEMM thread beside the collective, "" = none
   std::string split_sizes = "uniform";  // alltoallv's parts
   std::string inject_delay;  // "RANK:MICROSECONDS", "" = none
   std::string split;         // "mod:N", "div:N", "and:MASK", "" = none
+  std::string groups;        // a layout's groups by name: "tp=2", "dp,tp=2"; "" = none
   std::string csv_path;      // --csv: the table as CSV, "" = none
 };
 

@@ -19,6 +19,16 @@ WorkPtr Communicator::alltoallv(const at::Tensor&, at::Tensor&, const std::vecto
   throw UnsupportedError(why.empty() ? backend() + ": alltoallv is not implemented" : why);
 }
 
+WorkPtr Communicator::allgatherv(const at::Tensor&, at::Tensor&, const std::vector<std::int64_t>&) {
+  const std::string why = unsupported_reason(Collective::kAllgatherv, DType::kFloat32, ReduceOp::kSum);
+  throw UnsupportedError(why.empty() ? backend() + ": allgatherv is not implemented" : why);
+}
+
+WorkPtr Communicator::reduce_scatter_v(const at::Tensor&, at::Tensor&, const std::vector<std::int64_t>&, ReduceOp) {
+  const std::string why = unsupported_reason(Collective::kReduceScatterV, DType::kFloat32, ReduceOp::kSum);
+  throw UnsupportedError(why.empty() ? backend() + ": reduce_scatter_v is not implemented" : why);
+}
+
 bool Communicator::has_own_reduce_scatter() const {
   return unsupported_reason(Collective::kReduceScatter, DType::kFloat32, ReduceOp::kSum).empty() &&
          composite_reason(Collective::kReduceScatter).empty();

@@ -14,6 +14,7 @@
 //                   others: out untouched)
 //   scatter         out = chunk `rank` of in on `root`       (numel(in) == size * numel(out);
 //                   in is read on the root only)
+//   alltoallv, allgatherv, reduce_scatter_v: uneven parts (below)
 // Tensors are contiguous and of the same dtype. Calls return a Work handle;
 // every rank must issue the same collectives in the same order.
 #include <chrono>
@@ -110,6 +111,15 @@ class Communicator {
   // This default throws UnsupportedError (unsupported_reason says why).
   virtual WorkPtr alltoallv(const at::Tensor& in, at::Tensor& out, const std::vector<std::int64_t>& in_splits,
                             const std::vector<std::int64_t>& out_splits);
+  // allgather with uneven parts: rank i contributes counts[i] elements (`in`
+  // holds counts[rank]); `out` (the counts' sum) ends with every part in rank
+  // order. This default throws UnsupportedError.
+  virtual WorkPtr allgatherv(const at::Tensor& in, at::Tensor& out, const std::vector<std::int64_t>& counts);
+  // reduce_scatter with uneven parts: `in` holds the counts' sum on every
+  // rank; `out` (counts[rank] elements) ends with the op over ranks of
+  // in[sum(counts[<rank]) .. +counts[rank]). This default throws UnsupportedError.
+  virtual WorkPtr reduce_scatter_v(const at::Tensor& in, at::Tensor& out, const std::vector<std::int64_t>& counts,
+                                   ReduceOp op);
   virtual WorkPtr send(const at::Tensor& t, int dst, int tag) = 0;
   virtual WorkPtr recv(at::Tensor& t, int src, int tag) = 0;
   virtual WorkPtr sendrecv(const at::Tensor& in, at::Tensor& out, int dst, int src) = 0;

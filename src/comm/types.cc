@@ -33,7 +33,9 @@ const Named<Collective> kCollectives[] = {{Collective::kAllreduce, "allreduce"},
                                           {Collective::kScatter, "scatter"},
                                           {Collective::kPingpong, "pingpong"},
                                           {Collective::kBarrier, "barrier"},
-                                          {Collective::kAlltoallv, "alltoallv"}};
+                                          {Collective::kAlltoallv, "alltoallv"},
+                                          {Collective::kAllgatherv, "allgatherv"},
+                                          {Collective::kReduceScatterV, "reduce_scatter_v"}};
 
 template <typename E, std::size_t N>
 std::string name_of(const Named<E> (&table)[N], E v) {
@@ -120,7 +122,7 @@ std::string pingpong_ranks_reason(const std::string& backend, int size) {
 
 bool is_reduction(Collective c) {
   return c == Collective::kAllreduce || c == Collective::kReduce ||
-         c == Collective::kReduceScatter;
+         c == Collective::kReduceScatter || c == Collective::kReduceScatterV;
 }
 
 }  // namespace dtbench::comm

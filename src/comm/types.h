@@ -30,6 +30,12 @@ enum class Collective {
   // alltoall with uneven parts (PARAM's all_to_allv, MoE's token exchange):
   // rank i sends in_splits[j] elements to rank j (--split-sizes).
   kAlltoallv,
+  // allgather with uneven parts (MPI_Allgatherv): rank i contributes
+  // counts[i] elements, every rank ends with all parts in rank order.
+  kAllgatherv,
+  // reduce_scatter with uneven parts (MPI_Reduce_scatter): rank i ends with
+  // counts[i] elements of the reduction, at the offset of the parts before it.
+  kReduceScatterV,
 };
 
 std::string to_string(DType t);

@@ -288,4 +288,40 @@ check "barrier on 3 ranks: one row, exact by arrival, rank 2 late" $? "$(tail -n
   [ "$(json av.json "j['config']['split_sizes']")" = skewed ] &&
   grep -q "# note: alltoallv: parts skewed (--split-sizes)" av.out
 check "alltoallv --split-sizes skewed on 3 ranks: exact, the parts named" $? "$(tail -n 4 av.out)"
+# allgatherv and reduce_scatter_v (uneven parts, rank i's in proportion to
+# 1 + i): exact on 3 ranks; gloo makes them of broadcasts and an allreduce,
+# and the notes say so.
+"$DT" comm --nproc 3 --collective allgatherv,reduce_scatter_v --split-sizes skewed -b 1K -e 64K -f 64 -n 3 -w 1 \
+  --json v.json >v.out 2>&1 &&
+  [ "$(json v.json "[(r['collective'], r['size'], r['out_of_place']['nwrong']) for r in j['results']]")" = \
+    "[('allgatherv', 1024, 0), ('allgatherv', 65536, 0), ('reduce_scatter_v', 1024, 0), ('reduce_scatter_v', 65536, 0)]" ] &&
+  grep -q "# note: allgatherv: each rank's part skewed (--split-sizes)" v.out &&
+  grep -q "# note: allgatherv: gloo: a broadcast from each rank of its part" v.out &&
+  grep -q "# note: reduce_scatter_v: gloo: an allreduce of a copy of the whole input" v.out
+check "allgatherv, reduce_scatter_v --split-sizes skewed on 3 ranks: exact, parts and composition named" $? "$(grep '^# note' v.out; tail -n 4 v.out)"
+# -z 1 (nccl-tests' --blocking) with -m 4: exact, recorded, the note says each
+# operation was waited for (Collectives.BlockingWaitsForEachOperation counts
+# the operations in flight: 4 without -z, 1 with it).
+"$DT" comm --nproc 2 -b 1K -e 1K -n 3 -w 1 -m 4 -z 1 --json z.json >z.out 2>&1 &&
+  json z.json "j['config']['blocking'] is True and j['summary']['wrong'] == 0" | grep -q True &&
+  grep -q "# note: -m 4 -z 1: each timed iteration is 4 operations, each waited for before the next" z.out
+check "-m 4 -z 1: exact, recorded, the note" $? "$(grep '^# note' z.out; tail -n 3 z.out)"
+# --groups by layout name: on 4 ranks dp,tp=2 is the data-parallel groups
+# {0,2} and {1,3} of a dp 2 x tp 2 mesh (train's rank order), tp=2 its
+# tensor-parallel pairs {0,1} and {2,3}.
+"$DT" comm --nproc 4 --groups dp,tp=2 -b 1K -e 1K -n 2 -w 0 --json gdp.json >gdp.out 2>&1 &&
+  [ "$(json gdp.json "([r['group_ranks'] for r in j['results']], j['config']['groups'], j['summary']['wrong'])")" = \
+    "([[0, 2], [1, 3]], 'dp,tp=2', 0)" ] &&
+  grep -q -- "--groups dp,tp=2: 2 groups, each running the collective at the same time: g0 = ranks 0,2; g1 = ranks 1,3" gdp.out &&
+  "$DT" comm --nproc 4 --groups tp=2 -b 1K -e 1K -n 2 -w 0 --json gtp.json >gtp.out 2>&1 &&
+  [ "$(json gtp.json "[r['group_ranks'] for r in j['results']]")" = "[[0, 1], [2, 3]]" ]
+check "--groups dp,tp=2 and tp=2 on 4 ranks: the mesh's groups, exact" $? "$(grep '^#' gdp.out | tail -n 4; tail -n 3 gtp.out)"
+"$DT" comm --nproc 4 --groups tp=3 -b 1K -e 1K >g3.out 2>&1
+rc=$?
+[ "$rc" -eq 2 ] && [ "$(grep -c . g3.out)" -eq 1 ] && grep -q -- "--groups 'tp=3': tp 3 x pp 1 does not divide the 4 ranks" g3.out
+check "--groups tp=3 on 4 ranks: one line, exit 2" $? "rc $rc: $(cat g3.out)"
+"$DT" comm --nproc 2 --groups tp=2 --split mod:2 -b 1K -e 1K >gx.out 2>&1
+rc=$?
+[ "$rc" -eq 2 ] && grep -q -- "--groups excludes --split\|--split excludes --groups" gx.out
+check "--groups with --split: refused" $? "rc $rc: $(cat gx.out)"
 finish

@@ -43,6 +43,8 @@ TEST(Collectives, EveryCombinationIsExact) {
     // alltoallv has its own test (AlltoallvUnevenPartsExact): every split
     // kind rather than every dtype.
     if (coll == comm::Collective::kAlltoallv) continue;
+    // So do allgatherv and reduce_scatter_v (VCollectivesExact).
+    if (coll == comm::Collective::kAllgatherv || coll == comm::Collective::kReduceScatterV) continue;
     const auto& def = bench::collective_def(coll);
     const auto ops = comm::is_reduction(coll) ? comm::all_ops()
                                               : std::vector<comm::ReduceOp>{comm::ReduceOp::kSum};
@@ -146,8 +148,16 @@ TEST(Collectives, CompositeCollectivesAreNamed) {
       EXPECT_NE(why.find("allreduc"), std::string::npos) << why;
     }
   }
+  // Gloo's allgatherv and reduce_scatter_v are made of broadcasts and an
+  // allreduce (its allgather and reduce_scatter take equal parts only).
+  if (c.backend() == "gloo") {
+    EXPECT_NE(c.composite_reason(comm::Collective::kAllgatherv).find("broadcast"), std::string::npos);
+    EXPECT_NE(c.composite_reason(comm::Collective::kReduceScatterV).find("allreduce"), std::string::npos);
+  }
   for (const auto coll : comm::all_collectives()) {
-    if (coll == comm::Collective::kReduceScatter && c.backend() == "gloo") continue;
+    if (c.backend() == "gloo" && (coll == comm::Collective::kReduceScatter || coll == comm::Collective::kAllgatherv ||
+                                  coll == comm::Collective::kReduceScatterV))
+      continue;
     EXPECT_TRUE(c.composite_reason(coll).empty()) << comm::to_string(coll) << ": " << c.composite_reason(coll);
   }
 }
@@ -194,6 +204,22 @@ class Misrouting : public comm::Communicator {
   comm::WorkPtr alltoall(const at::Tensor& in, at::Tensor& out) override {
     c_.alltoall(in, out)->wait(timeout());
     swap_chunks(out);
+    return std::make_unique<comm::CompletedWork>();
+  }
+  comm::WorkPtr allgatherv(const at::Tensor& in, at::Tensor& out, const std::vector<std::int64_t>& counts) override {
+    // The parts in rank order rotated by one.
+    c_.allgatherv(in, out, counts)->wait(timeout());
+    if (!counts.empty() && counts[0] > 0 && counts[0] < out.numel()) out.copy_(at::roll(out, -counts[0]));
+    return std::make_unique<comm::CompletedWork>();
+  }
+  comm::WorkPtr reduce_scatter_v(const at::Tensor& in, at::Tensor& out, const std::vector<std::int64_t>& counts,
+                                 comm::ReduceOp op) override {
+    // The whole reduction, then this rank's count from the first element
+    // (every rank's part at offset 0).
+    at::Tensor all = in.clone();
+    c_.allreduce(all, all, op)->wait(timeout());
+    out.copy_(all.narrow(0, 0, out.numel()));
+    (void)counts;
     return std::make_unique<comm::CompletedWork>();
   }
   comm::WorkPtr send(const at::Tensor& t, int dst, int tag) override { return c_.send(t, dst, tag); }
@@ -360,6 +386,62 @@ TEST(Collectives, BarrierLetsNoRankLeaveEarly) {
   EXPECT_EQ(good.records[0].out_of_place.late_rank, 1);
 }
 
+// Counts the allreduces issued and not yet waited for, and the most at once.
+class CountsInFlight : public Misrouting {
+ public:
+  using Misrouting::Misrouting;
+  comm::WorkPtr allreduce(const at::Tensor& in, at::Tensor& out, comm::ReduceOp op) override {
+    max_ = std::max(max_, ++open_);
+    return std::make_unique<Counted>(real().allreduce(in, out, op), open_);
+  }
+  int most() const { return max_; }
+
+ private:
+  class Counted : public comm::Work {
+   public:
+    Counted(comm::WorkPtr w, int& open) : w_(std::move(w)), open_(open) {}
+    ~Counted() override { release(); }
+    void wait(std::chrono::milliseconds t) override {
+      w_->wait(t);
+      release();
+    }
+    bool done() override { return w_->done(); }
+    std::exception_ptr error() override { return w_->error(); }
+
+   private:
+    void release() {
+      if (!released_) --open_;
+      released_ = true;
+    }
+    comm::WorkPtr w_;
+    int& open_;
+    bool released_ = false;
+  };
+  int open_ = 0, max_ = 0;
+};
+
+// -m 4 issues an iteration's 4 operations before waiting for any; -z 1
+// (nccl-tests' --blocking) waits for each before issuing the next. Both
+// exact.
+TEST(Collectives, BlockingWaitsForEachOperation) {
+  comm::Communicator& real = *g_comm;
+  bench::CommBenchOptions o;
+  o.sweep.min_bytes = o.sweep.max_bytes = 4096;
+  o.iters = 3;
+  o.warmup = 1;
+  o.agg_iters = 4;
+  o.in_place = false;
+  o.seed = 1;
+  for (const bool blocking : {false, true}) {
+    o.blocking = blocking;
+    CountsInFlight counting(real);
+    const auto r = bench::run_comm_bench(real, counting, {}, o, nullptr);
+    ASSERT_EQ(r.records.size(), 1u);
+    EXPECT_EQ(r.records[0].out_of_place.wrong, 0);
+    EXPECT_EQ(counting.most(), blocking ? 1 : 4) << (blocking ? "-z 1" : "-z 0");
+  }
+}
+
 // alltoallv with every kind of parts, uneven counts included: exact; a
 // backend that puts the received parts in the wrong order (rank order
 // rotated by one) is caught.
@@ -397,6 +479,58 @@ TEST(Collectives, AlltoallvUnevenPartsExact) {
       EXPECT_GT(wrong.item<std::int64_t>(), count / 2) << kind;
     }
   }
+}
+
+// allgatherv and reduce_scatter_v, every dtype and op the backend takes,
+// every kind of parts, uneven counts and empty parts included: exact. A
+// backend that rotates the gathered parts, or hands every rank the part at
+// offset 0, is caught.
+TEST(Collectives, VCollectivesExact) {
+  comm::Communicator& real = *g_comm;
+  int ran = 0;
+  for (const auto coll : {comm::Collective::kAllgatherv, comm::Collective::kReduceScatterV}) {
+    const auto& def = bench::collective_def(coll);
+    const auto ops = comm::is_reduction(coll) ? comm::all_ops() : std::vector<comm::ReduceOp>{comm::ReduceOp::kSum};
+    for (const auto dtype : comm::all_dtypes())
+      for (const auto op : ops) {
+        if (!real.unsupported_reason(coll, dtype, op).empty()) continue;
+        for (const char* kind : {"uniform", "skewed", "random:5"})
+          for (const std::int64_t count : {std::int64_t{0}, std::int64_t{1}, std::int64_t{7} * real.size() + 3,
+                                           std::int64_t{4096}}) {
+            bench::CollArgs a;
+            a.comm = &real;
+            a.dtype = dtype;
+            a.op = op;
+            a.rank = real.rank();
+            a.nranks = real.size();
+            a.count = count;
+            a.seed = 17 + static_cast<std::uint64_t>(count);
+            a.vsplit = bench::parse_vsplit(kind);
+            const std::string what = fmt::format("{} {} {} {} count {}", comm::to_string(coll),
+                                                 comm::to_string(dtype), comm::to_string(op), kind, count);
+            EXPECT_EQ(bench::run_and_count_wrong(def, a, false), 0) << what;
+            ++ran;
+          }
+      }
+    // The check catches misrouted parts (skewed: every part a different size).
+    if (real.size() < 2) continue;
+    Misrouting bad(real);
+    bench::CollArgs a;
+    a.comm = &bad;
+    a.rank = real.rank();
+    a.nranks = real.size();
+    a.count = 4096;
+    a.seed = 3;
+    a.vsplit = bench::parse_vsplit("skewed");
+    std::int64_t mine = bench::run_and_count_wrong(def, a, false);
+    at::Tensor wrong = at::full({1}, mine, at::kLong);
+    real.allreduce(wrong, wrong, comm::ReduceOp::kSum)->wait(real.timeout());
+    EXPECT_GT(wrong.item<std::int64_t>(), 1000) << comm::to_string(coll);
+  }
+  // Every float and integer type on both: at least the float32 sum of each,
+  // in every kind and count.
+  EXPECT_GE(ran, 2 * 3 * 4);
+  if (real.rank() == 0) fmt::print("{}: {} ranks: {} v-collective cases exact\n", real.backend(), real.size(), ran);
 }
 
 TEST(Collectives, ReduceLeavesOtherRanksOutputsAlone) {

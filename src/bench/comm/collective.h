@@ -31,6 +31,8 @@ struct CollArgs {
   // alltoallv's part matrix for this count, made once per size (not in the
   // timed loop); null: made from vsplit where needed.
   std::shared_ptr<const std::vector<std::vector<std::int64_t>>> vparts;
+  // allgatherv's and reduce_scatter_v's parts (vsplit_counts), likewise.
+  std::shared_ptr<const std::vector<std::int64_t>> vcounts;
 };
 
 // How the in-place variant places the input.
@@ -81,6 +83,8 @@ const CollectiveDef& scatter_def();
 const CollectiveDef& pingpong_def();
 const CollectiveDef& barrier_def();
 const CollectiveDef& alltoallv_def();
+const CollectiveDef& allgatherv_def();
+const CollectiveDef& reduce_scatter_v_def();
 
 // The row for `c`.
 const CollectiveDef& collective_def(comm::Collective c);

@@ -74,6 +74,9 @@ CollArgs args_for(comm::Communicator& comm, const CommBenchOptions& opts, const 
   if (def.kind == comm::Collective::kAlltoallv)
     args.vparts = std::make_shared<const std::vector<std::vector<std::int64_t>>>(
         vsplit_matrix(args.vsplit, args.nranks, args.count, args.vsplit.seed));
+  if (def.kind == comm::Collective::kAllgatherv || def.kind == comm::Collective::kReduceScatterV)
+    args.vcounts = std::make_shared<const std::vector<std::int64_t>>(
+        vsplit_counts(args.vsplit, args.nranks, args.count, args.vsplit.seed));
   return args;
 }
 
@@ -90,8 +93,13 @@ std::string skip_reason(comm::Communicator& world, comm::Communicator& group, co
 }
 
 // What -m M means on this backend.
-std::string agg_note(const std::string& backend, int agg) {
+std::string agg_note(const std::string& backend, int agg, bool blocking) {
   std::string how = "issued back to back, each on its own buffers, then waited together";
+  if (blocking)
+    return fmt::format("-m {} -z 1: each timed iteration is {} operations, each waited for before the next is issued "
+                       "(nccl-tests' --blocking); time is per operation (iteration / {}), and the check ran them one "
+                       "at a time",
+                       agg, agg, agg);
   if (backend == "mpi") how = "run one after another (dtbench's MPI calls block)";
   if (backend == "nccl") how += " (not fused in one ncclGroupStart/End as nccl-tests' -m fuses them)";
   return fmt::format("-m {}: each timed iteration is {} operations, {}; time is per operation (iteration / {}), "
@@ -167,12 +175,22 @@ CommBenchResult run_comm_bench(
                                            comm::to_string(c)));
       else if (opts.average != RowTime::kAverage)
         add_note(result.notes, fmt::format("time, algbw and busbw are {}", row_time_words(opts.average)));
-      if (opts.agg_iters > 1) add_note(result.notes, agg_note(group.backend(), opts.agg_iters));
+      if (opts.agg_iters > 1) add_note(result.notes, agg_note(group.backend(), opts.agg_iters, opts.blocking));
+      else if (opts.blocking)
+        add_note(result.notes, "-z 1 with -m 1: every iteration (one operation) is waited for at its end, as always "
+                               "(each is a sample); -z changes what -m > 1 runs");
       if (c == comm::Collective::kAlltoallv)
         add_note(result.notes,
                  fmt::format("alltoallv: parts {} (--split-sizes); size is what each rank sends in all, busbw uses "
                              "alltoall's (n-1)/n",
                              opts.vsplit.text));
+      if (c == comm::Collective::kAllgatherv || c == comm::Collective::kReduceScatterV)
+        add_note(result.notes,
+                 fmt::format("{}: each rank's part {} (--split-sizes); size is the {} buffer, busbw uses {}'s "
+                             "(n-1)/n",
+                             comm::to_string(c), opts.vsplit.text,
+                             c == comm::Collective::kAllgatherv ? "gathered" : "input",
+                             c == comm::Collective::kAllgatherv ? "allgather" : "reduce_scatter"));
       if (opts.topology.nodes() > 1)
         add_note(result.notes,
                  "the copy ceiling is a plain copy in each rank's own memory: between nodes the network is the "

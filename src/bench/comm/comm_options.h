@@ -52,6 +52,11 @@ struct CommBenchOptions {
   // per operation). The check runs as many at once, each on its own data.
   // Default 1.
   int agg_iters = 1;
+  // -z 1 (nccl-tests' --blocking): each of an iteration's agg_iters
+  // operations is waited for (and the device synchronised) before the next
+  // is issued, so none overlaps another. With agg_iters 1 every iteration
+  // is waited for at its end anyway (each is a sample). Default off.
+  bool blocking = false;
   // -M: measure each rank's buffer bytes and allocator peak
   // (CommBenchResult::memory). Default off.
   bool memory_report = false;

@@ -95,6 +95,10 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
     std::vector<comm::WorkPtr> works;
     for (std::int64_t k = 0; k < agg; ++k) {
       auto [in, out] = arena.window(def, args, (i * agg + k) % windows);
+      if (opts.blocking) {
+        run_once(def, args, in, out);  // waited and synchronised before the next
+        continue;
+      }
       works.push_back(def.run(args, in, out));
     }
     for (auto& w : works) w->wait(args.comm->timeout());
@@ -123,9 +127,11 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
   CollArgs check_args = args;
   check_args.in_place = in_place;
   // With -m, the check runs up to 4 in flight (each a full set of fresh
-  // buffers: 1024 of them at a large size would not fit).
+  // buffers: 1024 of them at a large size would not fit); with -z 1 one at
+  // a time, as the timed operations ran.
+  const int check_in_flight = opts.blocking ? 1 : std::min(opts.agg_iters, 4);
   mine[2 * iters + 1] =
-      opts.check ? static_cast<double>(run_and_count_wrong(def, check_args, in_place, std::min(opts.agg_iters, 4))) : 0;
+      opts.check ? static_cast<double>(run_and_count_wrong(def, check_args, in_place, check_in_flight)) : 0;
   mine[2 * iters + 2] = copy_rate_gbs;
 
   // Every rank's samples, cores busy and wrong elements to every rank.

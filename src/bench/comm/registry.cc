@@ -30,6 +30,10 @@ const CollectiveDef& collective_def(comm::Collective c) {
       return barrier_def();
     case comm::Collective::kAlltoallv:
       return alltoallv_def();
+    case comm::Collective::kAllgatherv:
+      return allgatherv_def();
+    case comm::Collective::kReduceScatterV:
+      return reduce_scatter_v_def();
   }
   DTBENCH_CHECK(false, "unknown collective");
 }

@@ -53,4 +53,25 @@ std::vector<std::vector<std::int64_t>> vsplit_matrix(const VSplit& spec, int nra
   return m;
 }
 
+std::vector<std::int64_t> vsplit_counts(const VSplit& spec, int nranks, std::int64_t count, std::uint64_t run_seed) {
+  const auto n = static_cast<std::size_t>(std::max(nranks, 1));
+  const std::uint64_t seed = spec.seed != 0 ? spec.seed : run_seed;
+  std::vector<std::int64_t> w(n, 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (spec.kind == VSplit::Kind::kSkewed) w[i] = static_cast<std::int64_t>(1 + i);
+    if (spec.kind == VSplit::Kind::kRandom)
+      w[i] = static_cast<std::int64_t>(1 + splitmix64(seed ^ splitmix64(0x5EEDULL + i)) % 8);
+  }
+  std::int64_t total = 0;
+  for (auto x : w) total += x;
+  std::vector<std::int64_t> parts(n, 0);
+  std::int64_t given = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    parts[i] = count * w[i] / total;
+    given += parts[i];
+  }
+  parts[n - 1] += count - given;
+  return parts;
+}
+
 }  // namespace dtbench::bench

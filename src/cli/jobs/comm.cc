@@ -45,6 +45,7 @@ nlohmann::ordered_json config_json(const CommFlags& f, const bench::CommBenchOpt
           {"iters", o.iters},
           {"warmup", o.warmup},
           {"agg_iters", o.agg_iters},
+          {"blocking", o.blocking},
           {"memory", o.memory_report},
           {"split_sizes", o.vsplit.text},
           {"with_compute", o.compute_gemm > 0 ? fmt::format("gemm:{}", o.compute_gemm) : std::string()},
@@ -57,7 +58,8 @@ nlohmann::ordered_json config_json(const CommFlags& f, const bench::CommBenchOpt
           {"spike_mad", o.spike_mad},
           {"run_cycles", o.run_cycles},
           {"average", static_cast<int>(o.average)},
-          {"split", o.split.text},
+          {"split", o.split.kind == bench::SplitSpec::Kind::kMesh ? std::string() : o.split.text},
+          {"groups", o.split.kind == bench::SplitSpec::Kind::kMesh ? o.split.text : std::string()},
           {"inject_delay", o.delay_rank < 0 ? nlohmann::ordered_json(nullptr)
                                             : nlohmann::ordered_json{{"rank", o.delay_rank}, {"us", o.delay_us}}},
           {"iface", f.run.comm.iface},
@@ -242,8 +244,8 @@ int run_comm(CommFlags& f) {
         text += fmt::format("{}g{} = rank{} ", g == 0 ? "" : "; ", g, groups[g].size() > 1 ? "s" : "");
         for (std::size_t k = 0; k < groups[g].size(); ++k) text += fmt::format("{}{}", k ? "," : "", groups[g][k]);
       }
-      std::cout << fmt::format("# --split {}: {} groups, each running the collective at the same time: {}\n#\n",
-                               opts.split.text, groups.size(), text);
+      std::cout << fmt::format("# {}: {} groups, each running the collective at the same time: {}\n#\n",
+                               bench::describe_split(opts.split), groups.size(), text);
     }
     console.header();
   }

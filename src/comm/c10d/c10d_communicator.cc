@@ -183,6 +183,59 @@ class C10dCommunicator : public Communicator {
     return wrap([&] { return s_.backend->alltoall_base(output, input, outs, ins, o); }, "alltoallv", st);
   }
 
+  WorkPtr allgatherv(const at::Tensor& in, at::Tensor& out, const std::vector<std::int64_t>& counts) override {
+    if (out.numel() == 0) return std::make_unique<CompletedWork>();
+    c10d::AllgatherOptions o;
+    o.timeout = s_.timeout;
+    if (s_.uneven_lists) {
+      // c10d's list form takes uneven parts (ProcessGroupNCCL: a grouped
+      // broadcast per rank, as Python's all_gather with uneven tensors).
+      Staging st(staging_for(Collective::kAllgatherv, in));
+      std::vector<std::vector<at::Tensor>> outs{parts_of(st.output(out), counts)};
+      std::vector<at::Tensor> ins{st.input(in)};
+      return wrap([&] { return s_.backend->allgather(outs, ins, o); }, "allgatherv", st);
+    }
+    // A broadcast from each rank of its part, into its place in `out`.
+    auto parts = parts_of(out, counts);
+    parts[static_cast<std::size_t>(s_.rank)].copy_(in);
+    std::vector<WorkPtr> works;
+    for (int r = 0; r < s_.size; ++r) {
+      if (parts[static_cast<std::size_t>(r)].numel() == 0) continue;
+      std::vector<at::Tensor> ts{parts[static_cast<std::size_t>(r)]};
+      c10d::BroadcastOptions b;
+      b.rootRank = r;
+      b.timeout = s_.timeout;
+      works.push_back(wrap([&] { return s_.backend->broadcast(ts, b); }, "allgatherv", Staging(std::nullopt)));
+    }
+    return joined_work(std::move(works));
+  }
+
+  WorkPtr reduce_scatter_v(const at::Tensor& in, at::Tensor& out, const std::vector<std::int64_t>& counts,
+                           ReduceOp op) override {
+    if (in.numel() == 0) return std::make_unique<CompletedWork>();
+    if (s_.uneven_lists) {
+      // c10d's list form takes uneven parts (ProcessGroupNCCL: a grouped
+      // reduce per rank).
+      Staging st(staging_for(Collective::kReduceScatterV, in));
+      std::vector<at::Tensor> outs{st.output(out)};
+      std::vector<std::vector<at::Tensor>> ins{parts_of(st.input(in), counts)};
+      c10d::ReduceScatterOptions o;
+      o.reduceOp = to_c10d(op);
+      o.timeout = s_.timeout;
+      return wrap([&] { return s_.backend->reduce_scatter(outs, ins, o); }, "reduce_scatter_v", st);
+    }
+    // An allreduce of a copy of the whole input; this rank's part is copied
+    // to `out` once it has finished.
+    at::Tensor whole = in.clone();
+    std::vector<at::Tensor> ts{whole};
+    c10d::AllreduceOptions o;
+    o.reduceOp = to_c10d(op);
+    o.timeout = s_.timeout;
+    Staging st(std::nullopt);
+    st.back.emplace_back(out, parts_of(whole, counts)[static_cast<std::size_t>(s_.rank)]);
+    return wrap([&] { return s_.backend->allreduce(ts, o); }, "reduce_scatter_v", st);
+  }
+
   WorkPtr send(const at::Tensor& t, int dst, int tag) override {
     if (t.numel() == 0) return std::make_unique<CompletedWork>();
     Staging st(staging_for(Collective::kSendrecv, t));
@@ -298,6 +351,18 @@ class C10dCommunicator : public Communicator {
 
   bool flat(Collective c, const at::Tensor& t) const {
     return s_.flat.count(c) != 0 && (!s_.flat_host_only || t.is_cpu());
+  }
+
+  // Views of `t`'s consecutive parts of counts[r] elements.
+  static std::vector<at::Tensor> parts_of(const at::Tensor& t, const std::vector<std::int64_t>& counts) {
+    std::vector<at::Tensor> parts;
+    auto flat_t = t.view({-1});
+    std::int64_t at = 0;
+    for (const auto c : counts) {
+      parts.push_back(flat_t.narrow(0, at, c));
+      at += c;
+    }
+    return parts;
   }
 
   static void copy_if_needed(const at::Tensor& in, at::Tensor& out) {

@@ -60,6 +60,12 @@ struct C10dBackendSpec {
   // Whether a sendrecv's send and receive are issued as one group
   // (startCoalescing/endCoalescing: ncclGroupStart/End), as nccl-tests does.
   bool group_p2p = false;
+  // Whether c10d's list forms of allgather and reduce_scatter take uneven
+  // parts (ProcessGroupNCCL: grouped broadcasts and reduces), which
+  // allgatherv and reduce_scatter_v then call; else (ProcessGroupGloo checks
+  // that every part has one size) they are made of a broadcast per rank and
+  // of an allreduce of a copy of the input (composite_reason says so).
+  bool uneven_lists = false;
   // Runs when the communicator is destroyed: `clean` when no collective
   // failed and no exception is unwinding the stack. nccl shuts its backend
   // down (what Python's destroy_process_group does; clean) or aborts its

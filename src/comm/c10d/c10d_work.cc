@@ -81,25 +81,36 @@ class C10dWorkHandle : public Work {
   std::exception_ptr error_;
 };
 
-class PairWork : public Work {
+// Several works as one: wait() waits for each in turn, in what is left of
+// the timeout; done once all are.
+class JoinedWork : public Work {
  public:
-  PairWork(WorkPtr a, WorkPtr b) : a_(std::move(a)), b_(std::move(b)) {}
+  explicit JoinedWork(std::vector<WorkPtr> works) : works_(std::move(works)) {}
   void wait(std::chrono::milliseconds timeout) override {
     const auto start = std::chrono::steady_clock::now();
-    a_->wait(timeout);
-    const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - start);
-    b_->wait(std::max(std::chrono::milliseconds(1), timeout - spent));
+    for (auto& w : works_) {
+      const auto spent =
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+      w->wait(std::max(std::chrono::milliseconds(1), timeout - spent));
+    }
   }
-  bool done() override { return a_->done() && b_->done(); }
-  void on_done(std::function<void()> fn) override {
-    Work* b = b_.get();
-    a_->on_done([b, fn = std::move(fn)]() mutable { b->on_done(std::move(fn)); });
+  bool done() override {
+    return std::all_of(works_.begin(), works_.end(), [](const WorkPtr& w) { return w->done(); });
   }
-  std::exception_ptr error() override { return a_->error() ? a_->error() : b_->error(); }
+  void on_done(std::function<void()> fn) override { chain(0, std::move(fn)); }
+  std::exception_ptr error() override {
+    for (auto& w : works_)
+      if (auto e = w->error()) return e;
+    return nullptr;
+  }
 
  private:
-  WorkPtr a_, b_;
+  // Runs fn once works_[i..] have all completed.
+  void chain(std::size_t i, std::function<void()> fn) {
+    if (i == works_.size()) return fn();
+    works_[i]->on_done([this, i, fn = std::move(fn)]() mutable { chain(i + 1, std::move(fn)); });
+  }
+  std::vector<WorkPtr> works_;
 };
 
 }  // namespace
@@ -111,7 +122,14 @@ WorkPtr wrap_c10d_work(c10::intrusive_ptr<compat::C10dWork> work, std::string wh
                                           std::move(post), std::move(failed), poll);
 }
 
-WorkPtr pair_work(WorkPtr a, WorkPtr b) { return std::make_unique<PairWork>(std::move(a), std::move(b)); }
+WorkPtr pair_work(WorkPtr a, WorkPtr b) {
+  std::vector<WorkPtr> works;
+  works.push_back(std::move(a));
+  works.push_back(std::move(b));
+  return joined_work(std::move(works));
+}
+
+WorkPtr joined_work(std::vector<WorkPtr> works) { return std::make_unique<JoinedWork>(std::move(works)); }
 
 void poll_until_completed(compat::C10dWork& work, std::chrono::milliseconds timeout) {
   using Clock = std::chrono::steady_clock;

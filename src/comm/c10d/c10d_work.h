@@ -1,12 +1,13 @@
 #pragma once
 // The Work handles the c10d communicator returns: one c10d work (its error
 // translated and explained, a post-step once it completed) and a pair of
-// works (a sendrecv's two halves).
+// works (a sendrecv's two halves), several works as one.
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "compat/c10d_compat.h"
@@ -27,6 +28,9 @@ WorkPtr wrap_c10d_work(c10::intrusive_ptr<compat::C10dWork> work, std::string wh
 // Both halves of a sendrecv: wait() waits for `a`, then for `b` in what is
 // left of the timeout.
 WorkPtr pair_work(WorkPtr a, WorkPtr b);
+// Several works as one (a collective made of several calls): wait() waits
+// for each in turn in what is left of the timeout.
+WorkPtr joined_work(std::vector<WorkPtr> works);
 
 // Returns once `work` has completed (or failed), or at `timeout` from now:
 // the first 2 ms in a spin that yields the core, then 50-us sleeps. Handles

@@ -64,6 +64,12 @@ std::unique_ptr<Communicator> make_gloo(const launch::World& world, const CommOp
   spec.backend = pg;
   spec.unsupported = gloo_unsupported;
   spec.composite = [](Collective c) {
+    if (c == Collective::kAllgatherv)
+      return std::string("gloo: a broadcast from each rank of its part (ProcessGroupGloo's allgather takes equal "
+                         "parts only)");
+    if (c == Collective::kReduceScatterV)
+      return std::string("gloo: an allreduce of a copy of the whole input, each rank keeping its part "
+                         "(ProcessGroupGloo has no uneven reduce_scatter); the copy is in the time");
     return std::string(c == Collective::kReduceScatter ? compat::gloo_limits().reduce_scatter_composite : "");
   };
   // ProcessGroupGloo reduces, broadcasts and gathers CUDA tensors itself

@@ -239,6 +239,33 @@ class MpiCommunicator : public Communicator {
     return done();
   }
 
+  WorkPtr allgatherv(const at::Tensor& in, at::Tensor& out, const std::vector<std::int64_t>& counts) override {
+    std::vector<int> rc, rd;
+    int at = 0;
+    (void)count(out);  // the 2^31-element bound, for the gathered buffer
+    for (const auto c : counts) {
+      rc.push_back(static_cast<int>(c));
+      rd.push_back(at);
+      at += rc.back();
+    }
+    const auto watched = watch("allgatherv", out);
+    check(MPI_Allgatherv(in.data_ptr(), count(in), type(in), out.data_ptr(), rc.data(), rd.data(), type(out),
+                         MPI_COMM_WORLD),
+          "allgatherv");
+    return done();
+  }
+
+  WorkPtr reduce_scatter_v(const at::Tensor& in, at::Tensor& out, const std::vector<std::int64_t>& counts,
+                           ReduceOp op) override {
+    std::vector<int> rc;
+    (void)count(in);
+    for (const auto c : counts) rc.push_back(static_cast<int>(c));
+    const auto watched = watch("reduce_scatter_v", in);
+    check(MPI_Reduce_scatter(in.data_ptr(), out.data_ptr(), rc.data(), type(in), mpi_op(in, op), MPI_COMM_WORLD),
+          "reduce_scatter_v");
+    return done();
+  }
+
   WorkPtr send(const at::Tensor& t, int dst, int tag) override {
     const auto watched = watch("send", t);
     check(MPI_Send(t.data_ptr(), count(t), type(t), dst, tag, MPI_COMM_WORLD), "send");

@@ -82,6 +82,7 @@ std::unique_ptr<Communicator> make_nccl(const launch::World& world, const CommOp
   spec.staging = gpu;
   spec.flat = {Collective::kAllgather, Collective::kReduceScatter};
   spec.group_p2p = compat::has_coalescing();
+  spec.uneven_lists = true;
   return make_c10d_communicator(std::move(spec));
 }
 
