@@ -143,6 +143,10 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
   // here, otherwise the root is checked again once the world is known.
   bench::validate_comm_options(o, f.run.nproc > 1 ? f.run.nproc : std::max(o.root, o.delay_rank) + 1);
   check_device_backend(f.device, f.run.comm.backend);
+  if (comm::is_float8(o.dtype) && f.run.comm.backend != "nccl")
+    throw UsageError(fmt::format("-d {}: {} has no float8 type; float8 moves on --backend nccl (allgather, broadcast, "
+                                 "alltoall, gather, scatter, sendrecv)",
+                                 comm::to_string(o.dtype), f.run.comm.backend));
   // Nothing to measure: every collective asked for out of place only, and
   // the backend has no out-of-place form of any.
   if (!o.in_place) {
@@ -182,7 +186,8 @@ Action register_comm(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-o,--op", f->op, "Reduction: sum, prod, min, max, avg")->capture_default_str();
   cmd->add_option("-d,--dtype", f->dtype,
-                  "Data type: float32, float64, float16, bfloat16, int32, int64, int8, uint8")
+                  "Data type: float32, float64, float16, bfloat16, int32, int64, int8, uint8, bool (reductions "
+                  "logical: sum/max or, prod/min and), float8_e4m3, float8_e5m2 (nccl, not reduced)")
       ->capture_default_str();
   cmd->add_option("--collective", f->collective,
                   "allreduce, broadcast, reduce, allgather, reduce_scatter, alltoall, sendrecv, gather, "

@@ -3,6 +3,8 @@
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 #include "comm/error_text.h"
+#include "compat/dtype_compat.h"
+#include "compat/torch_version.h"
 #include "core/error.h"
 
 namespace dtbench::comm {
@@ -67,6 +69,13 @@ at::ScalarType to_scalar_type(DType t) {
       return at::kChar;
     case DType::kUInt8:
       return at::kByte;
+    case DType::kBool:
+      return at::kBool;
+    case DType::kFloat8E4M3:
+    case DType::kFloat8E5M2:
+      if (const auto f8 = compat::float8_type(t == DType::kFloat8E4M3)) return *f8;
+      throw UnsupportedError(to_string(t) + ": this LibTorch (" + compat::torch_version() +
+                             ") has no float8 types (the wheel build's 2.11 has)");
   }
   return at::kFloat;
 }
@@ -89,7 +98,11 @@ DType from_scalar_type(at::ScalarType t) {
       return DType::kInt8;
     case at::kByte:
       return DType::kUInt8;
+    case at::kBool:
+      return DType::kBool;
     default:
+      if (t == compat::float8_type(true)) return DType::kFloat8E4M3;
+      if (t == compat::float8_type(false)) return DType::kFloat8E5M2;
       throw UnsupportedError(std::string("unsupported tensor dtype ") + c10::toString(t));
   }
 }

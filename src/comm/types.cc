@@ -16,7 +16,9 @@ struct Named {
 const Named<DType> kDTypes[] = {{DType::kFloat32, "float32"}, {DType::kFloat64, "float64"},
                                 {DType::kFloat16, "float16"}, {DType::kBFloat16, "bfloat16"},
                                 {DType::kInt32, "int32"},     {DType::kInt64, "int64"},
-                                {DType::kInt8, "int8"},       {DType::kUInt8, "uint8"}};
+                                {DType::kInt8, "int8"},       {DType::kUInt8, "uint8"},
+                                {DType::kBool, "bool"},       {DType::kFloat8E4M3, "float8_e4m3"},
+                                {DType::kFloat8E5M2, "float8_e5m2"}};
 const Named<ReduceOp> kOps[] = {{ReduceOp::kSum, "sum"},
                                 {ReduceOp::kProd, "prod"},
                                 {ReduceOp::kMin, "min"},
@@ -58,6 +60,8 @@ E parse(const Named<E> (&table)[N], const std::string& s, const char* what) {
     if (s == "half" || s == "fp16") return parse(table, "float16", what);
     if (s == "bf16") return parse(table, "bfloat16", what);
     if (s == "int") return parse(table, "int32", what);
+    if (s == "e4m3" || s == "fp8_e4m3" || s == "float8_e4m3fn") return parse(table, "float8_e4m3", what);
+    if (s == "e5m2" || s == "fp8_e5m2") return parse(table, "float8_e5m2", what);
   }
   throw UsageError(fmt::format("unknown {} '{}' (valid: {})", what, s, valid));
 }
@@ -88,10 +92,15 @@ std::size_t element_size(DType t) {
       return 2;
     case DType::kInt8:
     case DType::kUInt8:
+    case DType::kBool:
+    case DType::kFloat8E4M3:
+    case DType::kFloat8E5M2:
       return 1;
   }
   return 0;
 }
+
+bool is_float8(DType t) { return t == DType::kFloat8E4M3 || t == DType::kFloat8E5M2; }
 
 bool is_integer(DType t) {
   return t == DType::kInt32 || t == DType::kInt64 || t == DType::kInt8 || t == DType::kUInt8;
@@ -112,6 +121,10 @@ const std::vector<ReduceOp>& all_ops() {
 const std::vector<Collective>& all_collectives() {
   static const auto v = values(kCollectives);
   return v;
+}
+
+std::string bool_avg_reason(const std::string& backend) {
+  return backend + ": avg of bool is not defined (bool's sum and max are or, its prod and min and)";
 }
 
 std::string pingpong_ranks_reason(const std::string& backend, int size) {

@@ -8,7 +8,22 @@
 
 namespace dtbench::comm {
 
-enum class DType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kInt8, kUInt8 };
+// kBool: reductions are logical (sum and max: or; prod and min: and), as
+// c10d's. kFloat8E4M3/kFloat8E5M2: OCP float8 (e4m3fn, e5m2), on NCCL builds
+// only (LibTorch >= 2.1; NCCL itself refuses them on GPUs before sm_89).
+enum class DType {
+  kFloat32,
+  kFloat64,
+  kFloat16,
+  kBFloat16,
+  kInt32,
+  kInt64,
+  kInt8,
+  kUInt8,
+  kBool,
+  kFloat8E4M3,
+  kFloat8E5M2
+};
 enum class ReduceOp { kSum, kProd, kMin, kMax, kAvg };
 enum class Collective {
   kAllreduce,
@@ -54,9 +69,14 @@ const std::vector<Collective>& all_collectives();
 
 // Whether the type holds integers (int8, uint8, int32, int64).
 bool is_integer(DType t);
+// Whether the type is one of the float8 types.
+bool is_float8(DType t);
 
 // Whether the collective takes a reduction op.
 bool is_reduction(Collective c);
+
+// Why `backend` refuses avg of bool (or and and have no average).
+std::string bool_avg_reason(const std::string& backend);
 
 // Why `backend` with `size` ranks (not 2) has no pingpong, naming the way
 // to pair ranks.

@@ -80,6 +80,17 @@ inline GlooLimits gloo_limits() {
 #endif
 }
 
+// "" where ProcessGroupGloo takes bool tensors (2.x: sum and max are or,
+// prod and min and), else why not (checked against 1.13: "Invalid scalar
+// type" from every collective).
+inline const char* gloo_bool_reason() {
+#if DTBENCH_TORCH_AT_LEAST(2, 0)
+  return "";
+#else
+  return "gloo: ProcessGroupGloo in LibTorch 1.13 has no bool (\"Invalid scalar type\")";
+#endif
+}
+
 // Whether this LibTorch's ProcessGroupGloo has the flat-tensor allgather and
 // reduce_scatter (_allgather_base, _reduce_scatter_base) for host tensors:
 // 1.13's refuses both ("no support for _allgather_base in Gloo process group").

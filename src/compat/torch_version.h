@@ -7,6 +7,7 @@
 //   train_compat.h  CPU and CUDA autocast setters
 //   optim_compat.h  where torch.optim.AdamW rounds differently (lerp, ** 0.5)
 //   allocator_compat.h c10::Allocator (const allocate, copy_data)
+//   dtype_compat.h  ATen's float8 types
 #include <torch/csrc/api/include/torch/version.h>
 
 #define DTBENCH_TORCH_AT_LEAST(major, minor) \

@@ -324,4 +324,30 @@ check "--groups tp=3 on 4 ranks: one line, exit 2" $? "rc $rc: $(cat g3.out)"
 rc=$?
 [ "$rc" -eq 2 ] && grep -q -- "--groups excludes --split\|--split excludes --groups" gx.out
 check "--groups with --split: refused" $? "rc $rc: $(cat gx.out)"
+# float8 outside NCCL: one line, exit 2, before any rank starts.
+"$DT" comm --nproc 2 -d float8_e4m3 --collective allgather -b 1K -e 1K >f8.out 2>&1
+rc=$?
+[ "$rc" -eq 2 ] && [ "$(grep -c . f8.out)" -eq 1 ] && grep -q -- "-d float8_e4m3: gloo has no float8 type" f8.out
+check "-d float8_e4m3 on gloo: one line, exit 2" $? "rc $rc: $(cat f8.out)"
+# Every collective asked for refused (mpi has no avg): exit 2 naming why, not
+# an empty success.
+"$DT" comm --nproc 2 --backend mpi -o avg -b 1K -e 1K -n 1 -w 0 >avg.out 2>&1
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "error: nothing to run: allreduce: mpi: MPI has no avg reduction" avg.out
+check "mpi -o avg: nothing to run, exit 2" $? "rc $rc: $(grep error avg.out)"
+# bool: mpi (MPI_C_BOOL, logical ops) always; gloo where LibTorch's has it
+# (2.x; 1.13 refuses, named in one line).
+"$DT" comm --nproc 2 --backend mpi -d bool -o max --collective allreduce,allgather -b 1K -e 1K -n 2 -w 0 \
+  --json bool.json >bool.out 2>&1 &&
+  [ "$(json bool.json "[(r['collective'], r['type'], r['out_of_place']['nwrong']) for r in j['results']]")" = \
+    "[('allreduce', 'bool', 0), ('allgather', 'bool', 0)]" ]
+check "mpi -d bool -o max: allreduce and allgather exact" $? "$(tail -n 4 bool.out)"
+"$DT" comm --nproc 2 -d bool --collective allreduce -b 1K -e 1K -n 2 -w 0 >boolg.out 2>&1
+rc=$?
+if [ "$rc" -eq 0 ]; then
+  grep -q "Out of bounds values : 0 OK" boolg.out
+else
+  [ "$rc" -eq 2 ] && grep -q "nothing to run: allreduce: gloo: ProcessGroupGloo in LibTorch 1.13 has no bool" boolg.out
+fi
+check "gloo -d bool: exact (LibTorch 2.x) or refused naming 1.13" $? "rc $rc: $(tail -n 3 boolg.out)"
 finish

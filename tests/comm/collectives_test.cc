@@ -45,10 +45,12 @@ TEST(Collectives, EveryCombinationIsExact) {
     if (coll == comm::Collective::kAlltoallv) continue;
     // So do allgatherv and reduce_scatter_v (VCollectivesExact).
     if (coll == comm::Collective::kAllgatherv || coll == comm::Collective::kReduceScatterV) continue;
+    // bool and float8 have theirs too (BoolAndFloat8).
     const auto& def = bench::collective_def(coll);
     const auto ops = comm::is_reduction(coll) ? comm::all_ops()
                                               : std::vector<comm::ReduceOp>{comm::ReduceOp::kSum};
     for (const auto dtype : comm::all_dtypes()) {
+      if (dtype == comm::DType::kBool || comm::is_float8(dtype)) continue;
       for (const auto op : ops) {
         const std::string why = c.unsupported_reason(coll, dtype, op);
         if (!why.empty()) {
@@ -531,6 +533,80 @@ TEST(Collectives, VCollectivesExact) {
   // in every kind and count.
   EXPECT_GE(ran, 2 * 3 * 4);
   if (real.rank() == 0) fmt::print("{}: {} ranks: {} v-collective cases exact\n", real.backend(), real.size(), ran);
+}
+
+// bool (gloo in LibTorch 2.x, mpi, nccl) and float8 (nccl only): every
+// collective and op a backend takes is exact, its refusals name the type,
+// and the test data is not trivially all true (or all the same).
+TEST(Collectives, BoolAndFloat8) {
+  comm::Communicator& real = *g_comm;
+  int ran = 0;
+  for (const auto coll : comm::all_collectives()) {
+    if (coll == comm::Collective::kBarrier) continue;
+    const auto& def = bench::collective_def(coll);
+    const auto ops = comm::is_reduction(coll) ? comm::all_ops() : std::vector<comm::ReduceOp>{comm::ReduceOp::kSum};
+    for (const auto dtype : {comm::DType::kBool, comm::DType::kFloat8E4M3, comm::DType::kFloat8E5M2})
+      for (const auto op : ops) {
+        const std::string why = real.unsupported_reason(coll, dtype, op);
+        if (comm::is_float8(dtype) && real.backend() != "nccl") {
+          EXPECT_FALSE(why.empty()) << comm::to_string(coll) << " " << comm::to_string(dtype);
+        }
+        if (!why.empty()) continue;
+        for (const std::int64_t per_rank : {std::int64_t{1}, std::int64_t{13}, std::int64_t{1001}})
+          for (const bool in_place : {false, true}) {
+            if (in_place && def.in_place == bench::InPlace::kNone) continue;
+            bench::CollArgs a;
+            a.comm = &real;
+            a.dtype = dtype;
+            a.op = op;
+            a.root = real.size() - 1;
+            a.rank = real.rank();
+            a.nranks = real.size();
+            a.count = def.splits ? per_rank * real.size() : per_rank;
+            a.seed = 300 + static_cast<std::uint64_t>(per_rank);
+            EXPECT_EQ(bench::run_and_count_wrong(def, a, in_place), 0)
+                << comm::to_string(coll) << " " << comm::to_string(dtype) << " " << comm::to_string(op) << " count "
+                << a.count << (in_place ? " in place" : "");
+            ++ran;
+          }
+      }
+  }
+  // A refusal of the type itself names it (where no other reason, as a
+  // 1-rank sendrecv's, comes first).
+  if (real.backend() != "nccl")
+    for (const auto dtype : {comm::DType::kFloat8E4M3, comm::DType::kFloat8E5M2}) {
+      const std::string why = real.unsupported_reason(comm::Collective::kAllgather, dtype, comm::ReduceOp::kSum);
+      EXPECT_NE(why.find(comm::to_string(dtype)), std::string::npos) << why;
+    }
+  const bool bool_ok =
+      real.unsupported_reason(comm::Collective::kAllreduce, comm::DType::kBool, comm::ReduceOp::kSum).empty();
+  // gloo of LibTorch 1.13 alone has no bool.
+  EXPECT_EQ(bool_ok, real.backend() != "gloo" || compat::torch_version()[0] != '1');
+  if (real.rank() == 0) fmt::print("{}: {} ranks: {} bool/float8 cases exact\n", real.backend(), real.size(), ran);
+  if (!bool_ok || real.size() < 2) return;
+  // The data is not trivial: or and and over the ranks each give both values
+  // (about half and half), and a swapped allgather chunk is caught.
+  for (const auto op : {comm::ReduceOp::kSum, comm::ReduceOp::kMin}) {
+    bench::CollArgs a;
+    a.dtype = comm::DType::kBool;
+    a.op = op;
+    a.nranks = real.size();
+    a.count = 1000;
+    a.seed = 9;
+    const auto trues = bench::collective_def(comm::Collective::kAllreduce).expected(a).sum().item<std::int64_t>();
+    EXPECT_GT(trues, 200) << comm::to_string(op);
+    EXPECT_LT(trues, 800) << comm::to_string(op);
+  }
+  Misrouting bad(real);
+  bench::CollArgs a;
+  a.comm = &bad;
+  a.dtype = comm::DType::kBool;
+  a.rank = real.rank();
+  a.nranks = real.size();
+  a.count = 1024 * real.size();
+  a.seed = 4;
+  const auto wrong = bench::run_and_count_wrong(bench::collective_def(comm::Collective::kAllgather), a, false);
+  EXPECT_GT(wrong, 500) << "a swapped bool chunk went unnoticed";
 }
 
 TEST(Collectives, ReduceLeavesOtherRanksOutputsAlone) {

@@ -49,6 +49,10 @@ std::int64_t sum_limit(comm::DType t) {
       return 127;
     case comm::DType::kUInt8:
       return 255;
+    case comm::DType::kFloat8E4M3:
+      return 16;  // 3 mantissa bits: every integer up to 2^4
+    case comm::DType::kFloat8E5M2:
+      return 8;  // 2 mantissa bits: every integer up to 2^3
     default:
       return 256;  // bfloat16's exact integers; every other type holds more
   }
@@ -65,6 +69,10 @@ std::int64_t max_exponent(comm::DType t) {
       return 30;
     case comm::DType::kInt64:
       return 62;
+    case comm::DType::kFloat8E4M3:
+      return 8;  // largest finite 448
+    case comm::DType::kFloat8E5M2:
+      return 15;  // largest finite 57344
     default:
       return 127;  // float32, bfloat16 (float64 holds more)
   }
@@ -79,6 +87,14 @@ std::int64_t indicator_m(std::int64_t n, std::int64_t cap) {
 
 ReductionPattern pattern(const DataSpec& s) {
   const std::int64_t n = std::max(1, s.nranks);
+  if (s.dtype == comm::DType::kBool) {
+    // 0/1 values whose or (sum, max) and and (prod, min) vary from element
+    // to element: the n-1 tabulated ranks cover n-1 of 2n residues, so about
+    // half the elements have a rank with residue 0. Sums and products of
+    // 0/1 in double, cast to bool, are the or and the and.
+    const bool logical_and = s.op == comm::ReduceOp::kProd || s.op == comm::ReduceOp::kMin;
+    return logical_and ? ReductionPattern{1, 2 * n, 1, true, 0.0} : ReductionPattern{0, 2 * n, 1, true, 1.0};
+  }
   switch (s.op) {
     case comm::ReduceOp::kProd:
       // At most max_exponent twos per element (8 ranks apart at least).
@@ -142,26 +158,35 @@ double identity(comm::ReduceOp op) {
 
 // A tensor of `count` elements of the spec's dtype, element k = fn(k) (small
 // integers, exact in every dtype), filled in place on the host in parallel,
-// then moved to the spec's device: one element's bytes per element.
+// then moved to the spec's device: one element's bytes per element. bool and
+// float8, which ATen's dispatch macros here do not cover, are filled in
+// float32 and converted (nonzero is true; small integers are exact).
 template <typename Fn>
 at::Tensor make_tensor(const DataSpec& s, std::int64_t count, Fn fn) {
-  at::Tensor t = at::empty({std::max<std::int64_t>(count, 0)}, comm::to_scalar_type(s.dtype));
+  const bool via_float = s.dtype == comm::DType::kBool || comm::is_float8(s.dtype);
+  const at::ScalarType wanted = comm::to_scalar_type(s.dtype);
+  at::Tensor t = at::empty({std::max<std::int64_t>(count, 0)}, via_float ? at::kFloat : wanted);
   AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "comm_test_data", [&] {
     auto* out = t.data_ptr<scalar_t>();
     at::parallel_for(0, count, 1 << 16, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t k = begin; k < end; ++k) out[k] = static_cast<scalar_t>(fn(k));
     });
   });
+  if (via_float) t = t.to(wanted);
   return s.device.is_cpu() ? t : t.to(s.device);
 }
 
 }  // namespace
 
 at::Tensor rank_data(const DataSpec& spec, int rank, std::int64_t offset, std::int64_t count) {
-  if (!spec.reduction)
+  if (!spec.reduction) {
+    // 1..64; bool 0/1 (so that chunks differ); float8 1..16, every one exact.
+    const std::uint64_t values = spec.dtype == comm::DType::kBool ? 2 : comm::is_float8(spec.dtype) ? 16 : 64;
+    const double first = spec.dtype == comm::DType::kBool ? 0 : 1;
     return make_tensor(spec, count, [&](std::int64_t k) {
-      return static_cast<double>(1 + rank_hash(spec.seed, rank, offset + k) % 64);  // 1..64
+      return first + static_cast<double>(rank_hash(spec.seed, rank, offset + k) % values);
     });
+  }
   const auto p = pattern(spec);
   return make_tensor(spec, count, [&](std::int64_t k) { return value(spec, p, offset + k, rank); });
 }
@@ -221,8 +246,10 @@ std::int64_t count_wrong(const at::Tensor& got, const at::Tensor& expected, doub
     // NaN compares false, so it is counted.
     return at::logical_not(at::le((g - e).abs(), bound)).sum().item<std::int64_t>();
   }
-  // Same dtype: compare as is (NaN != anything); otherwise in double.
-  const bool same = got.scalar_type() == expected.scalar_type();
+  // Same dtype: compare as is (NaN != anything); otherwise, and for float8
+  // (which ATen's CPU comparisons may not take), in double.
+  const bool float8 = at::isFloatingType(got.scalar_type()) && got.element_size() == 1;
+  const bool same = got.scalar_type() == expected.scalar_type() && !float8;
   const auto g = same ? got.reshape({-1}) : got.reshape({-1}).to(at::kDouble);
   const auto e = same ? expected.reshape({-1}) : expected.reshape({-1}).to(at::kDouble);
   return at::ne(g, e).sum().item<std::int64_t>();

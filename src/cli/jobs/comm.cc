@@ -259,6 +259,14 @@ int run_comm(CommFlags& f) {
     write_report(false, {});
   });
   const auto wrong = report::total_wrong(result.records);
+  if (result.records.empty() && !result.skipped.empty()) {
+    // Every collective asked for was skipped (a type or op the backend
+    // lacks): bad input, not an empty success.
+    std::string why;
+    for (const auto& s : result.skipped) why += (why.empty() ? "" : "; ") + s;
+    comm->barrier();
+    throw UsageError("nothing to run: " + why);
+  }
   if (leader) {
     const auto node_names = launch::describe_nodes(opts.topology);
     console.footer(result.records, result.skipped, result.notes, node_names, opts.topology.node_of_rank);

@@ -18,6 +18,12 @@ namespace {
 // What this LibTorch's ProcessGroupGloo refuses (compat::gloo_limits).
 std::string gloo_unsupported(Collective c, DType dtype, ReduceOp op) {
   const auto limits = compat::gloo_limits();
+  if (is_float8(dtype))
+    return fmt::format("gloo: ProcessGroupGloo has no {} (no float8 type: \"Invalid scalar type\"); NCCL has them "
+                       "(--backend nccl)",
+                       to_string(dtype));
+  if (dtype == DType::kBool && *compat::gloo_bool_reason() != '\0') return compat::gloo_bool_reason();
+  if (dtype == DType::kBool && is_reduction(c) && op == ReduceOp::kAvg) return bool_avg_reason("gloo");
   if (dtype == DType::kBFloat16 && !limits.bfloat16) return limits.why_bfloat16;
   if (is_reduction(c) && op == ReduceOp::kAvg && !limits.avg) return limits.why_avg;
   if (is_reduction(c) && op == ReduceOp::kAvg && !limits.avg_integers &&

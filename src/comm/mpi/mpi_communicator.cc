@@ -139,9 +139,10 @@ class MpiCommunicator : public Communicator {
   int size() const override { return size_; }
   std::chrono::milliseconds timeout() const override { return timeout_; }
 
-  std::string unsupported_reason(Collective c, DType, ReduceOp op) const override {
+  std::string unsupported_reason(Collective c, DType dtype, ReduceOp op) const override {
     if (c == Collective::kBarrier) return "";  // no data: every dtype and op
     if (is_reduction(c) && op == ReduceOp::kAvg) return "mpi: MPI has no avg reduction (use sum)";
+    if (is_float8(dtype)) return fmt::format("mpi: MPI has no {} (no float8 type; NCCL has them: --backend nccl)", to_string(dtype));
     if (c == Collective::kSendrecv && size_ < 2) return "mpi: sendrecv needs at least 2 ranks";
     if (c == Collective::kPingpong && size_ != 2) return pingpong_ranks_reason("mpi", size_);
     return "";
@@ -319,6 +320,8 @@ class MpiCommunicator : public Communicator {
         return MPI_INT8_T;
       case at::kByte:
         return MPI_UINT8_T;
+      case at::kBool:
+        return MPI_C_BOOL;
       case at::kHalf:
       case at::kBFloat16:
         return type16_;
@@ -332,6 +335,10 @@ class MpiCommunicator : public Communicator {
     const int i = op_index(op);
     if (t.scalar_type() == at::kHalf) return half_ops_[i];
     if (t.scalar_type() == at::kBFloat16) return bf16_ops_[i];
+    // MPI reduces C bools by logical ops only: sum and max are or, prod and
+    // min and (as c10d's bool reductions).
+    static const MPI_Op kLogical[] = {MPI_LOR, MPI_LAND, MPI_LAND, MPI_LOR};
+    if (t.scalar_type() == at::kBool) return kLogical[i];
     static const MPI_Op kBuiltin[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
     return kBuiltin[i];
   }

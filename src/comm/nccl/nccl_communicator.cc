@@ -70,9 +70,18 @@ std::unique_ptr<Communicator> make_nccl(const launch::World& world, const CommOp
                                 device::describe(gpu), one_line(e)));
   }
   spec.backend = pg;
-  // NCCL takes every dtype and op dtbench names (avg since NCCL 2.10); the
-  // comm benchmark's exact check is the judge.
-  spec.unsupported = [](Collective, DType, ReduceOp) { return std::string(); };
+  // NCCL takes every other dtype and op dtbench names (avg since NCCL 2.10;
+  // bool as uint8, its sum as max and prod as min, in c10d); the comm
+  // benchmark's exact check is the judge.
+  spec.unsupported = [](Collective c, DType dtype, ReduceOp op) {
+    if (dtype == DType::kBool && is_reduction(c) && op == ReduceOp::kAvg) return bool_avg_reason("nccl");
+    if (is_float8(dtype) && is_reduction(c))
+      return fmt::format("nccl: c10d's ProcessGroupNCCL refuses {} reductions (\"Float8 dtypes are not currently "
+                         "supported for NCCL reductions\"); allgather, broadcast, alltoall, gather, scatter and "
+                         "sendrecv move them",
+                         to_string(dtype));
+    return std::string();
+  };
   spec.make_group = [pg, prefix, rank = spec.rank, size = spec.size] {
     return compat::nccl_process_group(pg, prefix, rank, size);
   };
