@@ -18,6 +18,7 @@
 #include "bench/comm/compute_load.h"
 #include "bench/comm/data.h"
 #include "bench/comm/iteration_stats.h"
+#include "bench/comm/link_ceiling.h"
 #include "bench/comm/measure.h"
 #include "comm/communicator.h"
 #include "core/cpu_time.h"
@@ -154,6 +155,19 @@ CommBenchResult run_comm_bench(
   std::unique_ptr<ComputeLoad> load;
   if (opts.compute_gemm > 0) load = std::make_unique<ComputeLoad>(opts.compute_gemm, dev);
   result.seed = agree_on_seed(world, opts.seed);
+  // Between nodes, the link's ceiling, once per run.
+  std::string link_why;
+  const double link_gbs = opts.topology.nodes() > 1 && opts.topology.ranks() == world.size()
+                              ? link_ceiling_gbs(world, opts.topology, opts.link_ip, opts.link_seconds, &link_why)
+                              : 0;
+  auto spans_nodes = [&](const std::vector<int>& members) {
+    if (opts.topology.ranks() != world.size()) return false;
+    for (const int r : members)
+      if (opts.topology.node_of_rank[static_cast<std::size_t>(r)] !=
+          opts.topology.node_of_rank[static_cast<std::size_t>(members.front())])
+        return true;
+    return false;
+  };
   for (int cycle = 0; cycle < opts.run_cycles; ++cycle) {
     // Clocks drift apart: measured again for each pass over the sweep.
     const ClockSync clock = sync_clocks(world, opts.topology);
@@ -208,8 +222,14 @@ CommBenchResult run_comm_bench(
                              c == comm::Collective::kAllgatherv ? "allgather" : "reduce_scatter"));
       if (opts.topology.nodes() > 1)
         add_note(result.notes,
-                 "the copy ceiling is a plain copy in each rank's own memory: between nodes the network is the "
-                 "limit, which it does not measure");
+                 link_gbs > 0
+                     ? fmt::format("the copy ceiling is a plain copy in each rank's own memory; rows whose ranks span "
+                                   "nodes are also read against the link ceiling, a raw TCP stream from each node's "
+                                   "first rank to the next node's, all at once: {:.3f} GB/s (the links' median)",
+                                   link_gbs)
+                     : fmt::format("the copy ceiling is a plain copy in each rank's own memory: between nodes the "
+                                   "network is the limit, and the link ceiling could not be measured ({})",
+                                   link_why.empty() ? "no address toward the other nodes" : link_why));
       if (!out_of_place && !in_place) continue;
 
       // A barrier has no message: one row, of 0 bytes.
@@ -289,6 +309,12 @@ CommBenchResult run_comm_bench(
           rec.percentiles = opts.percentiles;
           if (out_of_place) rec.out_of_place = oop[g];
           if (in_place) rec.in_place = ip[g];
+          if (link_gbs > 0 && spans_nodes(job.groups[g]))
+            for (auto* t : {&rec.out_of_place, &rec.in_place})
+              if (t->ran) {
+                t->link_gbs = link_gbs;
+                t->of_link = t->busbw_gbs / link_gbs;
+              }
           if (on_record) on_record(rec, result);
           result.records.push_back(std::move(rec));
         }

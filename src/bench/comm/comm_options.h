@@ -84,6 +84,11 @@ struct CommBenchOptions {
   // Which node each rank is on (comm::gather_topology); fills node_us.
   // Empty: no per-node times.
   launch::Topology topology;
+  // With ranks on several nodes: this host's IPv4 address toward the others
+  // (the link ceiling's raw TCP stream listens there; "" : none measured),
+  // and how long each link streams. Default 0.5 s.
+  std::string link_ip;
+  double link_seconds = 0.5;
 };
 
 // Checks the options against the job before anything runs: root and delayed

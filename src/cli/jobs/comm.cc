@@ -19,6 +19,7 @@
 #include "comm/topology.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/net_route.h"
 #include "core/units.h"
 #include "device/device.h"
 #include "launch/binding.h"
@@ -180,6 +181,16 @@ int run_comm(CommFlags& f) {
     }
   }
   opts.topology = comm::gather_topology(*comm);
+  if (opts.topology.nodes() > 1) {
+    // The link ceiling streams from the address the backend uses: --iface's,
+    // or the one that routes to the master.
+    try {
+      opts.link_ip = f.run.comm.iface.empty() ? net::route_to(world.master_addr).local_addr
+                                              : net::interface_address(f.run.comm.iface);
+    } catch (const std::exception&) {
+      opts.link_ip.clear();  // no ceiling; a note says so
+    }
+  }
   env["world"] = bench::world_json(world, opts.topology);
   // Where each rank runs (its allowed CPUs) and what steers the backend: in
   // the JSON report's env, not in the console header.
