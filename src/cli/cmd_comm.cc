@@ -107,6 +107,10 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
   o.run_cycles = f.run_cycles;
   o.agg_iters = f.agg_iters;
   o.blocking = f.blocking != 0;
+  o.concurrent = f.concurrent;
+  if (o.concurrent > 1 && f.run.comm.backend == "mpi")
+    throw UsageError("--concurrent needs --backend gloo or nccl (dtbench's mpi backend has one communicator, "
+                     "MPI_COMM_WORLD)");
   o.memory_report = f.memory != 0;
   o.vsplit = bench::parse_vsplit(f.split_sizes);
   if (!f.with_compute.empty()) {
@@ -144,8 +148,8 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
   bench::validate_comm_options(o, f.run.nproc > 1 ? f.run.nproc : std::max(o.root, o.delay_rank) + 1);
   check_device_backend(f.device, f.run.comm.backend);
   if (comm::is_float8(o.dtype) && f.run.comm.backend != "nccl")
-    throw UsageError(fmt::format("-d {}: {} has no float8 type; float8 moves on --backend nccl (allgather, broadcast, "
-                                 "alltoall, gather, scatter, sendrecv)",
+    throw UsageError(fmt::format("-d {}: {} has no float8 type; float8 runs on --backend nccl (NCCL 2.24 or later, "
+                                 "GPUs of compute capability 8.9 or later)",
                                  comm::to_string(o.dtype), f.run.comm.backend));
   // Nothing to measure: every collective asked for out of place only, and
   // the backend has no out-of-place form of any.
@@ -187,7 +191,7 @@ Action register_comm(CLI::App& app) {
   cmd->add_option("-o,--op", f->op, "Reduction: sum, prod, min, max, avg")->capture_default_str();
   cmd->add_option("-d,--dtype", f->dtype,
                   "Data type: float32, float64, float16, bfloat16, int32, int64, int8, uint8, bool (reductions "
-                  "logical: sum/max or, prod/min and), float8_e4m3, float8_e5m2 (nccl, not reduced)")
+                  "logical: sum/max or, prod/min and), float8_e4m3, float8_e5m2 (nccl only)")
       ->capture_default_str();
   cmd->add_option("--collective", f->collective,
                   "allreduce, broadcast, reduce, allgather, reduce_scatter, alltoall, sendrecv, gather, "
@@ -220,9 +224,15 @@ Action register_comm(CLI::App& app) {
                   "operation (nccl-tests' -m)")
       ->capture_default_str();
   cmd->add_option("-z,--blocking", f->blocking,
-                  "1: wait for each of an iteration's -m operations before issuing the next (nccl-tests' -z); "
-                  "0: issue them all, then wait")
+                  "1: wait for each of an iteration's -m operations before issuing the next; 0: issue them all, "
+                  "then wait. dtbench waits at the end of every iteration either way (each is a sample): every "
+                  "row is what nccl-tests times with -z 1")
       ->check(CLI::Range(0, 1))
+      ->capture_default_str();
+  cmd->add_option("--concurrent", f->concurrent,
+                  "K communicators over the same ranks (each group's, with --split/--groups) run each collective "
+                  "at once, each on its own buffers (PARAM's multi-comms); algbw and busbw count all K messages")
+      ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_option("--with-compute", f->with_compute,
                   "gemm:N: time each row again while a thread of each rank multiplies N x N matrices, then "

@@ -71,6 +71,12 @@ struct CommTiming {
   // measured (reports written before it).
   double ceiling_gbs = 0;
   double of_ceiling = 0;
+  // Between nodes, the link's: a raw TCP stream from each node's first rank
+  // to the next node's, all at once, measured once per run (the links'
+  // median, GB/s), and busbw's fraction of it; 0 where the row's ranks are
+  // on one node.
+  double link_gbs = 0;
+  double of_link = 0;
   CommWithCompute with_compute;
 };
 

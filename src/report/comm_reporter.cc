@@ -60,6 +60,8 @@ nlohmann::ordered_json timing_json(const CommTiming& t, const std::vector<double
           {"cpu_util", t.cpu_util},
           {"ceiling_gbs", t.ceiling_gbs},
           {"of_ceiling", t.of_ceiling},
+          {"link_gbs", t.link_gbs},
+          {"of_link", t.of_link},
           {"with_compute", with_compute_json(t.with_compute)},
           {"samples_us", rounded(t.samples_us)}};
 }
@@ -78,6 +80,8 @@ CommTiming timing_from_json(const nlohmann::ordered_json& j, const std::vector<d
   if (j.contains("cpu_util")) t.cpu_util = j.at("cpu_util").get<double>();
   if (j.contains("ceiling_gbs")) t.ceiling_gbs = j.at("ceiling_gbs").get<double>();
   if (j.contains("of_ceiling")) t.of_ceiling = j.at("of_ceiling").get<double>();
+  if (j.contains("link_gbs")) t.link_gbs = j.at("link_gbs").get<double>();
+  if (j.contains("of_link")) t.of_link = j.at("of_link").get<double>();
   if (j.contains("with_compute") && !j.at("with_compute").is_null()) {
     const auto& w = j.at("with_compute");
     t.with_compute.ran = true;
@@ -224,6 +228,22 @@ void CommConsoleReporter::footer(const std::vector<CommRecord>& records, const s
                         "{:.3f} GB/s)\n",
                         name, rt.second->of_ceiling * 100, size_text(rt.first->bytes), rt.second->busbw_gbs,
                         rt.second->ceiling_gbs);
+  // Between nodes: per collective, the row closest to the link's ceiling.
+  best.clear();
+  for (const auto& r : records)
+    for (const auto* t : timed(r)) {
+      if (t->link_gbs <= 0) continue;
+      auto it = std::find_if(best.begin(), best.end(), [&](const auto& b) { return b.first == r.collective; });
+      if (it == best.end())
+        best.push_back({r.collective, {&r, t}});
+      else if (t->of_link > it->second.second->of_link)
+        it->second = {&r, t};
+    }
+  for (const auto& [name, rt] : best)
+    out_ << fmt::format("# Of the link ceiling  : {} at most {:.0f}% ({}: busbw {:.3f} GB/s, a raw TCP stream "
+                        "between nodes {:.3f} GB/s)\n",
+                        name, rt.second->of_link * 100, size_text(rt.first->bytes), rt.second->busbw_gbs,
+                        rt.second->link_gbs);
   // --with-compute: per collective, the median slowdowns over its rows.
   std::vector<std::string> order;
   std::map<std::string, std::vector<const CommWithCompute*>> wc;

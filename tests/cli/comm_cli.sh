@@ -324,6 +324,21 @@ check "--groups tp=3 on 4 ranks: one line, exit 2" $? "rc $rc: $(cat g3.out)"
 rc=$?
 [ "$rc" -eq 2 ] && grep -q -- "--groups excludes --split\|--split excludes --groups" gx.out
 check "--groups with --split: refused" $? "rc $rc: $(cat gx.out)"
+# --concurrent 2 (PARAM's multi-comms): two gloo communicators run each
+# collective at once, alone and inside --groups; exact; the note; mpi, with
+# one communicator, refused (Collectives.ConcurrentLanesRunAtOnce counts the
+# operations in flight on both).
+"$DT" comm --nproc 2 --concurrent 2 --collective allreduce,allgather -b 1K -e 64K -f 64 -n 3 -w 1 \
+  --json cc.json >cc.out 2>&1 &&
+  json cc.json "j['config']['concurrent'] == 2 and j['summary']['wrong'] == 0 and len(j['results']) == 4" | grep -q True &&
+  grep -q "# note: --concurrent 2: each operation runs on 2 communicators over the same ranks at once" cc.out &&
+  "$DT" comm --nproc 4 --groups tp=2 --concurrent 2 -b 1K -e 1K -n 2 -w 0 --json ccg.json >ccg.out 2>&1 &&
+  [ "$(json ccg.json "[(r['group_ranks'], r['in_place']['nwrong']) for r in j['results']]")" = "[([0, 1], 0), ([2, 3], 0)]" ]
+check "--concurrent 2: exact alone and in --groups tp=2, the note" $? "$(grep '^# note' cc.out; tail -n 3 cc.out ccg.out)"
+"$DT" comm --nproc 2 --backend mpi --concurrent 2 -b 1K -e 1K >ccm.out 2>&1
+rc=$?
+[ "$rc" -eq 2 ] && [ "$(grep -c . ccm.out)" -eq 1 ] && grep -q -- "--concurrent needs --backend gloo or nccl" ccm.out
+check "--concurrent on mpi: one line, exit 2" $? "rc $rc: $(cat ccm.out)"
 # float8 outside NCCL: one line, exit 2, before any rank starts.
 "$DT" comm --nproc 2 -d float8_e4m3 --collective allgather -b 1K -e 1K >f8.out 2>&1
 rc=$?

@@ -7,6 +7,8 @@
 
 #include "bench/comm/collective.h"
 #include "bench/comm/data.h"
+#include "compat/torch_version.h"
+#include "core/error.h"
 
 namespace dtbench::bench {
 
@@ -53,6 +55,48 @@ at::Tensor fold(const DataSpec& s, std::int64_t offset, std::int64_t count) {
   }
   if (s.op == comm::ReduceOp::kAvg) acc = acc / s.nranks;
   return acc;
+}
+
+// bool: the closed form is the or (sum, max) and the and (prod, min) of the
+// ranks' 0/1 data, and gives both values (a check that could not fail
+// otherwise). float8: exact where LibTorch has it (the fold in double,
+// rounded once, as the closed form; an element changed is counted), refused
+// where it has not.
+TEST(Data, BoolAndFloat8) {
+  for (const auto op : {comm::ReduceOp::kSum, comm::ReduceOp::kProd, comm::ReduceOp::kMin, comm::ReduceOp::kMax})
+    for (int n : {1, 2, 3, 8, 64}) {
+      DataSpec s{comm::DType::kBool, op, true, n};
+      const at::Tensor want = fold(s, 3, 2000).ne(0);
+      EXPECT_EQ(count_wrong(reduced_data(s, 3, 2000), want), 0) << comm::to_string(op) << " " << n;
+      const auto trues = want.sum().item<std::int64_t>();
+      if (n > 1) {
+        EXPECT_GT(trues, 400) << comm::to_string(op) << " " << n;
+        EXPECT_LT(trues, 1600) << comm::to_string(op) << " " << n;
+      }
+    }
+  DataSpec moved{comm::DType::kBool, comm::ReduceOp::kSum, false, 4, c10::Device(c10::DeviceType::CPU), 5};
+  const auto ones = rank_data(moved, 1, 0, 2000).sum().item<std::int64_t>();
+  EXPECT_GT(ones, 800);
+  EXPECT_LT(ones, 1200);
+  for (const auto dt : {comm::DType::kFloat8E4M3, comm::DType::kFloat8E5M2}) {
+    DataSpec g{dt, comm::ReduceOp::kSum, false, 4, c10::Device(c10::DeviceType::CPU), 5};
+    if (compat::torch_version()[0] == '1') {
+      EXPECT_THROW(rank_data(g, 0, 0, 10), UnsupportedError);
+      continue;
+    }
+    at::Tensor a = rank_data(g, 2, 0, 1000);
+    EXPECT_EQ(count_wrong(a, rank_data(g, 2, 0, 1000)), 0);
+    EXPECT_GT(count_wrong(a, rank_data(g, 3, 0, 1000)), 800);
+    at::Tensor b = a.clone();
+    b.narrow(0, 7, 1).fill_(100);
+    EXPECT_EQ(count_wrong(b, a), 1);
+    for (const auto op : {comm::ReduceOp::kSum, comm::ReduceOp::kProd, comm::ReduceOp::kMin, comm::ReduceOp::kMax})
+      for (int n : {1, 2, 4, 16, 40}) {
+        DataSpec s{dt, op, true, n};
+        EXPECT_EQ(count_wrong(reduced_data(s, 0, 1000), fold(s, 0, 1000).to(comm::to_scalar_type(dt))), 0)
+            << comm::to_string(dt) << " " << comm::to_string(op) << " " << n;
+      }
+  }
 }
 
 TEST(Data, ClosedFormEqualsTheFoldOverRanks) {

@@ -388,15 +388,22 @@ TEST(Collectives, BarrierLetsNoRankLeaveEarly) {
   EXPECT_EQ(good.records[0].out_of_place.late_rank, 1);
 }
 
-// Counts the allreduces issued and not yet waited for, and the most at once.
+// Allreduces issued and not yet waited for, over one or several
+// communicators, and the most at once.
+struct InFlight {
+  int open = 0, most = 0;
+};
+
+// Counts its allreduces into an InFlight shared with others.
 class CountsInFlight : public Misrouting {
  public:
-  using Misrouting::Misrouting;
+  CountsInFlight(comm::Communicator& c, InFlight& n) : Misrouting(c), n_(n) {}
   comm::WorkPtr allreduce(const at::Tensor& in, at::Tensor& out, comm::ReduceOp op) override {
-    max_ = std::max(max_, ++open_);
-    return std::make_unique<Counted>(real().allreduce(in, out, op), open_);
+    n_.most = std::max(n_.most, ++n_.open);
+    ++ops_;
+    return std::make_unique<Counted>(real().allreduce(in, out, op), n_.open);
   }
-  int most() const { return max_; }
+  int ops() const { return ops_; }
 
  private:
   class Counted : public comm::Work {
@@ -419,7 +426,8 @@ class CountsInFlight : public Misrouting {
     int& open_;
     bool released_ = false;
   };
-  int open_ = 0, max_ = 0;
+  InFlight& n_;
+  int ops_ = 0;
 };
 
 // -m 4 issues an iteration's 4 operations before waiting for any; -z 1
@@ -436,12 +444,42 @@ TEST(Collectives, BlockingWaitsForEachOperation) {
   o.seed = 1;
   for (const bool blocking : {false, true}) {
     o.blocking = blocking;
-    CountsInFlight counting(real);
+    InFlight n;
+    CountsInFlight counting(real, n);
     const auto r = bench::run_comm_bench(real, counting, {}, o, nullptr);
     ASSERT_EQ(r.records.size(), 1u);
     EXPECT_EQ(r.records[0].out_of_place.wrong, 0);
-    EXPECT_EQ(counting.most(), blocking ? 1 : 4) << (blocking ? "-z 1" : "-z 0");
+    EXPECT_EQ(n.most, blocking ? 1 : 4) << (blocking ? "-z 1" : "-z 0");
   }
+}
+
+// --concurrent 2: every operation is issued on both communicators before
+// either is waited for (with -z 1 too: -z orders -m's operations, not the
+// lanes), both lanes run as often, the check ran on both, and algbw counts
+// both messages.
+TEST(Collectives, ConcurrentLanesRunAtOnce) {
+  comm::Communicator& real = *g_comm;
+  bench::CommBenchOptions o;
+  o.sweep.min_bytes = o.sweep.max_bytes = 4096;
+  o.iters = 3;
+  o.warmup = 1;
+  o.concurrent = 2;
+  o.in_place = false;
+  o.seed = 1;
+  for (const bool blocking : {false, true}) {
+    o.blocking = blocking;
+    InFlight n;
+    CountsInFlight a(real, n), b(real, n);
+    const auto r = bench::run_comm_bench(real, a, {}, o, nullptr, {&b});
+    ASSERT_EQ(r.records.size(), 1u);
+    const auto& t = r.records[0].out_of_place;
+    EXPECT_EQ(t.wrong, 0);
+    EXPECT_EQ(n.most, 2) << (blocking ? "-z 1" : "-z 0");
+    EXPECT_EQ(a.ops(), b.ops());
+    EXPECT_EQ(a.ops(), o.warmup + o.iters + 1);  // warm-up, timed, the check
+    EXPECT_NEAR(t.algbw_gbs, 2.0 * 4096 / t.time_us / 1e3, 1e-9);
+  }
+  EXPECT_THROW(bench::run_comm_bench(real, real, {}, o, nullptr), std::exception) << "K - 1 lanes are required";
 }
 
 // alltoallv with every kind of parts, uneven counts included: exact; a

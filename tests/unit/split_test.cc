@@ -37,7 +37,7 @@ TEST(Split, GroupsByLayoutName) {
   EXPECT_EQ(describe_split(parse_groups("dp,tp=2")), "--groups dp,tp=2");
   EXPECT_EQ(describe_split(parse_split("mod:2")), "--split mod:2");
   // Degrees that do not fit the world are refused naming --groups.
-  for (const char* text : {"tp=3", "dp=3,tp=2"}) {
+  for (const char* text : {"tp=3", "dp=3,tp=2", "tp", "dp,tp=8", "pp"}) {
     try {
       split_groups(parse_groups(text), 8);
       ADD_FAILURE() << text << " accepted";

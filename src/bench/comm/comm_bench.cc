@@ -18,6 +18,7 @@
 #include "bench/comm/compute_load.h"
 #include "bench/comm/data.h"
 #include "bench/comm/iteration_stats.h"
+#include "bench/comm/link_ceiling.h"
 #include "bench/comm/measure.h"
 #include "comm/communicator.h"
 #include "core/cpu_time.h"
@@ -97,8 +98,8 @@ std::string agg_note(const std::string& backend, int agg, bool blocking) {
   std::string how = "issued back to back, each on its own buffers, then waited together";
   if (blocking)
     return fmt::format("-m {} -z 1: each timed iteration is {} operations, each waited for before the next is issued "
-                       "(nccl-tests' --blocking); time is per operation (iteration / {}), and the check ran them one "
-                       "at a time",
+                       "(a mode of dtbench's: nccl-tests' -m fuses them in one group, which its -z cannot split); "
+                       "time is per operation (iteration / {}), and the check ran them one at a time",
                        agg, agg, agg);
   if (backend == "mpi") how = "run one after another (dtbench's MPI calls block)";
   if (backend == "nccl") how += " (not fused in one ncclGroupStart/End as nccl-tests' -m fuses them)";
@@ -116,8 +117,11 @@ void add_note(std::vector<std::string>& notes, std::string note) {
 CommBenchResult run_comm_bench(
     comm::Communicator& world, comm::Communicator& group, const std::vector<std::vector<int>>& groups,
     const CommBenchOptions& opts,
-    const std::function<void(const report::CommRecord&, const CommBenchResult& so_far)>& on_record) {
+    const std::function<void(const report::CommRecord&, const CommBenchResult& so_far)>& on_record,
+    const std::vector<comm::Communicator*>& more_lanes) {
   validate_comm_options(opts, world.size());
+  DTBENCH_CHECK(static_cast<int>(more_lanes.size()) == opts.concurrent - 1,
+                "run_comm_bench: --concurrent K needs K - 1 more communicators");
   std::size_t smallest = static_cast<std::size_t>(world.size());
   for (const auto& g : groups) smallest = std::min(smallest, g.size());
   if (groups.size() > 1 && opts.root >= static_cast<int>(smallest))
@@ -128,7 +132,13 @@ CommBenchResult run_comm_bench(
     all_groups.emplace_back();
     for (int r = 0; r < world.size(); ++r) all_groups.back().push_back(r);
   }
-  const Job job{world, group, all_groups};
+  std::vector<comm::Communicator*> lanes{&group};
+  for (auto* l : more_lanes) {
+    DTBENCH_CHECK(l != nullptr && l->size() == group.size() && l->rank() == group.rank(),
+                  "run_comm_bench: a --concurrent communicator spans other ranks than its group");
+    lanes.push_back(l);
+  }
+  const Job job{world, group, all_groups, lanes};
   const bool split = groups.size() > 1;
   const auto sizes = size_sweep(opts.sweep);
   const auto elem = comm::element_size(opts.dtype);
@@ -145,6 +155,19 @@ CommBenchResult run_comm_bench(
   std::unique_ptr<ComputeLoad> load;
   if (opts.compute_gemm > 0) load = std::make_unique<ComputeLoad>(opts.compute_gemm, dev);
   result.seed = agree_on_seed(world, opts.seed);
+  // Between nodes, the link's ceiling, once per run.
+  std::string link_why;
+  const double link_gbs = opts.topology.nodes() > 1 && opts.topology.ranks() == world.size()
+                              ? link_ceiling_gbs(world, opts.topology, opts.link_ip, opts.link_seconds, &link_why)
+                              : 0;
+  auto spans_nodes = [&](const std::vector<int>& members) {
+    if (opts.topology.ranks() != world.size()) return false;
+    for (const int r : members)
+      if (opts.topology.node_of_rank[static_cast<std::size_t>(r)] !=
+          opts.topology.node_of_rank[static_cast<std::size_t>(members.front())])
+        return true;
+    return false;
+  };
   for (int cycle = 0; cycle < opts.run_cycles; ++cycle) {
     // Clocks drift apart: measured again for each pass over the sweep.
     const ClockSync clock = sync_clocks(world, opts.topology);
@@ -175,10 +198,16 @@ CommBenchResult run_comm_bench(
                                            comm::to_string(c)));
       else if (opts.average != RowTime::kAverage)
         add_note(result.notes, fmt::format("time, algbw and busbw are {}", row_time_words(opts.average)));
+      if (opts.concurrent > 1)
+        add_note(result.notes,
+                 fmt::format("--concurrent {}: each operation runs on {} communicators over the same ranks at once, "
+                             "each on its own buffers; time is until all {} finished, algbw and busbw count all {} "
+                             "messages ({} x size / time), and the check ran one on each at once",
+                             opts.concurrent, opts.concurrent, opts.concurrent, opts.concurrent, opts.concurrent));
       if (opts.agg_iters > 1) add_note(result.notes, agg_note(group.backend(), opts.agg_iters, opts.blocking));
       else if (opts.blocking)
         add_note(result.notes, "-z 1 with -m 1: every iteration (one operation) is waited for at its end, as always "
-                               "(each is a sample); -z changes what -m > 1 runs");
+                               "(each is a sample, as nccl-tests' -z 1 times them); -z changes what -m > 1 runs");
       if (c == comm::Collective::kAlltoallv)
         add_note(result.notes,
                  fmt::format("alltoallv: parts {} (--split-sizes); size is what each rank sends in all, busbw uses "
@@ -193,13 +222,23 @@ CommBenchResult run_comm_bench(
                              c == comm::Collective::kAllgatherv ? "allgather" : "reduce_scatter"));
       if (opts.topology.nodes() > 1)
         add_note(result.notes,
-                 "the copy ceiling is a plain copy in each rank's own memory: between nodes the network is the "
-                 "limit, which it does not measure");
+                 link_gbs > 0
+                     ? fmt::format("the copy ceiling is a plain copy in each rank's own memory; rows whose ranks span "
+                                   "nodes are also read against the link ceiling, a raw TCP stream from each node's "
+                                   "first rank to the next node's, all at once: {:.3f} GB/s (the links' median)",
+                                   link_gbs)
+                     : fmt::format("the copy ceiling is a plain copy in each rank's own memory: between nodes the "
+                                   "network is the limit, and the link ceiling could not be measured ({})",
+                                   link_why.empty() ? "no address toward the other nodes" : link_why));
       if (!out_of_place && !in_place) continue;
 
-      // Buffers for the largest size, shared by every size.
-      const CollArgs largest =
-          args_for(group, opts, def, dev, c == comm::Collective::kBarrier ? 0 : sizes.back(), result.seed);
+      // A barrier has no message: one row, of 0 bytes.
+      const std::vector<std::uint64_t> row_sizes =
+          c == comm::Collective::kBarrier ? std::vector<std::uint64_t>{0} : sizes;
+      std::vector<CollArgs> row_args;
+      for (const auto bytes_requested : row_sizes)
+        row_args.push_back(args_for(group, opts, def, dev, bytes_requested, result.seed));
+      // Buffers for every size at once, shared by every size.
       std::optional<Arena> oop_arena, ip_arena;
       // Two byte buffers for the copy ceiling, sized for the largest message
       // up to 64 MiB: a larger message's ceiling is a 64 MiB copy's (memory
@@ -211,19 +250,17 @@ CommBenchResult run_comm_bench(
       const auto byte_options = at::TensorOptions().dtype(at::kByte).device(dev);
       const at::Tensor copy_src = at::ones({std::max<std::int64_t>(largest_bytes, 1)}, byte_options);
       at::Tensor copy_dst = at::zeros({std::max<std::int64_t>(largest_bytes, 1)}, byte_options);
-      if (out_of_place) oop_arena.emplace(def, largest, false);
-      if (in_place) ip_arena.emplace(def, largest, true);
+      if (out_of_place) oop_arena.emplace(def, row_args, false);
+      if (in_place) ip_arena.emplace(def, row_args, true);
       std::int64_t mine = 2 * std::max<std::int64_t>(largest_bytes, 1);  // the copy ceiling's
       for (const auto* a : {oop_arena ? &*oop_arena : nullptr, ip_arena ? &*ip_arena : nullptr})
         if (a != nullptr)
           for (const auto* t : {&a->in, &a->out})
             if (t->defined()) mine += t->numel() * static_cast<std::int64_t>(t->element_size());
       buffers_bytes = std::max(buffers_bytes, mine);
-      // A barrier has no message: one row, of 0 bytes.
-      const std::vector<std::uint64_t> row_sizes =
-          c == comm::Collective::kBarrier ? std::vector<std::uint64_t>{0} : sizes;
-      for (const auto bytes_requested : row_sizes) {
-        const CollArgs args = args_for(group, opts, def, dev, bytes_requested, result.seed);
+      for (std::size_t row = 0; row < row_sizes.size(); ++row) {
+        const std::uint64_t bytes_requested = row_sizes[row];
+        const CollArgs& args = row_args[row];
         // Each group's message (groups of different sizes split differently).
         std::vector<std::uint64_t> group_bytes;
         for (const auto& g : job.groups)
@@ -272,6 +309,12 @@ CommBenchResult run_comm_bench(
           rec.percentiles = opts.percentiles;
           if (out_of_place) rec.out_of_place = oop[g];
           if (in_place) rec.in_place = ip[g];
+          if (link_gbs > 0 && spans_nodes(job.groups[g]))
+            for (auto* t : {&rec.out_of_place, &rec.in_place})
+              if (t->ran) {
+                t->link_gbs = link_gbs;
+                t->of_link = t->busbw_gbs / link_gbs;
+              }
           if (on_record) on_record(rec, result);
           result.records.push_back(std::move(rec));
         }

@@ -48,9 +48,12 @@ struct CommBenchResult {
 // UsageError for options that cannot apply to this world (root out of
 // range, or outside a group). `on_record` sees each record as it is made,
 // with the result so far (its seed, notes and records before this one).
+// `more_lanes`: with opts.concurrent K, the K - 1 communicators over the
+// same ranks as `group` that run each collective beside it.
 CommBenchResult run_comm_bench(
     comm::Communicator& world, comm::Communicator& group, const std::vector<std::vector<int>>& groups,
     const CommBenchOptions& opts,
-    const std::function<void(const report::CommRecord&, const CommBenchResult& so_far)>& on_record);
+    const std::function<void(const report::CommRecord&, const CommBenchResult& so_far)>& on_record,
+    const std::vector<comm::Communicator*>& more_lanes = {});
 
 }  // namespace dtbench::bench

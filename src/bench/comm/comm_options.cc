@@ -16,6 +16,12 @@ void validate_comm_options(const CommBenchOptions& opts, int world_size) {
     throw UsageError(fmt::format("--with-compute gemm:{}: N must be within 8-16384", opts.compute_gemm));
   if (opts.agg_iters < 1 || opts.agg_iters > 1024)
     throw UsageError(fmt::format("--agg-iters {} must be within 1-1024", opts.agg_iters));
+  if (opts.concurrent < 1 || opts.concurrent > 64)
+    throw UsageError(fmt::format("--concurrent {} must be within 1-64", opts.concurrent));
+  for (const auto c : opts.collectives)
+    if ((c == comm::Collective::kPingpong || c == comm::Collective::kBarrier) && opts.concurrent > 1)
+      throw UsageError(fmt::format("--concurrent: {} is timed one at a time; run it with --concurrent 1",
+                                   comm::to_string(c)));
   for (const auto c : opts.collectives)
     if (c == comm::Collective::kPingpong && opts.agg_iters > 1)
       throw UsageError("--agg-iters: pingpong times one round trip at a time; run it with -m 1");

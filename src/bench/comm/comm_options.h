@@ -57,6 +57,11 @@ struct CommBenchOptions {
   // is issued, so none overlaps another. With agg_iters 1 every iteration
   // is waited for at its end anyway (each is a sample). Default off.
   bool blocking = false;
+  // --concurrent K (PARAM's multi-comms): the collective runs on K
+  // communicators over each group's ranks at once, each on its own buffers,
+  // all issued before any is waited for; a sample is the time until all K
+  // finished, and algbw/busbw count the K messages. Default 1.
+  int concurrent = 1;
   // -M: measure each rank's buffer bytes and allocator peak
   // (CommBenchResult::memory). Default off.
   bool memory_report = false;
@@ -79,6 +84,11 @@ struct CommBenchOptions {
   // Which node each rank is on (comm::gather_topology); fills node_us.
   // Empty: no per-node times.
   launch::Topology topology;
+  // With ranks on several nodes: this host's IPv4 address toward the others
+  // (the link ceiling's raw TCP stream listens there; "" : none measured),
+  // and how long each link streams. Default 0.5 s.
+  std::string link_ip;
+  double link_seconds = 0.5;
 };
 
 // Checks the options against the job before anything runs: root and delayed

@@ -11,6 +11,7 @@
 #include "bench/comm/data.h"
 #include "bench/comm/iteration_stats.h"
 #include "core/cpu_time.h"
+#include "core/error.h"
 #include "device/device.h"
 
 namespace dtbench::bench {
@@ -48,12 +49,18 @@ double copy_time_us(const at::Tensor& src, const at::Tensor& dst, std::int64_t b
 }
 
 
-Arena::Arena(const CollectiveDef& def, const CollArgs& largest, bool in_place_) : in_place(in_place_) {
+Arena::Arena(const CollectiveDef& def, const std::vector<CollArgs>& sizes, bool in_place_) : in_place(in_place_) {
   // Any valid data will do for timing (the check runs on fresh buffers):
-  // ones, written at memory speed, one element's bytes each.
-  const auto options = at::TensorOptions().dtype(comm::to_scalar_type(largest.dtype)).device(largest.device);
-  const std::int64_t in_cap = std::max<std::int64_t>(def.in_count(largest), 1);
-  const std::int64_t out_cap = std::max<std::int64_t>(def.out_count(largest), 1);
+  // ones, written at memory speed, one element's bytes each. Sized for the
+  // most any size needs: with uneven parts a rank's part need not grow
+  // with the size.
+  DTBENCH_CHECK(!sizes.empty(), "Arena: no sizes");
+  const auto options = at::TensorOptions().dtype(comm::to_scalar_type(sizes[0].dtype)).device(sizes[0].device);
+  std::int64_t in_cap = 1, out_cap = 1;
+  for (const auto& a : sizes) {
+    in_cap = std::max(in_cap, def.in_count(a));
+    out_cap = std::max(out_cap, def.out_count(a));
+  }
   out = at::ones({out_cap}, options);
   if (!in_place) in = at::ones({in_cap}, options);
 }
@@ -86,20 +93,36 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
   // One iteration: agg_iters operations issued back to back, operation k of
   // iteration i on window (i * agg + k) mod windows, then waited together.
   const std::int64_t agg = opts.agg_iters;
+  // --concurrent: each operation runs on every lane at once, each lane on
+  // the next window. Their args made once, not in the timed loop.
+  std::vector<CollArgs> lane_args{args};
+  for (std::size_t l = 1; l < job.lanes.size(); ++l) {
+    lane_args.push_back(args);
+    lane_args.back().comm = job.lanes[l];
+  }
+  const auto lanes = static_cast<std::int64_t>(lane_args.size());
   auto iteration = [&](std::int64_t i) {
-    if (agg == 1) {
+    if (agg == 1 && lanes == 1) {
       auto [in, out] = arena.window(def, args, i % windows);
       run_once(def, args, in, out);
       return;
     }
     std::vector<comm::WorkPtr> works;
     for (std::int64_t k = 0; k < agg; ++k) {
-      auto [in, out] = arena.window(def, args, (i * agg + k) % windows);
-      if (opts.blocking) {
-        run_once(def, args, in, out);  // waited and synchronised before the next
-        continue;
+      for (std::int64_t l = 0; l < lanes; ++l) {
+        const CollArgs& a = lane_args[static_cast<std::size_t>(l)];
+        auto [in, out] = arena.window(def, a, ((i * agg + k) * lanes + l) % windows);
+        if (opts.blocking && lanes == 1) {
+          run_once(def, a, in, out);  // waited and synchronised before the next
+          continue;
+        }
+        works.push_back(def.run(a, in, out));
       }
-      works.push_back(def.run(args, in, out));
+      if (opts.blocking) {  // this operation's lanes, waited before the next
+        for (auto& w : works) w->wait(args.comm->timeout());
+        works.clear();
+        device::synchronize(args.device);
+      }
     }
     for (auto& w : works) w->wait(args.comm->timeout());
     device::synchronize(args.device);
@@ -129,9 +152,14 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
   // With -m, the check runs up to 4 in flight (each a full set of fresh
   // buffers: 1024 of them at a large size would not fit); with -z 1 one at
   // a time, as the timed operations ran.
-  const int check_in_flight = opts.blocking ? 1 : std::min(opts.agg_iters, 4);
+  // --concurrent: at least one on every lane at once.
+  std::vector<comm::Communicator*> check_lanes;
+  for (const auto& a : lane_args) check_lanes.push_back(a.comm);
+  const int check_in_flight =
+      std::max(opts.blocking ? 1 : std::min(opts.agg_iters, 4), static_cast<int>(check_lanes.size()));
   mine[2 * iters + 1] =
-      opts.check ? static_cast<double>(run_and_count_wrong(def, check_args, in_place, check_in_flight)) : 0;
+      opts.check ? static_cast<double>(run_and_count_wrong(def, check_args, in_place, check_in_flight, check_lanes))
+                 : 0;
   mine[2 * iters + 2] = copy_rate_gbs;
 
   // Every rank's samples, cores busy and wrong elements to every rank.
@@ -177,7 +205,8 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
     t.spike_list = a.spike_list;
     for (auto& sp : t.spike_list) sp.rank = members[static_cast<std::size_t>(sp.rank)];
     // algbw in GB/s (1e9 bytes): bytes per microsecond / 1e3.
-    t.algbw_gbs = t.time_us > 0 ? static_cast<double>(group_bytes[g]) / t.time_us / 1e3 : 0;
+    // --concurrent: the lanes' messages together.
+    t.algbw_gbs = t.time_us > 0 ? static_cast<double>(group_bytes[g]) * static_cast<double>(lanes) / t.time_us / 1e3 : 0;
     t.busbw_gbs = t.algbw_gbs * def.bus_factor(static_cast<int>(members.size()));
     t.wrong = static_cast<std::int64_t>(wrong);
     if (def.kind == comm::Collective::kBarrier) t.wrong += barrier_violations(ranks, clock.error_us);

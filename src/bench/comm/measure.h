@@ -34,7 +34,8 @@ struct Arena {
   at::Tensor out;
   bool in_place = false;
 
-  Arena(const CollectiveDef& def, const CollArgs& largest, bool in_place_);
+  // Buffers for every size of `sizes` (the most each needs).
+  Arena(const CollectiveDef& def, const std::vector<CollArgs>& sizes, bool in_place_);
   // How many windows of this size fit.
   std::int64_t windows(std::int64_t in_count, std::int64_t out_count) const;
   // Window k's input and output.
@@ -48,6 +49,9 @@ struct Job {
   comm::Communicator& world;
   comm::Communicator& group;
   std::vector<std::vector<int>> groups;
+  // The communicators over this rank's group that run the collective at
+  // once (--concurrent): `group` first. Empty: `group` alone.
+  std::vector<comm::Communicator*> lanes;
 };
 
 // The index in job.groups of the group holding job rank `rank`.

@@ -101,6 +101,10 @@ layout::ParallelDims mesh_of(const SplitSpec& spec, int world_size) {
   if (spec.dp > 0 && spec.dp != dims.dp)
     throw UsageError(fmt::format("--groups '{}': pp {} x dp {} x tp {} is {} ranks, not the job's {}", spec.text,
                                  dims.pp, spec.dp, dims.tp, dims.pp * spec.dp * dims.tp, world_size));
+  if (dims.degree(spec.dim) == 1 && world_size > 1)
+    throw UsageError(fmt::format("--groups '{}': {} is 1 here, so every group would be one rank (give its degree: "
+                                 "{}=K)",
+                                 spec.text, layout::to_string(spec.dim), layout::to_string(spec.dim)));
   return dims;
 }
 

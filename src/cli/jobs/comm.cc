@@ -19,6 +19,7 @@
 #include "comm/topology.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/net_route.h"
 #include "core/units.h"
 #include "device/device.h"
 #include "launch/binding.h"
@@ -46,6 +47,7 @@ nlohmann::ordered_json config_json(const CommFlags& f, const bench::CommBenchOpt
           {"warmup", o.warmup},
           {"agg_iters", o.agg_iters},
           {"blocking", o.blocking},
+          {"concurrent", o.concurrent},
           {"memory", o.memory_report},
           {"split_sizes", o.vsplit.text},
           {"with_compute", o.compute_gemm > 0 ? fmt::format("gemm:{}", o.compute_gemm) : std::string()},
@@ -150,25 +152,45 @@ int run_comm(CommFlags& f) {
   opts.device_index = world.local_rank;
   // With --split: a communicator over every rank and one over this rank's
   // group, both meeting through the job's store.
+  // With --concurrent K, K - 1 more over this rank's group (or every rank).
   std::unique_ptr<comm::Communicator> comm, group_comm;
+  std::vector<std::unique_ptr<comm::Communicator>> lanes;
   std::vector<std::vector<int>> groups;
-  if (opts.split.kind == bench::SplitSpec::Kind::kNone) {
+  if (opts.split.kind == bench::SplitSpec::Kind::kNone && opts.concurrent == 1) {
     comm = comm::make_communicator(world, f.run.comm);
   } else {
-    groups = bench::split_groups(opts.split, world.world_size);
+    if (opts.split.kind != bench::SplitSpec::Kind::kNone) groups = bench::split_groups(opts.split, world.world_size);
     auto store = comm::connect_store(world, f.run.comm.timeout);
     comm = comm::make_group_communicator(world, f.run.comm, {store, "dtbench/comm/all", world.rank, world.world_size});
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-      const auto& members = groups[g];
-      const auto it = std::find(members.begin(), members.end(), world.rank);
-      if (it == members.end()) continue;
-      group_comm = comm::make_group_communicator(
-          world, f.run.comm,
-          {store, fmt::format("dtbench/comm/group{}", g), static_cast<int>(it - members.begin()),
-           static_cast<int>(members.size())});
+    const std::vector<std::vector<int>> mine_of =
+        groups.empty() ? std::vector<std::vector<int>>{{}} : groups;  // {} : every rank
+    for (std::size_t g = 0; g < mine_of.size(); ++g) {
+      const auto& members = mine_of[g];
+      int index = world.rank, size = world.world_size;
+      if (!members.empty()) {
+        const auto it = std::find(members.begin(), members.end(), world.rank);
+        if (it == members.end()) continue;
+        index = static_cast<int>(it - members.begin());
+        size = static_cast<int>(members.size());
+        group_comm =
+            comm::make_group_communicator(world, f.run.comm, {store, fmt::format("dtbench/comm/group{}", g), index, size});
+      }
+      for (int l = 1; l < opts.concurrent; ++l)
+        lanes.push_back(comm::make_group_communicator(
+            world, f.run.comm, {store, fmt::format("dtbench/comm/lane{}/group{}", l, g), index, size}));
     }
   }
   opts.topology = comm::gather_topology(*comm);
+  if (opts.topology.nodes() > 1) {
+    // The link ceiling streams from the address the backend uses: --iface's,
+    // or the one that routes to the master.
+    try {
+      opts.link_ip = f.run.comm.iface.empty() ? net::route_to(world.master_addr).local_addr
+                                              : net::interface_address(f.run.comm.iface);
+    } catch (const std::exception&) {
+      opts.link_ip.clear();  // no ceiling; a note says so
+    }
+  }
   env["world"] = bench::world_json(world, opts.topology);
   // Where each rank runs (its allowed CPUs) and what steers the backend: in
   // the JSON report's env, not in the console header.
@@ -212,7 +234,9 @@ int run_comm(CommFlags& f) {
     doc["notes"] = result.notes;
     doc["seed"] = result.seed;
     doc["clock_error_us"] = result.clock_error_us;
-    doc["latency_bandwidth"] = fits_json(project::sweep_fits(done, world.world_size));
+    // The fit assumes one collective at a time: none with --concurrent.
+    doc["latency_bandwidth"] =
+        fits_json(opts.concurrent == 1 ? project::sweep_fits(done, world.world_size) : decltype(project::sweep_fits(done, 1)){});
     if (!result.memory.empty()) {
       nlohmann::ordered_json mem = nlohmann::ordered_json::array();
       for (std::size_t r = 0; r < result.memory.size(); ++r) {
@@ -249,6 +273,8 @@ int run_comm(CommFlags& f) {
     }
     console.header();
   }
+  std::vector<comm::Communicator*> more_lanes;
+  for (auto& l : lanes) more_lanes.push_back(l.get());
   result = bench::run_comm_bench(*comm, group_comm ? *group_comm : *comm, groups, opts, [&](const report::CommRecord& r, const bench::CommBenchResult& so_far) {
     result.seed = so_far.seed;
     result.notes = so_far.notes;
@@ -257,21 +283,26 @@ int run_comm(CommFlags& f) {
     console.row(r);
     done.push_back(r);
     write_report(false, {});
-  });
+  }, more_lanes);
   const auto wrong = report::total_wrong(result.records);
   if (result.records.empty() && !result.skipped.empty()) {
     // Every collective asked for was skipped (a type or op the backend
     // lacks): bad input, not an empty success.
+    // The report says so too (complete, no rows, the skipped list); rank 0
+    // alone says why, the others end with the same status.
     std::string why;
     for (const auto& s : result.skipped) why += (why.empty() ? "" : "; ") + s;
+    if (leader) write_report(true, result.skipped);
     comm->barrier();
+    if (!leader) return 2;
     throw UsageError("nothing to run: " + why);
   }
   if (leader) {
     const auto node_names = launch::describe_nodes(opts.topology);
     console.footer(result.records, result.skipped, result.notes, node_names, opts.topology.node_of_rank);
     console.nodes(result.records, node_names, opts.topology.node_of_rank);
-    for (const auto& fit : project::sweep_fits(result.records, world.world_size)) std::cout << fit_line(fit);
+    if (opts.concurrent == 1)
+      for (const auto& fit : project::sweep_fits(result.records, world.world_size)) std::cout << fit_line(fit);
     std::cout << fmt::format("# Test data seed       : {} (--seed {} repeats it)\n", result.seed, result.seed);
     if (!result.memory.empty()) {
       std::size_t most = 0;

@@ -187,6 +187,9 @@ class C10dCommunicator : public Communicator {
     if (out.numel() == 0) return std::make_unique<CompletedWork>();
     c10d::AllgatherOptions o;
     o.timeout = s_.timeout;
+    // Equal parts are an allgather (c10d's list form would flatten them
+    // into a copy of its own).
+    if (s_.uneven_lists && equal_parts(counts)) return allgather(in, out);
     if (s_.uneven_lists) {
       // c10d's list form takes uneven parts (ProcessGroupNCCL: a grouped
       // broadcast per rank, as Python's all_gather with uneven tensors).
@@ -213,6 +216,7 @@ class C10dCommunicator : public Communicator {
   WorkPtr reduce_scatter_v(const at::Tensor& in, at::Tensor& out, const std::vector<std::int64_t>& counts,
                            ReduceOp op) override {
     if (in.numel() == 0) return std::make_unique<CompletedWork>();
+    if (s_.uneven_lists && equal_parts(counts)) return reduce_scatter(in, out, op);
     if (s_.uneven_lists) {
       // c10d's list form takes uneven parts (ProcessGroupNCCL: a grouped
       // reduce per rank).
@@ -351,6 +355,10 @@ class C10dCommunicator : public Communicator {
 
   bool flat(Collective c, const at::Tensor& t) const {
     return s_.flat.count(c) != 0 && (!s_.flat_host_only || t.is_cpu());
+  }
+
+  static bool equal_parts(const std::vector<std::int64_t>& counts) {
+    return std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) == counts.end();
   }
 
   // Views of `t`'s consecutive parts of counts[r] elements.

@@ -97,7 +97,17 @@ class JoinedWork : public Work {
   bool done() override {
     return std::all_of(works_.begin(), works_.end(), [](const WorkPtr& w) { return w->done(); });
   }
-  void on_done(std::function<void()> fn) override { chain(0, std::move(fn)); }
+  // fn runs once every work has completed: each counts down, the last runs
+  // it (on whichever thread completes it; nothing refers to this handle).
+  void on_done(std::function<void()> fn) override {
+    if (works_.empty()) return fn();
+    auto left = std::make_shared<std::atomic<std::size_t>>(works_.size());
+    auto shared = std::make_shared<std::function<void()>>(std::move(fn));
+    for (auto& w : works_)
+      w->on_done([left, shared] {
+        if (left->fetch_sub(1) == 1) (*shared)();
+      });
+  }
   std::exception_ptr error() override {
     for (auto& w : works_)
       if (auto e = w->error()) return e;
@@ -105,11 +115,6 @@ class JoinedWork : public Work {
   }
 
  private:
-  // Runs fn once works_[i..] have all completed.
-  void chain(std::size_t i, std::function<void()> fn) {
-    if (i == works_.size()) return fn();
-    works_[i]->on_done([this, i, fn = std::move(fn)]() mutable { chain(i + 1, std::move(fn)); });
-  }
   std::vector<WorkPtr> works_;
 };
 
