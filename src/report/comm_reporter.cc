@@ -362,7 +362,7 @@ void write_comm_csv(std::ostream& out, const std::vector<CommRecord>& records, i
   const std::vector<double> qs = records.empty() ? std::vector<double>{} : records.front().percentiles;
   out << "cycle,group,collective,placement,size,count,type,redop,root,time,algbw,busbw,#wrong,time_stat";
   for (double q : qs) out << ',' << percentile_name(q);
-  out << ",late_rank,late_us,spikes,ceiling_gbs,of_ceiling\n";
+  out << ",late_rank,late_us,spikes,ceiling_gbs,of_ceiling,link_gbs,of_link\n";
   for (const auto& r : records)
     for (const auto& [name, t] : {std::pair<const char*, const CommTiming*>{"out_of_place", &r.out_of_place},
                                   {"in_place", &r.in_place}}) {
@@ -373,8 +373,8 @@ void write_comm_csv(std::ostream& out, const std::vector<CommRecord>& records, i
                          r.collective == "pingpong" ? "rank0" : stat);
       for (std::size_t i = 0; i < qs.size(); ++i)
         out << ',' << (i < t->percentile_us.size() ? fmt::format("{:.9g}", t->percentile_us[i]) : std::string());
-      out << fmt::format(",{},{:.9g},{},{:.9g},{:.9g}\n", t->late_rank, t->late_us, t->spikes, t->ceiling_gbs,
-                         t->of_ceiling);
+      out << fmt::format(",{},{:.9g},{},{:.9g},{:.9g},{:.9g},{:.9g}\n", t->late_rank, t->late_us, t->spikes,
+                         t->ceiling_gbs, t->of_ceiling, t->link_gbs, t->of_link);
     }
 }
 

@@ -164,7 +164,7 @@ TEST(CommReporter, CsvHasNcclTestsColumnsAndTheTimesReduction) {
   std::getline(in, c);
   EXPECT_EQ(header,
             "cycle,group,collective,placement,size,count,type,redop,root,time,algbw,busbw,#wrong,time_stat,p50,"
-            "p99.9,late_rank,late_us,spikes,ceiling_gbs,of_ceiling");
+            "p99.9,late_rank,late_us,spikes,ceiling_gbs,of_ceiling,link_gbs,of_link");
   EXPECT_EQ(a.rfind("0,-1,allreduce,out_of_place,1024,256,float32,sum,-1,10,0.1024,0.1024,0,min,9.5,15,", 0), 0u) << a;
   EXPECT_EQ(b.rfind("0,-1,allreduce,in_place,1024,256,float32,sum,-1,20,0.0512,0.0512,2,min,", 0), 0u) << b;
   // pingpong's time is rank 0's round trip whatever -a says; its in-place

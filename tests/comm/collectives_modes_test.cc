@@ -1,0 +1,117 @@
+// How operations are issued: -m's operations in flight, -z's one at a
+// time, --concurrent's communicators at once, counted by a wrapper on a real
+// backend. Part of collectives_test (its main() is in collectives_test.cc).
+#include <algorithm>
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "bench/comm/buffers.h"
+#include "bench/comm/collective.h"
+#include "bench/comm/comm_bench.h"
+#include "bench/comm/data.h"
+#include "comm/communicator.h"
+#include "support/misrouting_communicator.h"
+
+namespace dtbench {
+namespace {
+
+using testing::Misrouting;
+using testing::test_comm;
+
+// Allreduces issued and not yet waited for, over one or several
+// communicators, and the most at once.
+struct InFlight {
+  int open = 0, most = 0;
+};
+
+// Counts its allreduces into an InFlight shared with others.
+class CountsInFlight : public Misrouting {
+ public:
+  CountsInFlight(comm::Communicator& c, InFlight& n) : Misrouting(c), n_(n) {}
+  comm::WorkPtr allreduce(const at::Tensor& in, at::Tensor& out, comm::ReduceOp op) override {
+    n_.most = std::max(n_.most, ++n_.open);
+    ++ops_;
+    return std::make_unique<Counted>(real().allreduce(in, out, op), n_.open);
+  }
+  int ops() const { return ops_; }
+
+ private:
+  class Counted : public comm::Work {
+   public:
+    Counted(comm::WorkPtr w, int& open) : w_(std::move(w)), open_(open) {}
+    ~Counted() override { release(); }
+    void wait(std::chrono::milliseconds t) override {
+      w_->wait(t);
+      release();
+    }
+    bool done() override { return w_->done(); }
+    std::exception_ptr error() override { return w_->error(); }
+
+   private:
+    void release() {
+      if (!released_) --open_;
+      released_ = true;
+    }
+    comm::WorkPtr w_;
+    int& open_;
+    bool released_ = false;
+  };
+  InFlight& n_;
+  int ops_ = 0;
+};
+
+// -m 4 issues an iteration's 4 operations before waiting for any; -z 1
+// (nccl-tests' --blocking) waits for each before issuing the next. Both
+// exact.
+TEST(Collectives, BlockingWaitsForEachOperation) {
+  comm::Communicator& real = test_comm();
+  bench::CommBenchOptions o;
+  o.sweep.min_bytes = o.sweep.max_bytes = 4096;
+  o.iters = 3;
+  o.warmup = 1;
+  o.agg_iters = 4;
+  o.in_place = false;
+  o.seed = 1;
+  for (const bool blocking : {false, true}) {
+    o.blocking = blocking;
+    InFlight n;
+    CountsInFlight counting(real, n);
+    const auto r = bench::run_comm_bench(real, counting, {}, o, nullptr);
+    ASSERT_EQ(r.records.size(), 1u);
+    EXPECT_EQ(r.records[0].out_of_place.wrong, 0);
+    EXPECT_EQ(n.most, blocking ? 1 : 4) << (blocking ? "-z 1" : "-z 0");
+  }
+}
+
+// --concurrent 2: every operation is issued on both communicators before
+// either is waited for (with -z 1 too: -z orders -m's operations, not the
+// lanes), both lanes run as often, the check ran on both, and algbw counts
+// both messages.
+TEST(Collectives, ConcurrentLanesRunAtOnce) {
+  comm::Communicator& real = test_comm();
+  bench::CommBenchOptions o;
+  o.sweep.min_bytes = o.sweep.max_bytes = 4096;
+  o.iters = 3;
+  o.warmup = 1;
+  o.concurrent = 2;
+  o.in_place = false;
+  o.seed = 1;
+  for (const bool blocking : {false, true}) {
+    o.blocking = blocking;
+    InFlight n;
+    CountsInFlight a(real, n), b(real, n);
+    const auto r = bench::run_comm_bench(real, a, {}, o, nullptr, {&b});
+    ASSERT_EQ(r.records.size(), 1u);
+    const auto& t = r.records[0].out_of_place;
+    EXPECT_EQ(t.wrong, 0);
+    EXPECT_EQ(n.most, 2) << (blocking ? "-z 1" : "-z 0");
+    EXPECT_EQ(a.ops(), b.ops());
+    EXPECT_EQ(a.ops(), o.warmup + o.iters + 1);  // warm-up, timed, the check
+    EXPECT_NEAR(t.algbw_gbs, 2.0 * 4096 / t.time_us / 1e3, 1e-9);
+  }
+  EXPECT_THROW(bench::run_comm_bench(real, real, {}, o, nullptr), std::exception) << "K - 1 lanes are required";
+}
+}  // namespace
+}  // namespace dtbench
