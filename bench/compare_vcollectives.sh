@@ -11,7 +11,9 @@
 # size >= 64 KiB).
 #   bench/compare_vcollectives.sh [BUILD_DIR] [ROUNDS]
 # Environment: NPROC (default 2), ITERS, WARMUP (default 50, 5), BIND (none
-# or core), AWAKE=1 (every vCPU kept busy at idle priority, bench_lib.sh).
+# or core), AWAKE=1 (every vCPU kept busy at idle priority, bench_lib.sh),
+# AA=1 (the peer against itself: its second run takes dtbench's place, so the
+# ratios show what the machine's drift alone gives).
 set -euo pipefail
 BUILD=${1:-build}
 ROUNDS=${2:-5}
@@ -20,6 +22,7 @@ ITERS=${ITERS:-50}
 WARMUP=${WARMUP:-5}
 BIND=${BIND:-none}
 AWAKE=${AWAKE:-0}
+AA=${AA:-0}
 SIZES="65536 262144 1048576 4194304 16777216"
 out=$(mktemp -d)
 # shellcheck source=bench/bench_lib.sh
@@ -36,6 +39,7 @@ echo "the peer runs with GLIBC_TUNABLES=${GLIBC_TUNABLES:-<unset>}" >&2
 }
 
 dt_side() {
+  if [ "$AA" = 1 ]; then peer_side "a$1"; return; fi
   "$BUILD/dtbench" comm --nproc "$NPROC" --backend mpi --collective allgatherv,reduce_scatter_v,alltoallv \
     --split-sizes skewed -b 64K -e 16M -f 4 -n "$ITERS" -w "$WARMUP" --placement out --bind "$BIND" \
     --percentiles 50 --json "$out/dt.$1.json" >/dev/null
@@ -50,14 +54,20 @@ for r in $(seq 1 "$ROUNDS"); do
   if [ $((r % 2)) = 1 ]; then dt_side "$r"; peer_side "$r"; else peer_side "$r"; dt_side "$r"; fi
 done
 
-python3 - "$out" "$ROUNDS" "$NPROC" <<'PYEOF'
+python3 - "$out" "$ROUNDS" "$NPROC" "$AA" <<'PYEOF'
 import json, statistics, sys
-out, rounds, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out, rounds, n, aa = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
 factor = (n - 1) / n  # every one of the three: (n-1)/n
 busbw = lambda size, us: size / us / 1e3 * factor  # GB/s
 rows = {}
 for r in range(1, rounds + 1):
-    for rec in json.load(open(f"{out}/dt.{r}.json"))["results"]:
+    if aa:  # the peer's second run in dtbench's columns
+        for line in open(f"{out}/peer.a{r}.txt"):
+            name, b, mean, p50 = line.split()
+            d = rows.setdefault((name, int(b)), {})
+            d.setdefault("dt_mean", []).append(busbw(int(b), float(mean)))
+            d.setdefault("dt_p50", []).append(busbw(int(b), float(p50)))
+    for rec in [] if aa else json.load(open(f"{out}/dt.{r}.json"))["results"]:
         t = rec["out_of_place"]
         if t["nwrong"]:
             sys.exit(f"dtbench {rec['collective']} {rec['size']} B: {t['nwrong']} wrong elements")
@@ -69,7 +79,8 @@ for r in range(1, rounds + 1):
         d = rows.setdefault((name, int(b)), {})
         d.setdefault("mpi_mean", []).append(busbw(int(b), float(mean)))
         d.setdefault("mpi_p50", []).append(busbw(int(b), float(p50)))
-print(f"busbw (GB/s), median over {rounds} rounds, {n} ranks on one host, float32 sum, parts skewed")
+print(f"busbw (GB/s), median over {rounds} rounds, {n} ranks on one host, float32 sum, parts skewed"
+      + (" (AA=1: the 'dtbench' columns are the peer's second run)" if aa else ""))
 print("| collective | bytes | dtbench (mean) | MPI (mean) | ratio | dtbench (p50) | MPI (p50) | ratio |")
 print("|---|---|---|---|---|---|---|---|")
 for (name, b) in sorted(rows, key=lambda k: (["allgatherv", "reduce_scatter_v", "alltoallv"].index(k[0]), k[1])):

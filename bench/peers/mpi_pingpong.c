@@ -18,7 +18,8 @@ static int cmp(const void* a, const void* b) {
 /* Buffers as dtbench's: rank 0 sends from one and receives into another
  * (OSU's s_buf and r_buf), rank 1 sends back the buffer it received into;
  * both sized for the largest message, iteration i on window i mod (largest /
- * size), as dtbench (and nccl-tests) rotate against cache effects. */
+ * size, at most 4096), as dtbench (and nccl-tests) rotate against cache
+ * effects. */
 static void round_trip(int rank, char* sbuf, char* rbuf, int bytes) {
   if (rank == 0) {
     MPI_Send(sbuf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
     int bytes = atoi(argv[a]);
     long windows = bytes > 0 ? largest / bytes : 1;
     if (windows < 1) windows = 1;
+    if (windows > 4096) windows = 4096; /* dtbench's cap */
     for (int i = 0; i < warmup; ++i) {
       long off = (i % windows) * (long)bytes;
       round_trip(rank, sarena + off, rarena + off, bytes);

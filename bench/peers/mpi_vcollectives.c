@@ -1,9 +1,9 @@
 /* Peer for `dtbench comm --backend mpi --collective allgatherv,reduce_scatter_v,
  * alltoallv --split-sizes skewed`: the same MPI calls on the same uneven parts
  * (float32, sum), timed the way dtbench times: warm-up, barrier, each call
- * timed on its own on the next window of buffers sized for the largest
- * message, the mean per rank, then the mean over the ranks; and the median of
- * every rank's calls pooled.
+ * timed on its own on the next window of buffers sized, per collective, for
+ * the most any size of the sweep needs (dtbench's arena), the mean per rank,
+ * then the mean over the ranks; and the median of every rank's calls pooled.
  *   allgatherv:       rank i contributes count * (1 + i) / T elements (T the
  *                     weights' sum, the remainder to the last rank); size is
  *                     the gathered buffer.
@@ -51,6 +51,41 @@ static void displs_of(int n, const int* c, int* d) {
   }
 }
 
+/* One collective's parts at `count` elements: the counts and displacements
+ * it is called with, and this rank's input and output element counts. */
+static void layout(int which, int n, int rank, long count, int* c, int* d, int* rc, int* rd, int* rows,
+                   long* in_n, long* out_n) {
+  *in_n = count;
+  *out_n = count;
+  if (which < 2) {
+    rank_parts(n, count, c);
+    displs_of(n, c, d);
+    if (which == 0) *in_n = c[rank];
+    else *out_n = c[rank];
+    return;
+  }
+  for (int i = 0; i < n; ++i) a2a_row(n, i, count, rows + (size_t)i * n);
+  for (int j = 0; j < n; ++j) {
+    c[j] = rows[(size_t)rank * n + j];
+    rc[j] = rows[(size_t)j * n + rank];
+  }
+  displs_of(n, c, d);
+  displs_of(n, rc, rd);
+  *out_n = 0;
+  for (int j = 0; j < n; ++j) *out_n += rc[j];
+}
+
+/* A buffer of `len` floats, 64-byte aligned and touched (ones), as dtbench's. */
+static float* arena(long len) {
+  float* p = NULL;
+  if (posix_memalign((void**)&p, 64, (size_t)(len > 0 ? len : 1) * sizeof(float)) != 0) {
+    fprintf(stderr, "mpi_vcollectives_peer: out of memory\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  for (long k = 0; k < len; ++k) p[k] = 1.0f;
+  return p;
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, n;
@@ -62,19 +97,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int iters = atoi(argv[1]), warmup = atoi(argv[2]);
-  long largest = 1;
-  for (int a = 3; a < argc; ++a)
-    if (atol(argv[a]) / 4 > largest) largest = atol(argv[a]) / 4;
-  /* Both arenas hold the largest message (alltoallv may receive up to n
-   * times its average part), 64-byte aligned and touched, as dtbench's. */
-  const size_t cap = (size_t)largest * (size_t)n + 16;
-  float *in = NULL, *out = NULL;
-  if (posix_memalign((void**)&in, 64, cap * sizeof(float)) != 0 ||
-      posix_memalign((void**)&out, 64, cap * sizeof(float)) != 0) {
-    fprintf(stderr, "mpi_vcollectives_peer: out of memory\n");
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  for (size_t k = 0; k < cap; ++k) in[k] = out[k] = 1.0f;
   int *c = malloc(sizeof(int) * (size_t)n), *d = malloc(sizeof(int) * (size_t)n);
   int *rc = malloc(sizeof(int) * (size_t)n), *rd = malloc(sizeof(int) * (size_t)n);
   double* t = malloc(sizeof(double) * (size_t)iters);
@@ -82,32 +104,29 @@ int main(int argc, char** argv) {
   int* rows = malloc(sizeof(int) * (size_t)n * (size_t)n);
   const char* names[] = {"allgatherv", "reduce_scatter_v", "alltoallv"};
   for (int which = 0; which < 3; ++which) {
+    /* As dtbench's arena: per collective, an input and an output buffer
+     * holding the most this rank's part needs at any size of the sweep; each
+     * size cycles over as many windows of its parts as fit (so the working
+     * set, and what of it stays in the caches, is dtbench's). */
+    long in_cap = 1, out_cap = 1, in_n, out_n;
     for (int a = 3; a < argc; ++a) {
-      const long bytes = atol(argv[a]), count = bytes / 4;
-      long in_n = count, out_n = count;
-      if (which < 2) {
-        rank_parts(n, count, c);
-        displs_of(n, c, d);
-        if (which == 0) in_n = c[rank];
-        else out_n = c[rank];
-      } else {
-        for (int i = 0; i < n; ++i) a2a_row(n, i, count, rows + (size_t)i * n);
-        for (int j = 0; j < n; ++j) {
-          c[j] = rows[(size_t)rank * n + j];
-          rc[j] = rows[(size_t)j * n + rank];
-        }
-        displs_of(n, c, d);
-        displs_of(n, rc, rd);
-        out_n = 0;
-        for (int j = 0; j < n; ++j) out_n += rc[j];
-      }
-      long span = in_n > out_n ? in_n : out_n;
-      long windows = span > 0 ? (long)(cap - 16) / span : 1;
+      layout(which, n, rank, atol(argv[a]) / 4, c, d, rc, rd, rows, &in_n, &out_n);
+      if (in_n > in_cap) in_cap = in_n;
+      if (out_n > out_cap) out_cap = out_n;
+    }
+    float *in = arena(in_cap), *out = arena(out_cap);
+    for (int a = 3; a < argc; ++a) {
+      const long bytes = atol(argv[a]);
+      layout(which, n, rank, bytes / 4, c, d, rc, rd, rows, &in_n, &out_n);
+      long windows = out_n > 0 ? out_cap / out_n : out_cap;
+      if (in_n > 0 && in_cap / in_n < windows) windows = in_cap / in_n;
       if (windows < 1) windows = 1;
+      if (windows > 4096) windows = 4096; /* dtbench's cap */
       double sum = 0;
       for (int i = -warmup; i < iters; ++i) {
         if (i == 0) MPI_Barrier(MPI_COMM_WORLD);
-        const long w = ((i + warmup) % windows);
+        /* dtbench's warm-up and timed iterations each count windows from 0. */
+        const long w = (i < 0 ? i + warmup : i) % windows;
         float* src = in + w * in_n;
         float* dst = out + w * out_n;
         double s = MPI_Wtime();
@@ -133,9 +152,9 @@ int main(int argc, char** argv) {
         fflush(stdout);
       }
     }
+    free(in);
+    free(out);
   }
-  free(in);
-  free(out);
   free(c);
   free(d);
   free(rc);

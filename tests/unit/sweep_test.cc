@@ -67,14 +67,17 @@ TEST(Sweep, ElementCountRoundsToWholeElementsAndRanks) {
 }
 
 TEST(Sweep, BufferWindowsRotateSmallMessagesThroughTheLargestBuffer) {
-  // 32 MiB of float32 (8 Mi elements) holds 32768 windows of 1 KiB: 20
-  // iterations touch 20 different KiB, not one KiB 20 times.
-  EXPECT_EQ(buffer_windows(8 << 20, 256, 8 << 20, 256), 32768);
+  // 32 MiB of float32 (8 Mi elements) holds 32768 windows of 1 KiB, of
+  // which the first 4,096 are used: 20 iterations touch 20 different KiB, not
+  // one KiB 20 times.
+  EXPECT_EQ(buffer_windows(8 << 20, 256, 8 << 20, 256), kMaxBufferWindows);  // 32768 fit
+  EXPECT_EQ(buffer_windows(8 << 20, 4096, 8 << 20, 4096), 2048);
   EXPECT_EQ(buffer_windows(8 << 20, 8 << 20, 8 << 20, 8 << 20), 1);  // the largest: one window
   // allgather: input a part, output the whole; the tighter of the two.
-  EXPECT_EQ(buffer_windows(4 << 20, 128, 8 << 20, 256), 32768);
+  EXPECT_EQ(buffer_windows(4 << 20, 2048, 8 << 20, 8192), 1024);
   EXPECT_EQ(buffer_windows(0, 0, 1000, 300), 3);  // in place: the output only
   EXPECT_EQ(buffer_windows(1000, 0, 1000, 0), 1000);  // empty messages
+  EXPECT_EQ(buffer_windows(100000, 0, 100000, 0), kMaxBufferWindows);
   EXPECT_EQ(buffer_windows(10, 20, 10, 20), 1);       // never 0
 }
 

@@ -52,7 +52,7 @@ std::uint64_t split_element_count(std::uint64_t bytes, std::uint64_t elem_size, 
 std::int64_t buffer_windows(std::int64_t in_cap, std::int64_t in_count, std::int64_t out_cap, std::int64_t out_count) {
   std::int64_t w = out_count > 0 ? out_cap / out_count : out_cap;
   if (in_cap > 0 && in_count > 0) w = std::min(w, in_cap / in_count);
-  return std::max<std::int64_t>(w, 1);
+  return std::clamp<std::int64_t>(w, 1, kMaxBufferWindows);
 }
 
 }  // namespace dtbench::bench

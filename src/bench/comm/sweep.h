@@ -32,7 +32,10 @@ std::uint64_t split_element_count(std::uint64_t bytes, std::uint64_t elem_size, 
 // How many consecutive windows of `in_count` and `out_count` elements fit
 // in buffers of `in_cap` and `out_cap` (`in_cap` 0: no separate input, as in
 // place): timed iteration i runs on window i mod this, as nccl-tests shifts
-// its buffers by the message size each iteration. At least 1.
+// its buffers by the message size each iteration. At least 1, at most
+// kMaxBufferWindows (each window's tensors are made before the timed loop;
+// 4,096 windows of a 4 KiB message already span 16 MiB).
+constexpr std::int64_t kMaxBufferWindows = 4096;
 std::int64_t buffer_windows(std::int64_t in_cap, std::int64_t in_count, std::int64_t out_cap, std::int64_t out_count);
 
 }  // namespace dtbench::bench
