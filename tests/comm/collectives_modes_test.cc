@@ -113,5 +113,37 @@ TEST(Collectives, ConcurrentLanesRunAtOnce) {
   }
   EXPECT_THROW(bench::run_comm_bench(real, real, {}, o, nullptr), std::exception) << "K - 1 lanes are required";
 }
+
+// The timed loop makes no tensor: each window's views are made before it
+// (a view costs microseconds of LibTorch work, which a latency row would
+// count). With one window, every warm-up and timed call gets the same
+// output tensor; the check's calls run on buffers of their own.
+class KeepsOutputs : public Misrouting {
+ public:
+  using Misrouting::Misrouting;
+  comm::WorkPtr allreduce(const at::Tensor& in, at::Tensor& out, comm::ReduceOp op) override {
+    outs.push_back(out);  // held, so no two calls' tensors share an address
+    return real().allreduce(in, out, op);
+  }
+  std::vector<at::Tensor> outs;
+};
+
+TEST(Collectives, WindowViewsAreMadeBeforeTheTimedLoop) {
+  comm::Communicator& real = test_comm();
+  bench::CommBenchOptions o;
+  o.sweep.min_bytes = o.sweep.max_bytes = 4096;  // the largest size: one window
+  o.iters = 5;
+  o.warmup = 2;
+  o.in_place = false;
+  o.seed = 1;
+  KeepsOutputs keeping(real);
+  const auto r = bench::run_comm_bench(real, keeping, {}, o, nullptr);
+  ASSERT_EQ(r.records.size(), 1u);
+  EXPECT_EQ(r.records[0].out_of_place.wrong, 0);
+  ASSERT_GE(keeping.outs.size(), static_cast<std::size_t>(o.warmup + o.iters));
+  for (int i = 1; i < o.warmup + o.iters; ++i)
+    EXPECT_TRUE(keeping.outs[static_cast<std::size_t>(i)].is_same(keeping.outs[0])) << "call " << i;
+}
+
 }  // namespace
 }  // namespace dtbench
