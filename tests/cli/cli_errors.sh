@@ -86,6 +86,8 @@ expect_usage_error -m "--inject-delay 'x' must be RANK:MICROSECONDS" comm --inje
 expect_usage_error -m "--inject-delay '1:0' must be" comm --inject-delay 1:0
 expect_usage_error -m "--inject-delay '-1:50' must be" comm --inject-delay=-1:50
 expect_usage_error -m "--inject-delay: rank 2 is not a rank of this 2-rank job" comm --nproc 2 --inject-delay 2:100
+expect_usage_error -m "--blocking: Value 2 not in range 0 to 1" comm -z 2
+expect_usage_error -m "--concurrent: Value 0 not in range 1 to 64" comm --concurrent 0
 expect_usage_error -m "--percentiles: '101'" comm --percentiles 50,101
 expect_usage_error -m "--percentiles: 'p50'" comm --percentiles p50
 expect_usage_error -m "--spike-mad must be positive" comm --spike-mad 0
