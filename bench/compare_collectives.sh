@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# allgather, gather, scatter and alltoall busbw of dtbench (gloo) beside
-# PyTorch's own dist.all_gather / gather / scatter / all_to_all_single on the
-# same ProcessGroupGloo, in the same run, alternating (the order reversed
+# allgather, gather, scatter, alltoall and alltoallv (--split-sizes skewed)
+# busbw of dtbench (gloo) beside PyTorch's own dist.all_gather / gather /
+# scatter / all_to_all_single (with split sizes for alltoallv) on the same
+# ProcessGroupGloo, in the same run, alternating (the order reversed
 # every other round), ROUNDS times; prints medians and ratios (dtbench ÷ peer).
 #   bench/compare_collectives.sh [BUILD_DIR] [ROUNDS]
 # Same sizes, iterations, warm-up, buffer rotation and timing method
@@ -17,7 +18,7 @@ ROUNDS=${2:-5}
 ITERS=${ITERS:-20}
 WARMUP=${WARMUP:-5}
 SIZES="65536 262144 1048576 4194304 16777216"
-COLLS="allgather gather scatter alltoall"
+COLLS=${COLLS:-"allgather gather scatter alltoall alltoallv"}
 AWAKE=${AWAKE:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(mktemp -d)
@@ -32,7 +33,7 @@ PY=/usr/bin/python3
 csv_sizes=$(echo $SIZES | tr ' ' ',')
 run_dtbench() {
   "$BUILD/dtbench" comm --nproc 2 --bind core --backend gloo --collective "$1" -b 64K -e 16M -f 4 -n "$ITERS" \
-    -w "$WARMUP" --placement out --json "$out/dt.$1.$2.json" >/dev/null
+    -w "$WARMUP" --placement out --split-sizes skewed --json "$out/dt.$1.$2.json" >/dev/null
 }
 run_peer() {
   # Each peer rank pins itself to one CPU (--bind-core), as --bind core does.
@@ -56,6 +57,8 @@ for c in colls:
     for r in range(1, rounds + 1):
         for rec in json.load(open(f"{out}/dt.{c}.{r}.json"))["results"]:
             t = rec["out_of_place"]
+            if t["nwrong"]:
+                sys.exit(f"dtbench {c} {rec['size']} B: {t['nwrong']} wrong elements")
             dt.setdefault(rec["size"], []).append(t["bus_bw"])
             dt50.setdefault(rec["size"], []).append(rec["size"] / t["percentiles_us"]["p50"] / 1e3 * 0.5)
         for line in open(f"{out}/py.{c}.{r}.txt"):

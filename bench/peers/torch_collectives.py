@@ -1,10 +1,12 @@
 """Peer for `dtbench comm`: PyTorch's own gloo collectives (all_gather,
-gather, scatter, all_to_all_single), timed the way dtbench times them: warm-up,
-a barrier, N blocking ops each on the next window of a buffer sized for the
-largest message (as dtbench and nccl-tests rotate), the mean per op, the mean
-over ranks. Sizes as nccl-tests counts them (the gathered buffer; the root's
-for scatter; each rank's send buffer for all_to_all), per-rank parts a
-multiple of 4 elements.
+gather, scatter, all_to_all_single, and all_to_all_single with split sizes
+for alltoallv), timed the way dtbench times them: warm-up, a barrier, N
+blocking ops each on the next window of buffers sized as dtbench's (as
+dtbench and nccl-tests rotate; the windows' views made before timing, as
+dtbench's), the mean per op, the mean over ranks. Sizes as nccl-tests counts
+them (the gathered buffer; the root's for scatter; each rank's send buffer
+for all_to_all), per-rank parts a multiple of 4 elements; alltoallv's parts
+are dtbench's --split-sizes skewed.
 Usage: python3 torch_collectives.py --nproc 2 --collective gather --sizes 65536,1048576 -n 20 -w 5
 Prints one line per size: bytes mean_us algbw_gbs busbw_gbs p50_us (p50 of every rank's
 iterations, pooled, as dtbench's p50 column)."""
@@ -26,27 +28,54 @@ def worker(rank, args, port):
     os.environ["MASTER_PORT"] = str(port)
     dist.init_process_group("gloo", rank=rank, world_size=args.nproc)
     n = args.nproc
-    biggest = part_elems(max(args.sizes), n)
-    send_arena = torch.ones(biggest * n, dtype=torch.float32)
-    recv_arena = torch.zeros(biggest * n, dtype=torch.float32)
-    for size in args.sizes:
+
+    def layout(size):
+        """(in elements, out elements, input splits, output splits) of this rank."""
+        if args.collective == "alltoallv":
+            # dtbench's --split-sizes skewed: rank i sends rank j a part in
+            # proportion to 1 + (i + j) mod n, the remainder to itself.
+            count = size // 4
+
+            def row(i):
+                w = [1 + (i + j) % n for j in range(n)]
+                r = [count * x // sum(w) for x in w]
+                r[i] += count - sum(r)
+                return r
+            ins = row(rank)
+            outs = [row(j)[rank] for j in range(n)]
+            return count, sum(outs), ins, outs
         c = part_elems(size, n)
-        windows = min(4096, max(1, (biggest * n) // max(1, c * n)))  # dtbench's cap
+        return {"allgather": (c, c * n), "gather": (c, c * n), "scatter": (c * n, c),
+                "alltoall": (c * n, c * n)}[args.collective] + (None, None)
+
+    # As dtbench's arena: an input and an output sized for the most any size
+    # needs, each size cycling over as many windows as fit (at most 4096),
+    # the windows' views made before the timed loop.
+    in_cap = max(layout(size)[0] for size in args.sizes)
+    out_cap = max(layout(size)[1] for size in args.sizes)
+    send_arena = torch.ones(max(1, in_cap), dtype=torch.float32)
+    recv_arena = torch.zeros(max(1, out_cap), dtype=torch.float32)
+    for size in args.sizes:
+        in_n, out_n, ins, outs = layout(size)
+        c = part_elems(size, n)
+        windows = min(4096, in_cap // max(1, in_n), out_cap // max(1, out_n))
+        views = [(send_arena[k * in_n:(k + 1) * in_n], recv_arena[k * out_n:(k + 1) * out_n])
+                 for k in range(min(windows, max(args.n, args.w)))]
+        views = [(i, o, list(o.chunk(n)) if args.collective in ("allgather", "gather") else None,
+                  list(i.chunk(n)) if args.collective == "scatter" else None) for i, o in views]
 
         def op(i):
-            k = i % windows
-            whole_in = send_arena[k * c * n:(k + 1) * c * n]
-            whole_out = recv_arena[k * c * n:(k + 1) * c * n]
-            part_in = send_arena[k * c:(k + 1) * c]
-            part_out = recv_arena[k * c:(k + 1) * c]
+            src, dst, out_parts, in_parts = views[i % windows]
             if args.collective == "allgather":
-                dist.all_gather(list(whole_out.chunk(n)), part_in)
+                dist.all_gather(out_parts, src)
             elif args.collective == "gather":
-                dist.gather(part_in, list(whole_out.chunk(n)) if rank == 0 else None, dst=0)
+                dist.gather(src, out_parts if rank == 0 else None, dst=0)
             elif args.collective == "scatter":
-                dist.scatter(part_out, list(whole_in.chunk(n)) if rank == 0 else None, src=0)
+                dist.scatter(dst, in_parts if rank == 0 else None, src=0)
             elif args.collective == "alltoall":
-                dist.all_to_all_single(whole_out, whole_in)
+                dist.all_to_all_single(dst, src)
+            elif args.collective == "alltoallv":
+                dist.all_to_all_single(dst, src, output_split_sizes=outs, input_split_sizes=ins)
         for i in range(args.w):
             op(i)
         dist.barrier()
@@ -63,7 +92,7 @@ def worker(rank, args, port):
         k = (len(pooled) - 1) * 0.5
         p50_us = pooled[int(k)] + (pooled[min(int(k) + 1, len(pooled) - 1)] - pooled[int(k)]) * (k - int(k))
         if rank == 0:
-            nbytes = c * n * 4
+            nbytes = size // 4 * 4 if args.collective == "alltoallv" else c * n * 4
             algbw = nbytes / mean_us / 1e3
             print(f"{nbytes} {mean_us:.2f} {algbw:.4f} {algbw * (n - 1) / n:.4f} {p50_us:.2f}", flush=True)
     dist.destroy_process_group()
@@ -72,7 +101,7 @@ def worker(rank, args, port):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--nproc", type=int, default=2)
-    p.add_argument("--collective", choices=["allgather", "gather", "scatter", "alltoall"], required=True)
+    p.add_argument("--collective", choices=["allgather", "gather", "scatter", "alltoall", "alltoallv"], required=True)
     p.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], required=True)
     p.add_argument("-n", type=int, default=20)
     p.add_argument("-w", type=int, default=5)
