@@ -212,38 +212,26 @@ void CommConsoleReporter::footer(const std::vector<CommRecord>& records, const s
       }
     }
   out_ << fmt::format("# Spikes               : {} iteration(s) beyond their rank's median + k * MAD{}\n", spikes, first);
-  // Per collective, the row closest to its copy ceiling.
-  std::vector<std::pair<std::string, std::pair<const CommRecord*, const CommTiming*>>> best;
-  for (const auto& r : records)
-    for (const auto* t : timed(r)) {
-      if (t->ceiling_gbs <= 0) continue;
-      auto it = std::find_if(best.begin(), best.end(), [&](const auto& b) { return b.first == r.collective; });
-      if (it == best.end())
-        best.push_back({r.collective, {&r, t}});
-      else if (t->of_ceiling > it->second.second->of_ceiling)
-        it->second = {&r, t};
-    }
-  for (const auto& [name, rt] : best)
-    out_ << fmt::format("# Of the copy ceiling  : {} at most {:.0f}% ({}: busbw {:.3f} GB/s, a plain copy of it "
-                        "{:.3f} GB/s)\n",
-                        name, rt.second->of_ceiling * 100, size_text(rt.first->bytes), rt.second->busbw_gbs,
-                        rt.second->ceiling_gbs);
-  // Between nodes: per collective, the row closest to the link's ceiling.
-  best.clear();
-  for (const auto& r : records)
-    for (const auto* t : timed(r)) {
-      if (t->link_gbs <= 0) continue;
-      auto it = std::find_if(best.begin(), best.end(), [&](const auto& b) { return b.first == r.collective; });
-      if (it == best.end())
-        best.push_back({r.collective, {&r, t}});
-      else if (t->of_link > it->second.second->of_link)
-        it->second = {&r, t};
-    }
-  for (const auto& [name, rt] : best)
-    out_ << fmt::format("# Of the link ceiling  : {} at most {:.0f}% ({}: busbw {:.3f} GB/s, a raw TCP stream "
-                        "between nodes {:.3f} GB/s)\n",
-                        name, rt.second->of_link * 100, size_text(rt.first->bytes), rt.second->busbw_gbs,
-                        rt.second->link_gbs);
+  // Per collective, the row closest to a ceiling: the copy's, then (between
+  // nodes) the link's. `gbs` and `of` pick the ceiling's fields.
+  auto closest = [&](double CommTiming::*gbs, double CommTiming::*of, const char* label, const char* what) {
+    std::vector<std::pair<std::string, std::pair<const CommRecord*, const CommTiming*>>> best;
+    for (const auto& r : records)
+      for (const auto* t : timed(r)) {
+        if (t->*gbs <= 0) continue;
+        auto it = std::find_if(best.begin(), best.end(), [&](const auto& b) { return b.first == r.collective; });
+        if (it == best.end())
+          best.push_back({r.collective, {&r, t}});
+        else if (t->*of > it->second.second->*of)
+          it->second = {&r, t};
+      }
+    for (const auto& [name, rt] : best)
+      out_ << fmt::format("# {:<21}: {} at most {:.0f}% ({}: busbw {:.3f} GB/s, {} {:.3f} GB/s)\n", label, name,
+                          rt.second->*of * 100, size_text(rt.first->bytes), rt.second->busbw_gbs, what,
+                          rt.second->*gbs);
+  };
+  closest(&CommTiming::ceiling_gbs, &CommTiming::of_ceiling, "Of the copy ceiling", "a plain copy of it");
+  closest(&CommTiming::link_gbs, &CommTiming::of_link, "Of the link ceiling", "a raw TCP stream between nodes");
   // --with-compute: per collective, the median slowdowns over its rows.
   std::vector<std::string> order;
   std::map<std::string, std::vector<const CommWithCompute*>> wc;
