@@ -231,7 +231,8 @@ Action register_comm(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--concurrent", f->concurrent,
                   "K communicators over the same ranks (each group's, with --split/--groups) run each collective "
-                  "at once, each on its own buffers (PARAM's multi-comms); algbw and busbw count all K messages")
+                  "at once, each on the next buffer window (sharing one where fewer fit); algbw and busbw count all K messages "
+                  "(unlike PARAM's --num-pgs, which sends successive iterations to the next group in turn)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_option("--with-compute", f->with_compute,

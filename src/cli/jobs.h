@@ -54,7 +54,7 @@ struct CommFlags {
   double spike_mad = 5;
   int run_cycles = 1;
   int average = 1;            // nccl-tests' -a: 0 rank 0, 1 average, 2 min, 3 max
-  int concurrent = 1;        // PARAM's multi-comms: communicators running each collective at once
+  int concurrent = 1;        // communicators running each collective at once
   int blocking = 0;           // nccl-tests' -z: 1 waits for each operation before the next
   int agg_iters = 1;          // nccl-tests' -m: operations per timed iteration
   int memory = 0;             // -M 1: buffer bytes and allocator peak per rank (nccl-tests' 0|1)

@@ -3,8 +3,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -31,11 +33,38 @@ sockaddr_in address(const std::string& ip, int port) {
   return a;
 }
 
-// Waits until fd is readable or `left` passes; false on timeout.
-bool wait_readable(int fd, std::chrono::milliseconds left) {
-  pollfd p{fd, POLLIN, 0};
-  const int rc = ::poll(&p, 1, static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
+// Waits until fd is ready for `events` or `left` passes; false on timeout.
+bool wait_for(int fd, short events, std::chrono::milliseconds left) {
+  pollfd p{fd, events, 0};
+  int rc;
+  do {
+    rc = ::poll(&p, 1, static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
+  } while (rc < 0 && errno == EINTR);
   return rc > 0;
+}
+bool wait_readable(int fd, std::chrono::milliseconds left) { return wait_for(fd, POLLIN, left); }
+
+// Connects fd (blocking) to `a` within `left`: a non-blocking connect
+// polled against the time left, so a dropped SYN cannot hold it for the
+// kernel's two minutes. Returns 0 or the errno of the failure (ETIMEDOUT
+// when the time ran out).
+int connect_within(int fd, const sockaddr_in& a, std::chrono::milliseconds left) {
+  const int flags = ::fcntl(fd, F_GETFL, 0);
+  ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  int err = 0;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof(a)) != 0) {
+    err = errno;
+    if (err == EINPROGRESS) {
+      if (!wait_for(fd, POLLOUT, left)) {
+        err = ETIMEDOUT;
+      } else {
+        socklen_t len = sizeof(err);
+        if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+      }
+    }
+  }
+  ::fcntl(fd, F_SETFL, flags);
+  return err;
 }
 
 constexpr std::size_t kChunk = 1 << 20;
@@ -77,7 +106,12 @@ double StreamListener::receive(std::chrono::milliseconds timeout) {
     }
     const ssize_t n = ::recv(c, buf.data(), buf.size(), 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+    if (n < 0) {
+      const std::string why = std::strerror(errno);
+      ::close(c);
+      throw IoError(fmt::format("link ceiling: the stream broke: {}", why));
+    }
+    if (n == 0) break;
     bytes += n;
     reads.emplace_back(Clock::now(), bytes);
   }
@@ -100,12 +134,18 @@ std::int64_t send_stream(const std::string& ip, int port, double seconds, std::c
   while (true) {
     fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw IoError(fmt::format("link ceiling: socket: {}", std::strerror(errno)));
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof(a)) == 0) break;
-    const std::string why = std::strerror(errno);
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const int err = connect_within(fd, a, left);
+    if (err == 0) break;
+    const std::string why = std::strerror(err);
     ::close(fd);
     if (Clock::now() >= deadline) throw IoError(fmt::format("link ceiling: cannot connect to {}:{}: {}", ip, port, why));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  // A receiver that stops reading (a stopped or partitioned node) ends
+  // the stream after `timeout` of no progress, not the kernel's minutes.
+  const timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
   const std::vector<char> buf(kChunk, 1);
   std::int64_t sent = 0;
   const auto end = Clock::now() + std::chrono::duration<double>(seconds);
@@ -113,7 +153,9 @@ std::int64_t send_stream(const std::string& ip, int port, double seconds, std::c
     const ssize_t n = ::send(fd, buf.data(), buf.size(), MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      const std::string why = std::strerror(errno);
+      const std::string why = errno == EAGAIN || errno == EWOULDBLOCK
+                                  ? fmt::format("no progress within {} ms", timeout.count())
+                                  : std::strerror(errno);
       ::close(fd);
       throw IoError(fmt::format("link ceiling: send to {}:{}: {}", ip, port, why));
     }

@@ -31,7 +31,8 @@ class StreamListener {
 
 // Connects to ip:port (retrying until `timeout`: the listener may not be
 // listening yet), sends for `seconds`, closes. Returns the bytes sent.
-// Throws IoError when it cannot connect or the send fails.
+// Throws IoError when it cannot connect within `timeout`, the send fails, or
+// a send makes no progress for `timeout` (the receiver stopped reading).
 std::int64_t send_stream(const std::string& ip, int port, double seconds, std::chrono::milliseconds timeout);
 
 }  // namespace dtbench::net

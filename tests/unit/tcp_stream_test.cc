@@ -1,6 +1,7 @@
 // The link ceiling's raw TCP stream, on loopback: the receiver times what
-// the sender streams; a port nobody listens on, or a listener nobody
-// connects to, fails within its timeout with one IoError.
+// the sender streams; a port nobody listens on, a listener nobody connects
+// to, or a receiver that stops reading fails within its timeout with one
+// IoError.
 #include "core/tcp_stream.h"
 
 #include <chrono>
@@ -40,6 +41,16 @@ TEST(TcpStream, FailuresAreBoundedAndNamed) {
   EXPECT_THROW(lonely.receive(milliseconds(300)), IoError);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_THROW(StreamListener("not-an-address"), IoError);
+}
+
+// A receiver that never reads (a stopped node): once the socket buffers are
+// full the sender makes no progress, and gives up after its timeout rather
+// than sending for the whole stream's time or blocking for minutes.
+TEST(TcpStream, ASenderNobodyReadsGivesUpAfterItsTimeout) {
+  StreamListener deaf("127.0.0.1");  // never accepts: the kernel's backlog holds the connection
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(send_stream("127.0.0.1", deaf.port(), 30, milliseconds(300)), IoError);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 }  // namespace

@@ -57,8 +57,9 @@ struct CommBenchOptions {
   // is issued, so none overlaps another. With agg_iters 1 every iteration
   // is waited for at its end anyway (each is a sample). Default off.
   bool blocking = false;
-  // --concurrent K (PARAM's multi-comms): the collective runs on K
-  // communicators over each group's ranks at once, each on its own buffers,
+  // --concurrent K: the collective runs on K communicators over each
+  // group's ranks at once, each on the next buffer window (sharing one
+  // where fewer fit),
   // all issued before any is waited for; a sample is the time until all K
   // finished, and algbw/busbw count the K messages. Default 1.
   int concurrent = 1;
