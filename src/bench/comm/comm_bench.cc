@@ -201,8 +201,9 @@ CommBenchResult run_comm_bench(
       if (opts.concurrent > 1)
         add_note(result.notes,
                  fmt::format("--concurrent {}: each operation runs on {} communicators over the same ranks at once, "
-                             "each on the next buffer window (where fewer fit, they share one); time is until all {} finished, algbw and busbw count all {} "
-                             "messages ({} x size / time), and the check ran one on each at once",
+                             "each on the next buffer window (where fewer fit, they share one); time is until all "
+                             "{} finished, algbw and busbw count all {} messages ({} x size / time), and the check "
+                             "ran one on each, up to 4 at once",
                              opts.concurrent, opts.concurrent, opts.concurrent, opts.concurrent, opts.concurrent));
       if (opts.agg_iters > 1) add_note(result.notes, agg_note(group.backend(), opts.agg_iters, opts.blocking));
       else if (opts.blocking)
