@@ -133,7 +133,10 @@ for e in d["traceEvents"]:
 spreads = sorted(max(v) - min(v) for v in done.values() if len(v) == 4)
 assert spreads, done
 spread = spreads[len(spreads) // 2]
-assert spread <= sync["max_bound_us"] + 5000, f"completions spread {spread:.0f} us (median; all: {spreads})"
+# 4 ranks share 2 vCPUs here: a rank may wait a scheduler slice or two (4 ms
+# each, more beside other load) before it records a completion. Clocks left
+# unaligned (a wrong sign, unit or clock) are off by far more than 20 ms.
+assert spread <= sync["max_bound_us"] + 20000, f"completions spread {spread:.0f} us (median; all: {spreads})"
 print(f"bound {sync['max_bound_us']:.0f} us, completions within {spread:.0f} us (median over {len(spreads)} collectives)")
 PY
 check "ddp --trace across the nodes: offsets within their bounds, collectives aligned" $? "$(cat "$tmp/ddp.a.err" | tail -3)"
