@@ -24,6 +24,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=$(mktemp -d)
 # shellcheck source=bench/bench_lib.sh
 . "$here/bench_lib.sh"
+# The spinners end with the script, whichever way it ends.
+trap 'stop_awake_spinners; rm -rf "$out"' EXIT
 [ "$AWAKE" = 1 ] && keep_cpus_awake
 # The peer gets dtbench's malloc thresholds (its default lets glibc give a
 # 16 MiB buffer back and fault it in again each call: 1.5x slower gathers).
