@@ -16,9 +16,9 @@ trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 check() { if [ "$2" -eq 0 ]; then ok "$1"; else fail "$1: $3"; fi; }
 
-# A straggler on purpose: rank 1 sleeps 3 ms before each timed iteration.
+# A straggler on purpose: rank 1 sleeps 10 ms before each timed iteration.
 "$DT" comm --nproc 2 --collective allreduce,allgather,alltoall -b 1K -e 4K -f 4 -n 8 -w 1 \
-  --inject-delay 1:3000 --seed 42 --percentiles 50,90,99 --json late.json --csv late.csv >late.out 2>&1
+  --inject-delay 1:10000 --seed 42 --percentiles 50,90,99 --json late.json --csv late.csv >late.out 2>&1
 check "comm --inject-delay runs" $? "$(tail -n 3 late.out)"
 python3 - late.json <<'PY'
 import json, sys
@@ -52,22 +52,26 @@ for r in rows:
         want(set(t["percentiles_us"]) == {"p50", "p90", "p99"}, where + ": percentiles")
         pooled = sorted(x for s in t["samples_us"] for x in s)
         want(pooled[0] <= t["percentiles_us"]["p50"] <= pooled[-1], where + ": p50 within the samples")
-        # Arrival names rank 1, late by about the 3-ms delay; its own time is
+        # Arrival names rank 1, late by about the 10-ms delay; its own time is
         # the shorter one (the other rank waited for it).
-        # (At least the delay; a loaded machine oversleeps, so no tight upper bound.)
-        want(t["late_rank"] == 1 and t["straggler"] and 2500 <= t["late_us"] <= 100000, where + f": late {t['late_rank']} {t['late_us']}")
+        # Lateness is the delay plus how much sooner rank 1 left the previous
+        # operation than rank 0: on a loaded machine rank 0 is descheduled
+        # after the operation completes (a CI run measured 2.4 ms against a
+        # 3-ms delay), and rank 1 oversleeps. So half the delay at least, and
+        # no tight upper bound.
+        want(t["late_rank"] == 1 and t["straggler"] and 5000 <= t["late_us"] <= 200000, where + f": late {t['late_rank']} {t['late_us']}")
         want(t["rank_us"][1] < t["rank_us"][0], where + f": rank times {t['rank_us']}")
         # -a 1 (the default, nccl-tests'): the row's time is the ranks' mean.
         want(abs(t["time"] - sum(t["rank_us"]) / 2) <= 1e-9 * t["time"], where + ": time is the ranks' mean")
         want(t["nwrong"] == 0, where + ": wrong")
-want(d["seed"] == 42 and d["config"]["inject_delay"] == {"rank": 1, "us": 3000.0}, "seed / inject_delay")
+want(d["seed"] == 42 and d["config"]["inject_delay"] == {"rank": 1, "us": 10000.0}, "seed / inject_delay")
 want([p["rank"] for p in d["env"]["placement"]] == [0, 1] and all(p["cpus"] for p in d["env"]["placement"]), "placement")
 want("ProcessGroupGloo" in d["env"]["backend_version"], "backend_version")
 want(isinstance(d["env"]["backend_variables"], dict), "backend_variables")
 print("\n".join(fail) if fail else "all fields as expected")
 sys.exit(1 if fail else 0)
 PY
-check "JSON: per-rank count, n/a placements, samples, percentiles, rank 1 late by ~3 ms" $? ""
+check "JSON: per-rank count, n/a placements, samples, percentiles, rank 1 late by ~10 ms" $? ""
 # --csv: nccl-tests' column names; a line per row and timed placement, the
 # same figures as the JSON.
 python3 - late.json late.csv <<'PY'
