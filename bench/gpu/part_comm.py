@@ -41,7 +41,15 @@ def plan_comm(ctx):
                                 "-e", z["types_max"], "-f", "16", "-n", "5", "-w", "2", "--json",
                                 ctx.path(f"comm_{t}.json")],
                  parse=lambda out, c, t=t: read_comm(ctx.path(f"comm_{t}.json")), optional=True)
-            for t in ("int8", "uint8", "int64")]
+            for t in ("int8", "uint8", "int64")] + ([
+            # -G: the allreduce rows of the first step again, each row's
+            # iterations captured into a CUDA graph and launched 20 times
+            # (NCCL only: the CPU rehearsal has no graph to run).
+            Step("graph", [ctx.dt, "comm", *ctx.dev_flags(), "--collective", "allreduce", "-b", z["min"],
+                           "-e", z["types_max"], "-f", "4", "-n", str(z["iters"]), "-w", str(z["warmup"]),
+                           "--cuda-graph", "20", "--json", ctx.path("comm_graph.json")],
+                 parse=lambda out, c: read_comm(ctx.path("comm_graph.json")), optional=True)]
+            if ctx.device == "cuda" else [])
 
 
 def read_comm_compute(path):
@@ -109,6 +117,19 @@ def sum_comm(ctx, got):
                          f"{f(r['gemm_us_during'], '.1f')} | {f(r['gemm_slowdown'], '.2f')} | "
                          f"{r['gemms_during']} | {r['iters']} | {f(r['ceiling_gbs'], '.1f')} |")
         lines.append(f"memory (-M 1): {json.dumps(wc['memory'])}")
+    g = got.get("graph")
+    if g:
+        eager = {(r["collective"], r["bytes"]): r for r in c["results"]}
+        lines += ["", "allreduce with each row's iterations captured into a CUDA graph (`--cuda-graph 20`) beside "
+                  "the same row of the first step (no graph), in place:", "",
+                  "| bytes | no graph us | graph us | graph ÷ no graph |", "|---|---|---|---|"]
+        for r in g["results"]:
+            x, e = r.get("in_place"), (eager.get((r["collective"], r["bytes"])) or {}).get("in_place")
+            if not x:
+                continue
+            before = f"{e['time_us']:.2f}" if e else "n/a"
+            lines.append(f"| {r['bytes']} | {before} | {x['time_us']:.2f} | "
+                         f"{ratio(x['time_us'], e['time_us']) if e else 'n/a'} |")
     for t in ("int8", "uint8", "int64"):
         r = got.get(f"dtype.{t}")
         if r:

@@ -111,6 +111,7 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
   if (o.concurrent > 1 && f.run.comm.backend == "mpi")
     throw UsageError("--concurrent needs --backend gloo or nccl (dtbench's mpi backend has one communicator, "
                      "MPI_COMM_WORLD)");
+  o.cuda_graph = f.cuda_graph;
   o.memory_report = f.memory != 0;
   o.vsplit = bench::parse_vsplit(f.split_sizes);
   if (!f.with_compute.empty()) {
@@ -147,6 +148,10 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
   // here, otherwise the root is checked again once the world is known.
   bench::validate_comm_options(o, f.run.nproc > 1 ? f.run.nproc : std::max(o.root, o.delay_rank) + 1);
   check_device_backend(f.device, f.run.comm.backend);
+  if (o.cuda_graph > 0 && f.run.comm.backend != "nccl")
+    throw UsageError(fmt::format("--cuda-graph captures NCCL's kernels on a GPU into a CUDA graph: it needs --backend "
+                                 "nccl --device cuda (this run: --backend {}, --device {})",
+                                 f.run.comm.backend, f.device));
   if (comm::is_float8(o.dtype) && f.run.comm.backend != "nccl")
     throw UsageError(fmt::format("-d {}: {} has no float8 type; float8 runs on --backend nccl (NCCL 2.24 or later, "
                                  "GPUs of compute capability 8.9 or later)",
@@ -234,6 +239,11 @@ Action register_comm(CLI::App& app) {
                   "at once, each on the next buffer window (sharing one where fewer fit); algbw and busbw count all K messages "
                   "(unlike PARAM's --num-pgs, which sends successive iterations to the next group in turn)")
       ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("-G,--cuda-graph", f->cuda_graph,
+                  "N > 0: capture each row's -n iterations into a CUDA graph once and launch it N times, a sample "
+                  "per launch (nccl-tests' -G; --backend nccl --device cuda only); 0: no graph")
+      ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   cmd->add_option("--with-compute", f->with_compute,
                   "gemm:N: time each row again while a thread of each rank multiplies N x N matrices, then "

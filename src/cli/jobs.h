@@ -57,6 +57,7 @@ struct CommFlags {
   int concurrent = 1;        // communicators running each collective at once
   int blocking = 0;           // nccl-tests' -z: 1 waits for each operation before the next
   int agg_iters = 1;          // nccl-tests' -m: operations per timed iteration
+  int cuda_graph = 0;         // nccl-tests' -G: graph launches, 0 = none
   int memory = 0;             // -M 1: buffer bytes and allocator peak per rank (nccl-tests' 0|1)
   std::string with_compute;   // "gemm:N": a GEMM thread beside the collective, "" = none
   std::string split_sizes = "uniform";  // alltoallv's parts

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include <ATen/cuda/CUDAGraph.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -110,6 +111,47 @@ class PoolStream : public StreamScope {
 }  // namespace
 
 std::unique_ptr<StreamScope> own_stream(int index) { return std::make_unique<PoolStream>(index); }
+
+namespace {
+
+// at::cuda::CUDAGraph (what torch.cuda.graph wraps), captured on a pool
+// stream: capture needs a stream other than the default one.
+class CapturedGraph : public Graph {
+ public:
+  CapturedGraph(int index, const std::function<void()>& body) {
+    check(cudaSetDevice(index), "cudaSetDevice");
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // the buffers are written
+    c10::cuda::CUDAStreamGuard guard(c10::cuda::getStreamFromPool(false, static_cast<c10::DeviceIndex>(index)));
+    graph_.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+    try {
+      body();
+    } catch (...) {
+      try {
+        graph_.capture_end();  // ends the (now invalid) capture; its own error is the lesser one
+      } catch (...) {
+      }
+      throw;
+    }
+    graph_.capture_end();
+  }
+  void replay() override { graph_.replay(); }
+
+ private:
+  at::cuda::CUDAGraph graph_;
+};
+
+}  // namespace
+
+std::unique_ptr<Graph> capture_graph(int index, const std::function<void()>& body) {
+  return std::make_unique<CapturedGraph>(index, body);
+}
+
+bool capturing(int index) {
+  const auto stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(index));
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  check(cudaStreamIsCapturing(stream.stream(), &status), "cudaStreamIsCapturing");
+  return status != cudaStreamCaptureStatusNone;
+}
 
 void synchronize(int index) {
   const auto stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(index));

@@ -1,6 +1,7 @@
 #pragma once
 // The CUDA side of device.h, compiled only in CUDA builds (cuda_runtime.cc).
 // Only device.cc includes this header.
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -16,6 +17,9 @@ void set_device(int index);
 void synchronize(int index);
 // A pool stream of GPU `index` current for this thread while it lives.
 std::unique_ptr<StreamScope> own_stream(int index);
+// device.h's capture_graph and capturing on GPU `index`.
+std::unique_ptr<Graph> capture_graph(int index, const std::function<void()>& body);
+bool capturing(int index);
 std::string name(int index);
 std::string pci_bus_id(int index);
 std::unique_ptr<PhaseTimer> make_event_timer(int index);

@@ -86,6 +86,24 @@ void synchronize(const c10::Device& device) {
 #endif
 }
 
+std::unique_ptr<Graph> capture_graph(const c10::Device& device, const std::function<void()>& body) {
+#if DTBENCH_HAVE_CUDA
+  if (device.is_cuda()) return cuda::capture_graph(device.index(), body);
+#endif
+  (void)body;
+  throw UsageError(fmt::format("--cuda-graph: CUDA graphs capture GPU work, and these buffers are on the {} "
+                               "(use --backend nccl --device cuda)",
+                               device.is_cuda() ? "GPU of a build without CUDA" : "CPU"));
+}
+
+bool capturing(const c10::Device& device) {
+#if DTBENCH_HAVE_CUDA
+  if (device.is_cuda()) return cuda::capturing(device.index());
+#endif
+  (void)device;
+  return false;
+}
+
 std::unique_ptr<StreamScope> use_own_stream(const c10::Device& device) {
 #if DTBENCH_HAVE_CUDA
   if (device.is_cuda()) return cuda::own_stream(device.index());

@@ -3,6 +3,7 @@
 // one place that picks CPU or CUDA. Everything CUDA-specific is behind this
 // header, in cuda_runtime.cc, which only CUDA builds compile; callers never
 // test DTBENCH_HAVE_CUDA themselves.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,25 @@ std::unique_ptr<StreamScope> use_own_stream(const c10::Device& device);
 // Blocks the host until the device has finished the work queued on its
 // current stream; nothing on the CPU.
 void synchronize(const c10::Device& device);
+
+// A CUDA graph (`comm -G`): the work one capture queued, launched again by
+// each replay() on the calling thread's current stream (not waited for).
+class Graph {
+ public:
+  virtual ~Graph() = default;
+  virtual void replay() = 0;
+};
+// Captures what `body` queues on `device` into a graph: the device finishes
+// its earlier work, then `body` runs with a pool stream current and that
+// stream captured (thread-local mode: other threads' CUDA calls, such as a
+// backend's watchdog, go on unhindered). Work `body` hands to other streams
+// must be joined back to it before it returns. Throws UsageError on the CPU
+// (no graphs there) and what the capture raised when it fails.
+std::unique_ptr<Graph> capture_graph(const c10::Device& device, const std::function<void()>& body);
+// True while the calling thread's current stream on `device` is being
+// captured: host waits (synchronize, event queries) are then not allowed.
+// Always false on the CPU.
+bool capturing(const c10::Device& device);
 
 // "NVIDIA H100 80GB HBM3 (PCI 0000:1b:00.0)": names a GPU in error lines; the
 // PCI bus id alone is unique per machine.

@@ -88,6 +88,12 @@ expect_usage_error -m "--inject-delay '-1:50' must be" comm --inject-delay=-1:50
 expect_usage_error -m "--inject-delay: rank 2 is not a rank of this 2-rank job" comm --nproc 2 --inject-delay 2:100
 expect_usage_error -m "--blocking: Value 2 not in range 0 to 1" comm -z 2
 expect_usage_error -m "--concurrent: Value 0 not in range 1 to 64" comm --concurrent 0
+# -G: NCCL on a GPU only, one line before anything starts; no barrier and
+# no --with-compute under a graph.
+expect_usage_error -m "--cuda-graph captures NCCL's kernels on a GPU into a CUDA graph: it needs --backend nccl --device cuda (this run: --backend gloo, --device cpu)" comm -G 4
+expect_usage_error -m "--cuda-graph: Value -1 not in range 0 to 1000000" comm --cuda-graph=-1
+expect_usage_error -m "--cuda-graph: barrier waits on the host" comm -G 2 --collective barrier
+expect_usage_error -m "--cuda-graph with --with-compute" comm -G 2 --with-compute gemm:64
 expect_usage_error -m "--percentiles: '101'" comm --percentiles 50,101
 expect_usage_error -m "--percentiles: 'p50'" comm --percentiles p50
 expect_usage_error -m "--spike-mad must be positive" comm --spike-mad 0

@@ -32,6 +32,7 @@ for p in preflight seed strategies horovod comm gpu_tests profile; do
   grep -Eq "^## $p: .*\(budget [0-9]+ s\)" "$tmp/dry" && ok "dry run lists $p" || fail "dry run lacks $p"
 done
 grep -q "torch_sharded.py --strategy fsdp" "$tmp/dry" && grep -q -- "--reducer zero2" "$tmp/dry" &&
+  grep -q -- "--backend nccl .*--cuda-graph 20" "$tmp/dry" &&
   ok "dry run shows the commands" || fail "dry run commands"
 
 # The rehearsal.

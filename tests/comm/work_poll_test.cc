@@ -16,15 +16,23 @@
 namespace dtbench::comm {
 namespace {
 
-// A work that completes when the test says so, counting the checks.
+// A work that completes when the test says so, counting the checks and
+// keeping the timeout its wait was given.
 class ScriptedWork : public compat::C10dWork {
  public:
   bool isCompleted() override {
     ++checks;
     return done.load();
   }
+  bool wait(std::chrono::milliseconds timeout) override {
+    ++waits;
+    waited_with = timeout;
+    return true;
+  }
   std::atomic<bool> done{false};
   std::atomic<int> checks{0};
+  int waits = 0;
+  std::chrono::milliseconds waited_with{-1};
 };
 
 TEST(WorkPoll, ReturnsOnlyOnceTheWorkHasCompleted) {
@@ -57,6 +65,27 @@ TEST(WorkPoll, GivesUpAtTheDeadline) {
   EXPECT_FALSE(work->done.load());
   EXPECT_GE(waited, std::chrono::milliseconds(30));
   EXPECT_LT(waited, std::chrono::seconds(10));  // not the work's own timeout, not forever
+}
+
+// While a CUDA graph is captured (`comm -G`), host waits are not allowed:
+// nccl's handle then calls c10d's wait without a timeout (which only orders
+// the stream; with one, ProcessGroupNCCL would query events on the host),
+// and neither polls nor runs its post step (the device synchronise).
+TEST(WorkPoll, UnderAGraphCaptureTheWaitOnlyOrdersTheStream) {
+  for (const bool capturing : {true, false}) {
+    auto work = c10::make_intrusive<ScriptedWork>();
+    work->done = true;
+    int posts = 0;
+    auto handle = wrap_c10d_work(
+        work, "nccl allreduce", [] { return std::string(); }, [&posts] { ++posts; },
+        std::make_shared<std::atomic<bool>>(false), /*poll=*/true, [capturing] { return capturing; });
+    handle->wait(std::chrono::seconds(30));
+    SCOPED_TRACE(capturing ? "capturing" : "not capturing");
+    EXPECT_EQ(work->waits, 1);
+    EXPECT_EQ(work->waited_with, capturing ? ::kNoTimeout : std::chrono::milliseconds(30000));
+    EXPECT_EQ(work->checks.load(), capturing ? 0 : 1);
+    EXPECT_EQ(posts, capturing ? 0 : 1);
+  }
 }
 
 }  // namespace

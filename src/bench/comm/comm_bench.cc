@@ -205,6 +205,14 @@ CommBenchResult run_comm_bench(
                              "{} finished, algbw and busbw count all {} messages ({} x size / time), and the check "
                              "ran one on each, up to 4 at once",
                              opts.concurrent, opts.concurrent, opts.concurrent, opts.concurrent, opts.concurrent));
+      if (opts.cuda_graph > 0)
+        add_note(result.notes,
+                 fmt::format("-G {}: each row's {} iterations ({} operations) were captured once into a CUDA graph, "
+                             "launched once untimed, then {} times timed; a sample is one launch's time per "
+                             "operation, so percentiles, lateness and spikes are over the {} launches (nccl-tests' "
+                             "-G); the check ran without the graph",
+                             opts.cuda_graph, opts.iters, opts.iters * opts.agg_iters, opts.cuda_graph,
+                             opts.cuda_graph));
       if (opts.agg_iters > 1) add_note(result.notes, agg_note(group.backend(), opts.agg_iters, opts.blocking));
       else if (opts.blocking)
         add_note(result.notes, "-z 1 with -m 1: every iteration (one operation) is waited for at its end, as always "

@@ -27,6 +27,15 @@ void validate_comm_options(const CommBenchOptions& opts, int world_size) {
       throw UsageError("--agg-iters: pingpong times one round trip at a time; run it with -m 1");
     else if (c == comm::Collective::kBarrier && opts.agg_iters > 1)
       throw UsageError("--agg-iters: barrier is checked by each iteration's arrivals; run it with -m 1");
+  if (opts.cuda_graph < 0 || opts.cuda_graph > 1000000)
+    throw UsageError(fmt::format("--cuda-graph {} must be within 0-1000000 (launches; 0: no graph)", opts.cuda_graph));
+  if (opts.cuda_graph > 0 && opts.compute_gemm > 0)
+    throw UsageError("--cuda-graph with --with-compute: the GEMM thread's side is timed by iteration, not by graph "
+                     "launch; run them apart");
+  for (const auto c : opts.collectives)
+    if (c == comm::Collective::kBarrier && opts.cuda_graph > 0)
+      throw UsageError("--cuda-graph: barrier waits on the host (c10d's NCCL barrier synchronises the device), which "
+                       "a graph capture cannot hold; run it without -G");
   for (double q : opts.percentiles)
     if (!(q >= 0 && q <= 100)) throw UsageError(fmt::format("--percentiles: {} is not within 0-100", q));
   if (!(opts.spike_mad > 0)) throw UsageError(fmt::format("--spike-mad must be positive (got {})", opts.spike_mad));

@@ -63,6 +63,11 @@ struct CommBenchOptions {
   // all issued before any is waited for; a sample is the time until all K
   // finished, and algbw/busbw count the K messages. Default 1.
   int concurrent = 1;
+  // -G N (nccl-tests' --cudagraph): each placement's -n iterations are
+  // captured once into a CUDA graph and the graph launched N times (plus
+  // one untimed); a sample is one launch's time / (iters * agg_iters).
+  // NCCL on a GPU only. 0: off (the default).
+  int cuda_graph = 0;
   // -M: measure each rank's buffer bytes and allocator peak
   // (CommBenchResult::memory). Default off.
   bool memory_report = false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -20,10 +21,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // On a GPU an operation has finished when the device has: gloo's wait only
-// orders the current stream after it.
-void run_once(const CollectiveDef& def, const CollArgs& args, const at::Tensor& in, at::Tensor& out) {
+// orders the current stream after it. Under a graph capture (`settle`
+// false) the wait only orders the stream, and nothing is synchronised.
+void run_once(const CollectiveDef& def, const CollArgs& args, const at::Tensor& in, at::Tensor& out, bool settle) {
   def.run(args, in, out)->wait(args.comm->timeout());
-  device::synchronize(args.device);
+  if (settle) device::synchronize(args.device);
 }
 
 }  // namespace
@@ -112,10 +114,12 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
   auto view = [&](std::int64_t k) -> std::pair<at::Tensor, at::Tensor>& {
     return views[static_cast<std::size_t>(k % windows)];
   };
-  auto iteration = [&](std::int64_t i) {
+  // One iteration, waited for; `settle`: and the device synchronised (not
+  // while a graph is captured, which forbids it).
+  auto iteration = [&](std::int64_t i, bool settle) {
     if (agg == 1 && lanes == 1) {
       auto& [in, out] = view(i);
-      run_once(def, args, in, out);
+      run_once(def, args, in, out, settle);
       return;
     }
     std::vector<comm::WorkPtr> works;
@@ -124,7 +128,7 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
         const CollArgs& a = lane_args[static_cast<std::size_t>(l)];
         auto& [in, out] = view((i * agg + k) * lanes + l);
         if (opts.blocking && lanes == 1) {
-          run_once(def, a, in, out);  // waited and synchronised before the next
+          run_once(def, a, in, out, settle);  // waited (and synchronised) before the next
           continue;
         }
         works.push_back(def.run(a, in, out));
@@ -132,31 +136,51 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
       if (opts.blocking) {  // this operation's lanes, waited before the next
         for (auto& w : works) w->wait(args.comm->timeout());
         works.clear();
-        device::synchronize(args.device);
+        if (settle) device::synchronize(args.device);
       }
     }
     for (auto& w : works) w->wait(args.comm->timeout());
-    device::synchronize(args.device);
+    if (settle) device::synchronize(args.device);
   };
-  for (int i = 0; i < opts.warmup; ++i) iteration(i);
+  for (int i = 0; i < opts.warmup; ++i) iteration(i, true);
   const bool delayed = opts.delay_rank == me && opts.delay_us > 0;
   const double my_offset = clock.offset_us[static_cast<std::size_t>(me)];
   const auto iters = static_cast<std::size_t>(opts.iters);
-  std::vector<double> mine(2 * iters + 3);  // starts, times, cores busy, wrong elements, copy rate
+  // -G N (nccl-tests' --cudagraph): the -n iterations captured once into a
+  // CUDA graph (nothing runs while it is captured), launched once untimed,
+  // then N timed launches; a sample is one launch's time per operation.
+  std::unique_ptr<device::Graph> graph;
+  std::size_t samples = iters;
+  double ops_per_sample = static_cast<double>(agg);
+  if (opts.cuda_graph > 0) {
+    graph = device::capture_graph(args.device, [&] {
+      for (std::size_t i = 0; i < iters; ++i) iteration(static_cast<std::int64_t>(i), false);
+    });
+    graph->replay();
+    device::synchronize(args.device);
+    samples = static_cast<std::size_t>(opts.cuda_graph);
+    ops_per_sample *= static_cast<double>(iters);
+  }
+  std::vector<double> mine(2 * samples + 3);  // starts, times, cores busy, wrong elements, copy rate
   world.barrier();  // every group starts together
   const double cpu_start = process_cpu_seconds();
   const auto wall_start = Clock::now();
-  for (std::size_t i = 0; i < iters; ++i) {
+  for (std::size_t i = 0; i < samples; ++i) {
     if (delayed) std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(opts.delay_us));
     const double s = steady_now_us();
-    iteration(static_cast<std::int64_t>(i));
+    if (graph) {
+      graph->replay();
+      device::synchronize(args.device);
+    } else {
+      iteration(static_cast<std::int64_t>(i), true);
+    }
     const double e = steady_now_us();
     mine[i] = s - my_offset;
-    mine[iters + i] = (e - s) / static_cast<double>(agg);  // per operation
+    mine[samples + i] = (e - s) / ops_per_sample;  // per operation
   }
   const double wall_us = std::chrono::duration<double, std::micro>(Clock::now() - wall_start).count();
   if (window != nullptr) *window = {steady_now_us() - wall_us, steady_now_us()};
-  mine[2 * iters] = wall_us > 0 ? (process_cpu_seconds() - cpu_start) * 1e6 / wall_us : 0;
+  mine[2 * samples] = wall_us > 0 ? (process_cpu_seconds() - cpu_start) * 1e6 / wall_us : 0;
 
   CollArgs check_args = args;
   check_args.in_place = in_place;
@@ -172,8 +196,8 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
     const int in_flight = std::max(opts.blocking ? 1 : std::min(opts.agg_iters, 4), static_cast<int>(batch.size()));
     wrong_here += run_and_count_wrong(def, check_args, in_place, in_flight, batch);
   }
-  mine[2 * iters + 1] = static_cast<double>(wrong_here);
-  mine[2 * iters + 2] = copy_rate_gbs;
+  mine[2 * samples + 1] = static_cast<double>(wrong_here);
+  mine[2 * samples + 2] = copy_rate_gbs;
 
   // Every rank's samples, cores busy and wrong elements to every rank.
   const auto per_rank = static_cast<std::int64_t>(mine.size());
@@ -193,14 +217,14 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
     for (std::size_t k = 0; k < members.size(); ++k) {
       const double* q = p + members[k] * per_rank;
       auto& ri = ranks[k];
-      ri.start_us.assign(q, q + iters);
-      ri.time_us.assign(q + iters, q + 2 * iters);
-      util += q[2 * iters];
-      wrong += q[2 * iters + 1];
-      if (q[2 * iters + 2] > 0) copy_gbs.push_back(q[2 * iters + 2]);
+      ri.start_us.assign(q, q + samples);
+      ri.time_us.assign(q + samples, q + 2 * samples);
+      util += q[2 * samples];
+      wrong += q[2 * samples + 1];
+      if (q[2 * samples + 2] > 0) copy_gbs.push_back(q[2 * samples + 2]);
       double rank_sum = 0;
       for (double x : ri.time_us) rank_sum += x;
-      t.rank_us.push_back(rank_sum / opts.iters);
+      t.rank_us.push_back(rank_sum / static_cast<double>(samples));
       t.samples_us.push_back(ri.time_us);
     }
     const auto n = static_cast<double>(members.size());

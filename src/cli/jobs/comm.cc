@@ -48,6 +48,7 @@ nlohmann::ordered_json config_json(const CommFlags& f, const bench::CommBenchOpt
           {"agg_iters", o.agg_iters},
           {"blocking", o.blocking},
           {"concurrent", o.concurrent},
+          {"cuda_graph", o.cuda_graph},
           {"memory", o.memory_report},
           {"split_sizes", o.vsplit.text},
           {"with_compute", o.compute_gemm > 0 ? fmt::format("gemm:{}", o.compute_gemm) : std::string()},

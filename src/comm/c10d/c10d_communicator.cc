@@ -391,7 +391,7 @@ class C10dCommunicator : public Communicator {
       return wrap_c10d_work(
           start(), context,
           [store]() { return failure_cause(store, std::chrono::milliseconds(2000)); },
-          std::move(post), failed_, s_.poll_completion);
+          std::move(post), failed_, s_.poll_completion, s_.capturing);
     } catch (...) {
       failed_->store(true);
       std::rethrow_exception(translate(std::current_exception(), context));

@@ -43,6 +43,10 @@ struct C10dBackendSpec {
   // millisecond between checks (ProcessGroupNCCL's busy-wait), so every
   // collective not done at the first check would cost a millisecond or more.
   bool poll_completion = false;
+  // True while the calling thread's stream is captured into a CUDA graph
+  // (`comm -G`): waits then only order that stream (wrap_c10d_work). Set
+  // for nccl; empty for gloo, which has nothing to capture.
+  std::function<bool()> capturing;
   // Backends that take device tensors only (nccl): host tensors given to a
   // collective are copied to this device and the results back, so that
   // bookkeeping (timings, #wrong, replica hashes) runs on every backend.

@@ -16,13 +16,14 @@ class C10dWorkHandle : public Work {
  public:
   C10dWorkHandle(c10::intrusive_ptr<compat::C10dWork> work, std::string what,
                  std::function<std::string()> explain, std::function<void()> post,
-                 std::shared_ptr<std::atomic<bool>> failed, bool poll)
+                 std::shared_ptr<std::atomic<bool>> failed, bool poll, std::function<bool()> capturing)
       : work_(std::move(work)),
         what_(std::move(what)),
         explain_(std::move(explain)),
         post_(std::move(post)),
         failed_(std::move(failed)),
-        poll_(poll) {}
+        poll_(poll),
+        capturing_(std::move(capturing)) {}
 
   void wait(std::chrono::milliseconds timeout) override {
     if (finished_) {
@@ -30,9 +31,13 @@ class C10dWorkHandle : public Work {
       return;
     }
     try {
-      if (poll_) poll_until_completed(*work_, timeout);
-      work_->wait(timeout);
-      if (post_) post_();
+      if (capturing_ && capturing_()) {
+        work_->wait();  // no timeout: the stream waits, the host does not
+      } else {
+        if (poll_) poll_until_completed(*work_, timeout);
+        work_->wait(timeout);
+        if (post_) post_();
+      }
     } catch (...) {
       error_ = with_cause(translate(std::current_exception(), what_));
       failed_->store(true);
@@ -78,6 +83,7 @@ class C10dWorkHandle : public Work {
   std::shared_ptr<std::atomic<bool>> failed_;
   bool finished_ = false;
   bool poll_ = false;
+  std::function<bool()> capturing_;
   std::exception_ptr error_;
 };
 
@@ -122,9 +128,9 @@ class JoinedWork : public Work {
 
 WorkPtr wrap_c10d_work(c10::intrusive_ptr<compat::C10dWork> work, std::string what,
                        std::function<std::string()> explain, std::function<void()> post,
-                       std::shared_ptr<std::atomic<bool>> failed, bool poll) {
+                       std::shared_ptr<std::atomic<bool>> failed, bool poll, std::function<bool()> capturing) {
   return std::make_unique<C10dWorkHandle>(std::move(work), std::move(what), std::move(explain),
-                                          std::move(post), std::move(failed), poll);
+                                          std::move(post), std::move(failed), poll, std::move(capturing));
 }
 
 WorkPtr pair_work(WorkPtr a, WorkPtr b) {

@@ -20,10 +20,14 @@ namespace dtbench::comm {
 // completed (copying a result into the caller's output, waiting for the
 // device). `failed`: set when this work fails (the communicator's close()
 // then aborts instead of shutting down). `poll`: poll_until_completed before
-// c10d's wait(timeout).
+// c10d's wait(timeout). `capturing` (may be empty): true while the caller's
+// stream is captured into a CUDA graph; wait() then only orders that stream
+// after the work (c10d's wait without a timeout), with no host wait, no
+// poll and no `post`, none of which a capture allows.
 WorkPtr wrap_c10d_work(c10::intrusive_ptr<compat::C10dWork> work, std::string what,
                        std::function<std::string()> explain, std::function<void()> post,
-                       std::shared_ptr<std::atomic<bool>> failed, bool poll);
+                       std::shared_ptr<std::atomic<bool>> failed, bool poll,
+                       std::function<bool()> capturing = {});
 
 // Both halves of a sendrecv: wait() waits for `a`, then for `b` in what is
 // left of the timeout.

@@ -88,6 +88,7 @@ std::unique_ptr<Communicator> make_nccl(const launch::World& world, const CommOp
   };
   spec.after_wait = [gpu] { device::synchronize(gpu); };
   spec.poll_completion = true;
+  spec.capturing = [gpu] { return device::capturing(gpu); };
   spec.close = [pg](bool clean) { compat::nccl_close(*pg, clean); };
   spec.staging = gpu;
   spec.flat = {Collective::kAllgather, Collective::kReduceScatter};
