@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <fmt/format.h>
 
 #include "comm/communicator.h"
 #include "core/error.h"
@@ -39,6 +40,22 @@ std::vector<double> gather(comm::Communicator& world, std::vector<double> mine) 
   world.allgather(local, all)->wait(world.timeout());
   const auto* p = all.data_ptr<double>();
   return std::vector<double>(p, p + k * world.size());
+}
+
+// Every rank's `mine`, cut to kReasonBytes bytes, rank after rank.
+constexpr std::int64_t kReasonBytes = 240;
+std::vector<std::string> gather_text(comm::Communicator& world, const std::string& mine) {
+  at::Tensor local = at::zeros({kReasonBytes}, at::kByte);
+  std::copy_n(mine.begin(), std::min<std::size_t>(mine.size(), kReasonBytes), local.data_ptr<std::uint8_t>());
+  at::Tensor all = at::zeros({kReasonBytes * world.size()}, at::kByte);
+  world.allgather(local, all)->wait(world.timeout());
+  std::vector<std::string> out;
+  const auto* p = reinterpret_cast<const char*>(all.data_ptr<std::uint8_t>());
+  for (int r = 0; r < world.size(); ++r) {
+    const char* at = p + r * kReasonBytes;
+    out.emplace_back(at, std::find(at, at + kReasonBytes, '\0'));
+  }
+  return out;
 }
 
 }  // namespace
@@ -103,7 +120,18 @@ double link_ceiling_gbs(comm::Communicator& world, const launch::Topology& topo,
     links.push_back(r);
   }
   if (failed) {
-    if (why != nullptr) *why = failure.empty() ? "a link could not be measured" : failure;
+    // Every rank learns each failed link's reason from its node's first
+    // rank (the same line wherever the report is written).
+    const auto reasons = gather_text(world, leader ? failure : std::string());
+    std::string all;
+    for (int k = 0; k < nodes; ++k) {
+      const int r = leader_of(k);
+      if (rates[static_cast<std::size_t>(r)] > 0) continue;
+      const std::string& reason = reasons[static_cast<std::size_t>(r)];
+      all += fmt::format("{}node {} (rank {}): {}", all.empty() ? "" : "; ", k, r,
+                         reason.empty() ? "could not measure its link" : reason);
+    }
+    if (why != nullptr) *why = all;
     return 0;
   }
   std::sort(links.begin(), links.end());

@@ -18,7 +18,8 @@ namespace dtbench::bench {
 // exchanges). `local_ip`: this host's IPv4 address toward the others (""
 // or not IPv4: no stream, and 0). Returns, on every rank, the median rate of
 // the ring's links in GB/s; 0 with one node or when any link could not be
-// measured (its leader's reason in *why, when given).
+// measured (in *why, when given, on every rank: each failed link's node,
+// its first rank and that rank's reason, "node 1 (rank 2): ...").
 double link_ceiling_gbs(comm::Communicator& world, const launch::Topology& topo, const std::string& local_ip,
                         double seconds, std::string* why = nullptr);
 
