@@ -19,10 +19,18 @@ bool is_phase(const Event& e, Phase p) {
 struct IterationSets {
   Interval window;
   std::vector<Interval> compute, comm, in_call;
+  std::vector<Interval> waiting, moving;  // collectives' parts before / after the last launch
 };
 
-// Compute and communication intervals of each iteration of one rank.
-std::map<int, IterationSets> iteration_sets(const RankTimeline& t) {
+bool is_launched_comm(const Event& e) {
+  return e.kind == EventKind::kCollective || e.kind == EventKind::kAllGather;
+}
+
+LaunchKey key_of(const Event& e) { return {static_cast<int>(e.kind), e.iteration, e.bucket}; }
+
+// Compute and communication intervals of each iteration of one rank;
+// collectives split at `last` (every rank's last launch).
+std::map<int, IterationSets> iteration_sets(const RankTimeline& t, const LastLaunches& last = {}) {
   std::map<int, IterationSets> out;
   std::map<int, bool> has_backward_compute;
   for (const auto& e : t.events) {
@@ -38,10 +46,17 @@ std::map<int, IterationSets> iteration_sets(const RankTimeline& t) {
         e.kind == EventKind::kBackwardCompute ||
         (is_phase(e, Phase::kBackward) && !has_backward_compute[e.iteration]))
       s.compute.push_back(iv);
-    else if (e.kind == EventKind::kCollective || e.kind == EventKind::kAllGather ||
-             is_phase(e, Phase::kBroadcast) ||
-             (e.kind == EventKind::kStage && e.sub != static_cast<int>(Stage::kNegotiate)))
+    else if (is_launched_comm(e) || is_phase(e, Phase::kBroadcast) ||
+             (e.kind == EventKind::kStage && e.sub != static_cast<int>(Stage::kNegotiate))) {
       s.comm.push_back(iv);
+      const auto l = is_launched_comm(e) ? last.find(key_of(e)) : last.end();
+      if (l == last.end()) {
+        s.moving.push_back(iv);
+      } else {
+        s.waiting.push_back({iv.begin, std::min(iv.end, l->second)});
+        s.moving.push_back({std::max(iv.begin, l->second), iv.end});
+      }
+    }
     else if (e.kind == EventKind::kInCall)
       s.in_call.push_back(iv);
   }
@@ -57,6 +72,24 @@ std::map<int, IterationSets> iteration_sets(const RankTimeline& t) {
 double median(std::vector<double> v) { return v.empty() ? 0 : stats::percentile(v, 50); }
 
 }  // namespace
+
+LastLaunches last_launches(const std::vector<RankTimeline>& ranks) {
+  std::map<LaunchKey, std::pair<std::size_t, double>> seen;  // ranks that launched it, the latest launch
+  for (const auto& t : ranks) {
+    std::map<LaunchKey, double> mine;  // a rank's first launch of each (one per key)
+    for (const auto& e : t.events)
+      if (is_launched_comm(e) && !mine.count(key_of(e))) mine[key_of(e)] = e.begin_us;
+    for (const auto& [k, at] : mine) {
+      auto& s = seen[k];
+      s.second = s.first == 0 ? at : std::max(s.second, at);
+      ++s.first;
+    }
+  }
+  LastLaunches out;
+  for (const auto& [k, s] : seen)
+    if (s.first == ranks.size()) out[k] = s.second;
+  return out;
+}
 
 std::vector<Interval> merge(std::vector<Interval> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](const Interval& i) { return !(i.end > i.begin); }),
@@ -106,9 +139,9 @@ double intersection(const std::vector<Interval>& a, const std::vector<Interval>&
   return s;
 }
 
-std::vector<IterationBreakdown> breakdown(const RankTimeline& t) {
+std::vector<IterationBreakdown> breakdown(const RankTimeline& t, const LastLaunches& last) {
   std::vector<IterationBreakdown> out;
-  for (const auto& [it, s] : iteration_sets(t)) {
+  for (const auto& [it, s] : iteration_sets(t, last)) {
     IterationBreakdown b;
     b.rank = t.rank;
     b.iteration = it;
@@ -118,6 +151,8 @@ std::vector<IterationBreakdown> breakdown(const RankTimeline& t) {
     b.overlapped = intersection(s.comm, s.compute);
     b.exposed = b.comm - b.overlapped;
     b.idle = std::max(0.0, b.wall - (b.compute + b.comm - b.overlapped));
+    b.comm_waiting = length(subtract(merge(s.waiting), merge(s.moving)));
+    b.comm_moving = b.comm - b.comm_waiting;
     out.push_back(b);
   }
   return out;
@@ -126,10 +161,11 @@ std::vector<IterationBreakdown> breakdown(const RankTimeline& t) {
 std::vector<BucketStats> bucket_stats(const std::vector<RankTimeline>& ranks) {
   struct Acc {
     std::int64_t bytes = 0;
-    std::vector<double> delay, duration, ready_after;
+    std::vector<double> delay, duration, ready_after, waiting, moving;
     double hidden = 0, total = 0;
   };
   std::map<int, Acc> acc;
+  const auto last = last_launches(ranks);
   for (const auto& t : ranks) {
     const auto sets = iteration_sets(t);
     std::map<std::pair<int, int>, double> ready;
@@ -143,6 +179,11 @@ std::vector<BucketStats> bucket_stats(const std::vector<RankTimeline>& ranks) {
       auto& a = acc[e.bucket];
       a.bytes = e.bytes;
       a.duration.push_back(e.duration_us());
+      const auto l = last.find(key_of(e));
+      if (l != last.end()) {
+        a.waiting.push_back(std::clamp(l->second - e.begin_us, 0.0, std::max(0.0, e.duration_us())));
+        a.moving.push_back(std::max(0.0, e.end_us - std::max(e.begin_us, l->second)));
+      }
       const auto r = ready.find({e.iteration, e.bucket});
       if (r != ready.end()) {
         a.delay.push_back(std::max(0.0, e.begin_us - r->second));
@@ -165,6 +206,8 @@ std::vector<BucketStats> bucket_stats(const std::vector<RankTimeline>& ranks) {
     s.ready_to_launch_p50 = median(a.delay);
     s.ready_after_backward_p50 = a.ready_after.empty() ? -1 : median(a.ready_after);
     s.duration_p50 = median(a.duration);
+    s.waiting_p50 = median(a.waiting);
+    s.moving_p50 = a.moving.empty() ? s.duration_p50 : median(a.moving);
     s.hidden = a.total > 0 ? a.hidden / a.total : 0;
     out.push_back(s);
   }
@@ -266,9 +309,11 @@ Stragglers stragglers(const std::vector<RankTimeline>& ranks) {
 TraceSummary summarize(const std::vector<IterationBreakdown>& b) {
   TraceSummary s;
   s.rank_iterations = static_cast<int>(b.size());
-  std::vector<double> wall, compute, comm, exposed, idle;
+  std::vector<double> wall, compute, comm, exposed, idle, waiting, moving;
   double overlapped = 0, total_comm = 0;
   for (const auto& x : b) {
+    waiting.push_back(x.comm_waiting);
+    moving.push_back(x.comm_moving);
     wall.push_back(x.wall);
     compute.push_back(x.compute);
     comm.push_back(x.comm);
@@ -282,6 +327,8 @@ TraceSummary summarize(const std::vector<IterationBreakdown>& b) {
   s.comm_p50 = median(comm);
   s.exposed_p50 = median(exposed);
   s.idle_p50 = median(idle);
+  s.comm_waiting_p50 = median(waiting);
+  s.comm_moving_p50 = median(moving);
   s.overlap = total_comm > 0 ? overlapped / total_comm : 0;
   return s;
 }

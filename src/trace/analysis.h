@@ -4,8 +4,10 @@
 // idle time on merged intervals; per bucket the ready -> launch delay, the
 // collective's duration and how much of it computation hid; per collective
 // how late each rank launched it (stragglers). Pure functions of the events.
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "trace/event.h"
@@ -24,6 +26,13 @@ double length(const std::vector<Interval>& merged);
 // Length of the intersection of two merged interval lists.
 double intersection(const std::vector<Interval>& a, const std::vector<Interval>& b);
 
+// When the last rank launched each collective and all-gather that every
+// rank launched, by (kind, iteration, bucket): the point where a rank's
+// span of it stops waiting for a later rank and starts moving data.
+using LaunchKey = std::tuple<int, int, int>;
+using LastLaunches = std::map<LaunchKey, double>;
+LastLaunches last_launches(const std::vector<RankTimeline>& ranks);
+
 // One rank's iteration. Times in microseconds.
 struct IterationBreakdown {
   int rank = 0, iteration = 0;
@@ -35,10 +44,18 @@ struct IterationBreakdown {
   double overlapped = 0; // |comm ∩ compute|
   double exposed = 0;    // comm - overlapped
   double idle = 0;       // wall - |compute ∪ comm|
+  // comm split at each collective's last launch (given `last`): waiting =
+  // the time in which the rank's collectives only waited for a later rank
+  // to launch them (|∪ [launch, last launch]| outside every moving part),
+  // moving = comm - waiting (broadcasts, stages and collectives not seen on
+  // every rank count as moving). Without `last`: waiting 0, moving = comm.
+  double comm_waiting = 0;
+  double comm_moving = 0;
   double overlap() const { return comm > 0 ? overlapped / comm : 0; }
 };
-// `events` of one rank; one breakdown per kIteration event.
-std::vector<IterationBreakdown> breakdown(const RankTimeline& t);
+// `events` of one rank; one breakdown per kIteration event; `last`: every
+// rank's last launches (last_launches), to split comm.
+std::vector<IterationBreakdown> breakdown(const RankTimeline& t, const LastLaunches& last = {});
 
 struct BucketStats {
   int bucket = 0;
@@ -49,6 +66,11 @@ struct BucketStats {
   // backward-compute span or ready mark: not counted); -1 if never seen.
   double ready_after_backward_p50 = -1;
   double duration_p50 = 0;         // launch -> done, µs
+  // The duration split at the last rank's launch, µs (medians over the
+  // rank-iterations where every rank launched it): launch -> last launch
+  // (waiting for a later rank), last launch -> done (moving). 0 / the
+  // duration's median when no collective was seen on every rank.
+  double waiting_p50 = 0, moving_p50 = 0;
   double hidden = 0;               // Σ |collective ∩ compute| / Σ duration
 };
 std::vector<BucketStats> bucket_stats(const std::vector<RankTimeline>& ranks);
@@ -86,6 +108,7 @@ Stragglers stragglers(const std::vector<RankTimeline>& ranks);
 struct TraceSummary {
   int rank_iterations = 0;
   double wall_p50 = 0, compute_p50 = 0, comm_p50 = 0, exposed_p50 = 0, idle_p50 = 0;  // µs
+  double comm_waiting_p50 = 0, comm_moving_p50 = 0;                                   // µs
   double overlap = 0;  // Σ overlapped / Σ comm over all rank-iterations
 };
 TraceSummary summarize(const std::vector<IterationBreakdown>& b);

@@ -117,9 +117,16 @@ r1 = delay["per_rank"][1]
 assert r1["launched_last_share"] >= 0.9 and 40 <= r1["mean_lateness_ms"] <= 70, r1
 grow = delay["per_rank"][0]["exposed_comm_ms_p50"] - base["per_rank"][0]["exposed_comm_ms_p50"]
 assert 30 <= grow <= 70, f"rank 0's exposed communication grew by {grow:.1f} ms, expected ~50"
-print(delay["verdict"], f"; rank 0 exposed +{grow:.1f} ms")
+# That growth is waiting for rank 1's launches, not moving data: split at
+# each collective's last launch, rank 0 waits ~50 ms, rank 1 hardly at all.
+w0, w1 = (delay["per_rank"][r]["comm_waiting_ms_p50"] for r in (0, 1))
+assert 30 <= w0 <= 70 and w1 < 10, f"waiting: rank 0 {w0:.1f} ms, rank 1 {w1:.1f} ms"
+assert all(0 <= p["comm_waiting_ms_p50"] <= p["comm_ms_p50"] for p in delay["per_rank"])
+assert all(b["waiting_ms_p50"] >= 0 and b["moving_ms_p50"] >= 0 for b in delay["buckets"])
+print(delay["verdict"], f"; rank 0 exposed +{grow:.1f} ms, waiting {w0:.1f} ms (rank 1 {w1:.1f})")
 PY
-grep -q "straggler: rank 1 (node 0)" "$work/delay.out" && ok "console names rank 1" ||
+grep -q "straggler: rank 1 (node 0)" "$work/delay.out" && grep -q "(waiting for a later rank [0-9.]*, moving [0-9.]*)" "$work/delay.out" &&
+  ok "console names rank 1 and splits communication" ||
   fail "no straggler line: $(cat "$work/delay.out")"
 
 # diff puts overlap and exposed communication beside the times.

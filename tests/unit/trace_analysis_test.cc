@@ -137,6 +137,47 @@ TEST(TraceBuckets, ReadyToLaunchDurationAndHidden) {
   EXPECT_DOUBLE_EQ(s[1].hidden, 0);
 }
 
+// The bucket that took 18.4 ms on rank 1 but waited 11.1 of them for rank 0
+// to launch it: each rank's span split at the last launch. Rank 0 launches
+// buckets 0 and 1 at 20 and 40 (done 50, 70); rank 1 launches them at 8.9
+// and 45 (done 27.3, 70). Bucket 0: rank 1 waits 20 - 8.9 = 11.1
+// and moves 27.3 - 20 = 7.3 (its 18.4 ms); rank 0 waits 0 and moves 30.
+// Bucket 1, launched last by rank 1 at 45: rank 0 waits 5 and moves 25,
+// rank 1 waits 0 and moves 25. An all-gather only rank 0 saw (no last
+// launch) counts as moving.
+TEST(TraceBreakdown, CommunicationSplitsIntoWaitingForTheLastLaunchAndMoving) {
+  RankTimeline r0, r1;
+  r0.rank = 0;
+  r1.rank = 1;
+  r0.events = {of(EventKind::kIteration, 0, 200), of(EventKind::kCollective, 20, 50, 0),
+               of(EventKind::kCollective, 40, 70, 1), of(EventKind::kAllGather, 100, 104, 0)};
+  r1.events = {of(EventKind::kIteration, 0, 200), of(EventKind::kCollective, 8.9, 27.3, 0),
+               of(EventKind::kCollective, 45, 70, 1)};
+  const auto last = last_launches({r0, r1});
+  ASSERT_EQ(last.size(), 2u);  // the all-gather: rank 0's alone
+  const auto b0 = breakdown(r0, last)[0], b1 = breakdown(r1, last)[0];
+  // Rank 0: comm [20, 70] and [100, 104] = 54; waiting [40, 45] is moving
+  // for bucket 0 (20-50), so nothing is only waiting.
+  EXPECT_DOUBLE_EQ(b0.comm, 54);
+  EXPECT_DOUBLE_EQ(b0.comm_waiting, 0);
+  EXPECT_DOUBLE_EQ(b0.comm_moving, 54);
+  // Rank 1: comm [8.9, 27.3] and [45, 70] = 43.4; waiting [8.9, 20] = 11.1.
+  EXPECT_NEAR(b1.comm, 43.4, 1e-9);
+  EXPECT_NEAR(b1.comm_waiting, 11.1, 1e-9);
+  EXPECT_NEAR(b1.comm_moving, 32.3, 1e-9);
+  // Without the other ranks' launches: all moving.
+  EXPECT_DOUBLE_EQ(breakdown(r1)[0].comm_waiting, 0);
+  // Per bucket, medians over the two ranks.
+  const auto s = bucket_stats({r0, r1});
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_NEAR(s[0].waiting_p50, (0 + 11.1) / 2, 1e-9);
+  EXPECT_NEAR(s[0].moving_p50, (30 + 7.3) / 2, 1e-9);
+  EXPECT_NEAR(s[1].waiting_p50, (5 + 0) / 2.0, 1e-9);
+  EXPECT_NEAR(s[1].moving_p50, 25, 1e-9);
+  const auto sum = summarize({b0, b1});
+  EXPECT_NEAR(sum.comm_waiting_p50, 11.1 / 2, 1e-9);
+}
+
 TEST(TraceStragglers, OneRankNamesNobody) {
   const auto s = stragglers({one_rank()});
   EXPECT_FALSE(s.worst.has_value());

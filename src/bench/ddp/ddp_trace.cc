@@ -21,8 +21,9 @@ Json analysis_json(const std::vector<trace::RankTimeline>& ranks) {
   std::vector<trace::IterationBreakdown> all;
   Json per_rank = Json::array();
   const auto late = trace::stragglers(ranks);
+  const auto last = trace::last_launches(ranks);
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    const auto b = trace::breakdown(ranks[r]);
+    const auto b = trace::breakdown(ranks[r], last);
     all.insert(all.end(), b.begin(), b.end());
     const auto s = trace::summarize(b);
     Json j{{"rank", ranks[r].rank},
@@ -30,6 +31,8 @@ Json analysis_json(const std::vector<trace::RankTimeline>& ranks) {
            {"wall_ms_p50", ms(s.wall_p50)},
            {"compute_ms_p50", ms(s.compute_p50)},
            {"comm_ms_p50", ms(s.comm_p50)},
+           {"comm_waiting_ms_p50", ms(s.comm_waiting_p50)},
+           {"comm_moving_ms_p50", ms(s.comm_moving_p50)},
            {"overlap", s.overlap},
            {"exposed_comm_ms_p50", ms(s.exposed_p50)},
            {"idle_ms_p50", ms(s.idle_p50)}};
@@ -50,6 +53,8 @@ Json analysis_json(const std::vector<trace::RankTimeline>& ranks) {
                        {"ready_after_backward_ms_p50",
                         b.ready_after_backward_p50 < 0 ? Json(nullptr) : Json(ms(b.ready_after_backward_p50))},
                        {"duration_ms_p50", ms(b.duration_p50)},
+                       {"waiting_ms_p50", ms(b.waiting_p50)},
+                       {"moving_ms_p50", ms(b.moving_p50)},
                        {"hidden", b.hidden}});
   Json nodes = Json::array();
   for (const auto& n : late.nodes)
@@ -59,6 +64,8 @@ Json analysis_json(const std::vector<trace::RankTimeline>& ranks) {
          {"wall_ms_p50", ms(s.wall_p50)},
          {"compute_ms_p50", ms(s.compute_p50)},
          {"comm_ms_p50", ms(s.comm_p50)},
+         {"comm_waiting_ms_p50", ms(s.comm_waiting_p50)},
+         {"comm_moving_ms_p50", ms(s.comm_moving_p50)},
          {"overlap", s.overlap},
          {"exposed_comm_ms_p50", ms(s.exposed_p50)},
          {"idle_ms_p50", ms(s.idle_p50)},
