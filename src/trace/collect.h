@@ -1,7 +1,8 @@
 #pragma once
 // Brings every rank's timeline to rank 0 on rank 0's clock: estimates each
 // rank's clock offset by round trips over the communicator, then gathers
-// the events (eight doubles each) with two allgathers.
+// the events (eight doubles each): their counts allgathered, the events
+// gathered to rank 0 alone.
 #include <vector>
 
 #include "trace/chrome_trace.h"
