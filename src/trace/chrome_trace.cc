@@ -15,6 +15,11 @@ namespace {
 using Json = nlohmann::ordered_json;
 constexpr int kTrainingTid = 1;
 constexpr int kCommTid = 2;
+// Horovod's stage slices, on tracks of their own from this id: a slice goes
+// to the first track free at its start, so that slices on one track never
+// overlap (Perfetto draws "X" slices of one thread as a stack: a partial
+// overlap is drawn wrong).
+constexpr int kStageTid = 3;
 // A launching call that held the model's thread this long or longer is drawn.
 constexpr double kInCallDrawnUs = 50;
 
@@ -46,9 +51,30 @@ Json chrome_trace(const std::vector<RankTimeline>& ranks, const TraceMeta& meta)
                       {"args", {{"sort_index", r.rank}}}});
     events.push_back(meta_event("thread_name", pid, kTrainingTid, "training thread"));
     events.push_back(meta_event("thread_name", pid, kCommTid, "communication"));
+    std::map<std::size_t, int> stage_track;  // event index -> track
+    {
+      std::vector<std::size_t> stages;
+      for (std::size_t i = 0; i < r.events.size(); ++i)
+        if (r.events[i].kind == EventKind::kStage) stages.push_back(i);
+      std::stable_sort(stages.begin(), stages.end(),
+                       [&](std::size_t a, std::size_t b) { return r.events[a].begin_us < r.events[b].begin_us; });
+      std::vector<double> track_end;
+      for (const auto i : stages) {
+        const auto& e = r.events[i];
+        auto free = std::find_if(track_end.begin(), track_end.end(), [&](double end) { return end <= e.begin_us; });
+        if (free == track_end.end()) free = track_end.insert(track_end.end(), e.begin_us);
+        *free = std::max(e.begin_us, e.end_us);
+        stage_track[i] = static_cast<int>(free - track_end.begin());
+      }
+      for (std::size_t k = 0; k < track_end.size(); ++k)
+        events.push_back(meta_event("thread_name", pid, kStageTid + static_cast<int>(k),
+                                    k == 0 ? std::string("horovod stages")
+                                           : fmt::format("horovod stages ({})", k + 1)));
+    }
     // Bytes in flight: +bytes at each launch, -bytes at each completion.
     std::vector<std::pair<double, double>> flight;
-    for (const auto& e : r.events) {
+    for (std::size_t index = 0; index < r.events.size(); ++index) {
+      const auto& e = r.events[index];
       const double ts = e.begin_us - t0;
       switch (e.kind) {
         case EventKind::kPhase:
@@ -81,7 +107,8 @@ Json chrome_trace(const std::vector<RankTimeline>& ranks, const TraceMeta& meta)
           break;
         case EventKind::kStage:
           events.push_back({{"name", fmt::format("{} {}", stage_name(static_cast<Stage>(e.sub)), e.bucket)},
-                            {"cat", "horovod"}, {"ph", "X"}, {"pid", pid}, {"tid", kCommTid}, {"ts", ts},
+                            {"cat", "horovod"}, {"ph", "X"}, {"pid", pid}, {"tid", kStageTid + stage_track[index]},
+                            {"ts", ts},
                             {"dur", e.duration_us()}, {"args", {{"iteration", e.iteration}, {"bucket", e.bucket}}}});
           break;
         case EventKind::kBucketReady:

@@ -1,5 +1,8 @@
 // The --trace analysis on literal event lists: merged intervals, overlap,
 // exposed communication, idle, bucket delays and stragglers.
+#include <map>
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "trace/analysis.h"
@@ -363,6 +366,39 @@ TEST(ChromeTrace, ProcessesNamedAndCollectivesPaired) {
   EXPECT_EQ(ends, 2);
   EXPECT_EQ(counters, 4);
   EXPECT_EQ(doc["otherData"]["run"], "t");
+}
+
+// Horovod's stages overlap across fused groups (group 2's negotiation runs
+// while group 1's buffer is copied): each slice goes to a track where
+// nothing else is under it, so Perfetto draws every one whole.
+TEST(ChromeTrace, OverlappingHorovodStagesGetTracksOfTheirOwn) {
+  RankTimeline r;
+  auto stage = [](Stage s, double b, double e, int group) {
+    Event x = of(EventKind::kStage, b, e, group);
+    x.sub = static_cast<int>(s);
+    return x;
+  };
+  r.events = {of(EventKind::kIteration, 0, 100), stage(Stage::kNegotiate, 0, 40, 1),
+              stage(Stage::kMemcpyIn, 30, 50, 1), stage(Stage::kNegotiate, 35, 60, 2),
+              stage(Stage::kMemcpyOut, 55, 70, 1)};
+  const auto doc = chrome_trace({r}, TraceMeta{});
+  std::map<int, std::vector<std::pair<double, double>>> by_tid;
+  std::set<int> named;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") named.insert(e["tid"].get<int>());
+    if (e.value("cat", "") == "horovod")
+      by_tid[e["tid"].get<int>()].push_back({e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>()});
+  }
+  std::size_t slices = 0;
+  for (auto& [tid, spans] : by_tid) {
+    EXPECT_TRUE(named.count(tid)) << "track " << tid << " has no name";
+    std::sort(spans.begin(), spans.end());
+    for (std::size_t i = 1; i < spans.size(); ++i)
+      EXPECT_LE(spans[i - 1].second, spans[i].first) << "overlapping slices on track " << tid;
+    slices += spans.size();
+  }
+  EXPECT_EQ(slices, 4u);
+  EXPECT_EQ(by_tid.size(), 3u);  // 0-40 | 30-50 then 55-70 | 35-60
 }
 
 // A sharded strategy's all-gathers are communication: an FSDP unit's
