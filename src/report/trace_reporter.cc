@@ -12,10 +12,13 @@ void print_trace_summary(std::ostream& os, const nlohmann::ordered_json& t) {
   // Ranks on rank 0's host share its clock (bound 0); others are aligned
   // by round trips, within the largest bound.
   const double bound = json_value_or<double>(t, "clock_max_bound_ms", 0, where);
+  const double drift = json_value_or<double>(t, "clock_max_drift_ppm", 0, where);
   os << fmt::format("  trace: {} ({:.1f} KiB, {} events, {})\n", json_value_or<std::string>(t, "file", "?", where),
                     json_value_or<double>(t, "bytes", 0, where) / 1024,
                     json_value_or<long long>(t, "events", 0, where),
-                    bound > 0 ? fmt::format("clocks aligned within ±{:.3f} ms", bound) : std::string("one clock"));
+                    bound == 0   ? std::string("one clock")
+                    : drift > 0 ? fmt::format("clocks aligned within ±{:.3f} ms, drifting up to {:.1f} ppm", bound, drift)
+                                : fmt::format("clocks aligned within ±{:.3f} ms", bound));
   // Reports written before the split have no waiting part: none shown.
   const std::string split =
       t.contains("comm_waiting_ms_p50")

@@ -34,6 +34,15 @@ Json meta_event(const char* name, int pid, int tid, const std::string& value) {
 
 }  // namespace
 
+ClockEstimate interpolate(const ClockEstimate& before, const ClockEstimate& after) {
+  ClockEstimate c = after;
+  c.bound_us = std::max(before.bound_us, after.bound_us);
+  const double span = after.at_us - before.at_us;
+  c.drift_ppm = span >= 1000 ? (after.offset_us - before.offset_us) / span * 1e6 : 0;
+  c.span_us = span >= 1000 ? span : 0;
+  return c;
+}
+
 Json chrome_trace(const std::vector<RankTimeline>& ranks, const TraceMeta& meta) {
   double t0 = std::numeric_limits<double>::infinity();
   for (const auto& r : ranks)
@@ -152,10 +161,13 @@ Json chrome_trace(const std::vector<RankTimeline>& ranks, const TraceMeta& meta)
     }
   }
   Json clocks = Json::array();
-  double max_bound = 0;
+  double max_bound = 0, max_drift = 0;
   for (std::size_t r = 0; r < meta.clocks.size(); ++r) {
-    clocks.push_back({{"rank", r}, {"offset_us", meta.clocks[r].offset_us}, {"bound_us", meta.clocks[r].bound_us}});
-    max_bound = std::max(max_bound, meta.clocks[r].bound_us);
+    const auto& c = meta.clocks[r];
+    clocks.push_back({{"rank", r}, {"offset_us", c.offset_us}, {"bound_us", c.bound_us}, {"at_us", c.at_us},
+                      {"drift_ppm", c.drift_ppm}, {"span_us", c.span_us}});
+    max_bound = std::max(max_bound, c.bound_us);
+    max_drift = std::max(max_drift, std::abs(c.drift_ppm));
   }
   Json other{{"generator", "dtbench"},
              {"run", meta.label},
@@ -163,9 +175,11 @@ Json chrome_trace(const std::vector<RankTimeline>& ranks, const TraceMeta& meta)
              {"clock_sync",
               {{"method",
                 "per rank on another host than rank 0's, the round trip to rank 0 with the smallest duration over "
-                "the communicator; offset = rank 0's time - the round trip's midpoint, |error| <= half the "
-                "round trip; ranks on rank 0's host share its steady clock: offset 0, bound 0"},
+                "the communicator, before the run and after it; offset = rank 0's time - the round trip's "
+                "midpoint (at_us, this rank's time), |error| <= half the round trip; between the two (span_us apart) "
+                "the offset drifts linearly (drift_ppm); ranks on rank 0's host share its steady clock: offset 0, bound 0"},
                {"max_bound_us", max_bound},
+               {"max_drift_ppm", max_drift},
                {"ranks", clocks}}}};
   for (const auto& [k, v] : meta.other.items()) other[k] = v;
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}, {"otherData", other}};

@@ -16,9 +16,20 @@
 namespace dtbench::trace {
 
 struct ClockEstimate {
-  double offset_us = 0;  // add to this rank's clock to get rank 0's
+  double offset_us = 0;  // add to this rank's clock to get rank 0's (at at_us)
   double bound_us = 0;   // |error| of offset_us is at most this (half the best round trip)
+  double at_us = 0;      // this rank's time the offset was measured at
+  // How fast the offset changes: rank 0's clock gains drift_ppm µs per
+  // second of this rank's on it (0: one estimate, or one clock).
+  double drift_ppm = 0;
+  double span_us = 0;  // this rank's time between the two estimates drift_ppm comes from (0: one)
+  // The offset at this rank's time `local_us` (linear drift).
+  double offset_at(double local_us) const { return offset_us + drift_ppm * 1e-6 * (local_us - at_us); }
 };
+// One estimate before the traced window and one after: the offset at the
+// later one, drifting linearly between them; the larger error bound.
+// Estimates less than a millisecond apart give no drift.
+ClockEstimate interpolate(const ClockEstimate& before, const ClockEstimate& after);
 
 struct TraceMeta {
   std::string label;                   // the run, e.g. "1N/2R" or a grid point

@@ -39,6 +39,7 @@ ClockEstimate estimate_clock(comm::Communicator& comm, int rounds) {
       best_rtt = t1 - t0;
       best.offset_us = remote - (t0 + t1) / 2;
       best.bound_us = best_rtt / 2;
+      best.at_us = (t0 + t1) / 2;
     }
   }
   return best;
@@ -47,9 +48,9 @@ ClockEstimate estimate_clock(comm::Communicator& comm, int rounds) {
 Gathered gather_timelines(comm::Communicator& comm, const std::vector<Event>& events, int node,
                           const ClockEstimate& clock) {
   const int n = comm.size();
-  // Header: node, offset, bound, event count; then the events.
-  std::vector<double> mine{static_cast<double>(node), clock.offset_us, clock.bound_us,
-                           static_cast<double>(events.size())};
+  // Header: node, the clock estimate (5), event count; then the events.
+  std::vector<double> mine{static_cast<double>(node), clock.offset_us, clock.bound_us, clock.at_us,
+                           clock.drift_ppm, clock.span_us, static_cast<double>(events.size())};
   for (const auto& e : events) pack(e, mine);
   const auto timeout = comm.timeout();
   auto len = torch::tensor({static_cast<double>(mine.size())}, torch::kDouble);
@@ -69,13 +70,13 @@ Gathered gather_timelines(comm::Communicator& comm, const std::vector<Event>& ev
     RankTimeline t;
     t.rank = r;
     t.node = static_cast<int>(p[0]);
-    const ClockEstimate c{p[1], p[2]};
-    const auto count = static_cast<int64_t>(p[3]);
-    p += 4;
+    const ClockEstimate c{p[1], p[2], p[3], p[4], p[5]};
+    const auto count = static_cast<int64_t>(p[6]);
+    p += 7;
     for (int64_t i = 0; i < count; ++i, p += kPackedWidth) {
       Event e = unpack(p);
-      e.begin_us += c.offset_us;
-      e.end_us += c.offset_us;
+      e.begin_us += c.offset_at(e.begin_us);
+      e.end_us += c.offset_at(e.end_us);
       t.events.push_back(e);
     }
     out.ranks.push_back(std::move(t));

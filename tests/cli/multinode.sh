@@ -121,6 +121,13 @@ for r in ranks:
 # Ranks 0 and 1 are on node 0, rank 0's host: one steady clock, nothing estimated.
 assert all(ranks[r]["offset_us"] == 0 and ranks[r]["bound_us"] == 0 for r in (0, 1)), ranks
 assert all(ranks[r]["bound_us"] > 0 for r in (2, 3)), ranks  # node 1's: estimated by round trips
+# ... before the run and after it: the drift between (true drift 0 here)
+# moves the offset by no more than the two estimates' errors.
+assert all(ranks[r]["drift_ppm"] == 0 and ranks[r]["span_us"] == 0 for r in (0, 1)), ranks
+for r in (2, 3):
+    x = ranks[r]
+    assert x["span_us"] > 0, f"one clock estimate for rank {r}: {x}"
+    assert abs(x["drift_ppm"]) * 1e-6 * x["span_us"] <= 2 * x["bound_us"] + 50, f"drift beyond the bounds: {x}"
 names = {e["pid"]: e["args"]["name"] for e in d["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
 assert sorted(names) == [1, 2, 3, 4] and all(f"(node {(p - 1) // 2}," in names[p] for p in names), names  # rank R: pid R + 1
 done = {}
@@ -137,7 +144,7 @@ spread = spreads[len(spreads) // 2]
 # each, more beside other load) before it records a completion. Clocks left
 # unaligned (a wrong sign, unit or clock) are off by far more than 20 ms.
 assert spread <= sync["max_bound_us"] + 20000, f"completions spread {spread:.0f} us (median; all: {spreads})"
-print(f"bound {sync['max_bound_us']:.0f} us, completions within {spread:.0f} us (median over {len(spreads)} collectives)")
+print(f"bound {sync['max_bound_us']:.0f} us, drift up to {sync['max_drift_ppm']:.1f} ppm, completions within {spread:.0f} us (median over {len(spreads)} collectives)")
 PY
 check "ddp --trace across the nodes: offsets within their bounds, collectives aligned" $? "$(cat "$tmp/ddp.a.err" | tail -3)"
 

@@ -42,13 +42,18 @@ TEST(TraceGather, EveryRanksEventsReachRankZeroAlone) {
     e.end_us = 100.0 * i + 10;
     mine.push_back(e);
   }
-  const auto got = gather_timelines(comm, mine, me, ClockEstimate{1000.0 * me, 0});
+  // Rank r's clock: offset 1000 r µs at its time 0, drifting 100 r ppm.
+  const auto got = gather_timelines(comm, mine, me, ClockEstimate{1000.0 * me, 0, 0, 100.0 * me, 1e6});
   if (me == 0) {
     ASSERT_EQ(static_cast<int>(got.ranks.size()), n);
     for (int r = 0; r < n; ++r) {
       ASSERT_EQ(got.ranks[r].events.size(), 1000u);
+      EXPECT_DOUBLE_EQ(got.clocks[r].drift_ppm, 100.0 * r);  // every part of the estimate arrives
+      EXPECT_DOUBLE_EQ(got.clocks[r].span_us, 1e6);
       EXPECT_EQ(got.ranks[r].events[7].bucket, r);
-      EXPECT_DOUBLE_EQ(got.ranks[r].events[7].begin_us, 700.0 + 1000.0 * r);  // moved onto rank 0's clock
+      // Moved onto rank 0's clock by the offset at the event's own time.
+      EXPECT_NEAR(got.ranks[r].events[7].begin_us, 700.0 + 1000.0 * r + 100e-6 * r * 700.0, 1e-9);
+      EXPECT_NEAR(got.ranks[r].events[900].end_us, 90010.0 + 1000.0 * r + 100e-6 * r * 90010.0, 1e-9);
     }
   } else {
     EXPECT_TRUE(got.ranks.empty());

@@ -368,6 +368,21 @@ TEST(ChromeTrace, ProcessesNamedAndCollectivesPaired) {
   EXPECT_EQ(doc["otherData"]["run"], "t");
 }
 
+// Clocks drift: 20 ppm over a 300-s run is 6 ms, above the 1-ms straggler
+// floor. An estimate before (offset 100 µs at 0) and after (6,100 µs at
+// 300 s) give 20 ppm; 150 s in the offset is halfway; the larger bound.
+TEST(TraceClock, TwoEstimatesGiveTheDriftBetweenThem) {
+  const ClockEstimate before{100, 5, 0, 0}, after{6100, 8, 300e6, 0};
+  const auto c = interpolate(before, after);
+  EXPECT_NEAR(c.drift_ppm, 20, 1e-9);
+  EXPECT_DOUBLE_EQ(c.bound_us, 8);
+  EXPECT_DOUBLE_EQ(c.span_us, 300e6);
+  EXPECT_NEAR(c.offset_at(150e6), 3100, 1e-6);
+  EXPECT_NEAR(c.offset_at(300e6), 6100, 1e-6);
+  // Estimates under a millisecond apart: no drift from them.
+  EXPECT_DOUBLE_EQ(interpolate(ClockEstimate{100, 1, 0, 0}, ClockEstimate{110, 1, 500, 0}).drift_ppm, 0);
+}
+
 // Horovod's stages overlap across fused groups (group 2's negotiation runs
 // while group 1's buffer is copied): each slice goes to a track where
 // nothing else is under it, so Perfetto draws every one whole.

@@ -156,6 +156,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
                              it + 1, total, sec);
   };
   const auto timeline = make_timeline(on_dp);
+  const trace::ClockEstimate clock_before = timeline ? clock_before_trace(comm) : trace::ClockEstimate{};
   const auto profiler = make_torch_profiler(on_dp, world, comm != nullptr ? comm->backend() : "none");
   trace::TrainObserver& observer = timeline    ? static_cast<trace::TrainObserver&>(*timeline)
                                    : profiler ? *profiler
@@ -194,7 +195,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
     replicated.push_back(torch::tensor({result.last_loss}, torch::kDouble));
     train::verify_same(*mesh.tp, replicated, "the tensor-parallel group's replicated parameters and loss");
   }
-  if (timeline) res.trace = finish_trace(on_dp, comm, world, topology, *timeline, label);
+  if (timeline) res.trace = finish_trace(on_dp, comm, world, topology, *timeline, label, clock_before);
 
   if (mesh.tp != nullptr && opts.iters > 0) {
     res.tp_comm_s_per_iter = tp_timed.seconds / opts.iters;

@@ -1,5 +1,7 @@
 #include "bench/ddp/ddp_trace.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "comm/communicator.h"
@@ -101,13 +103,18 @@ std::unique_ptr<trace::TorchProfiler> make_torch_profiler(const train::TrainOpti
   return trace::make_torch_profiler(o);
 }
 
+trace::ClockEstimate clock_before_trace(comm::Communicator* comm) {
+  return comm != nullptr && comm->size() > 1 ? trace::estimate_clock(*comm) : trace::ClockEstimate{};
+}
+
 Json finish_trace(const train::TrainOptions& opts, comm::Communicator* comm, const launch::World& world,
                   const launch::Topology& topology, const trace::Timeline& timeline,
-                  const std::string& label) {
+                  const std::string& label, const trace::ClockEstimate& before) {
   const int node = world.rank < topology.ranks() ? topology.node_of_rank[world.rank] : 0;
   trace::Gathered g;
   if (comm != nullptr && comm->size() > 1) {
-    auto clock = trace::estimate_clock(*comm);
+    // The offset after the run, drifting linearly from the one before it.
+    auto clock = trace::interpolate(before, trace::estimate_clock(*comm));
     // A rank on rank 0's host reads the same steady clock: its offset is 0,
     // exactly (an estimate would add its own error).
     if (topology.ranks() > 0 && node == topology.node_of_rank[0]) clock = trace::ClockEstimate{};
@@ -119,9 +126,15 @@ Json finish_trace(const train::TrainOptions& opts, comm::Communicator* comm, con
   const int incomplete = timeline.incomplete();
   if (world.rank != 0) return nullptr;
   Json summary = analysis_json(g.ranks);
-  double bound = 0;
-  for (const auto& c : g.clocks) bound = std::max(bound, c.bound_us);
+  double bound = 0, drift = 0;
+  for (const auto& c : g.clocks) {
+    bound = std::max(bound, c.bound_us);
+    // A drift is shown only where it moved the offset by more than the two
+    // estimates' errors could (over a short run it is mostly their noise).
+    if (std::abs(c.drift_ppm) * 1e-6 * c.span_us > 2 * c.bound_us) drift = std::max(drift, std::abs(c.drift_ppm));
+  }
   summary["clock_max_bound_ms"] = ms(bound);
+  summary["clock_max_drift_ppm"] = drift;
   summary["iterations"] = {{"first", timeline.first_iteration()}, {"count", timeline.count()}};
   if (incomplete > 0) summary["incomplete_collectives_rank0"] = incomplete;
   trace::TraceMeta meta;
