@@ -1,6 +1,7 @@
 #include "trace/analysis.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -224,17 +225,25 @@ double backward_compute_p50(const std::vector<RankTimeline>& ranks) {
 
 Stragglers stragglers(const std::vector<RankTimeline>& ranks) {
   Stragglers out;
-  // Launch time of every (iteration, bucket) per rank index.
+  // Launch time of every (iteration, bucket) per rank index; each rank's
+  // iteration starts and ready marks, to split lateness by cause.
   std::map<std::pair<int, int>, std::vector<double>> launches;
+  std::vector<std::map<int, double>> starts(ranks.size());
+  std::vector<std::map<std::pair<int, int>, double>> readies(ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r)
-    for (const auto& e : ranks[r].events)
+    for (const auto& e : ranks[r].events) {
       if (e.kind == EventKind::kCollective) {
         auto& v = launches[{e.iteration, e.bucket}];
         v.resize(ranks.size(), -1);
         v[r] = e.begin_us;
       }
+      if (e.kind == EventKind::kIteration) starts[r][e.iteration] = e.begin_us;
+      if (e.kind == EventKind::kBucketReady) readies[r][{e.iteration, e.bucket}] = e.begin_us;
+    }
   std::vector<int> last(ranks.size(), 0);
   std::vector<double> late(ranks.size(), 0);
+  // Lateness by cause, summed: start skew, start -> ready, ready -> launch.
+  std::vector<double> skew(ranks.size(), 0), compute(ranks.size(), 0), to_launch(ranks.size(), 0);
   // Per iteration, each rank's summed lateness: the collectives of one
   // iteration are not independent samples, the iterations are.
   std::map<int, std::vector<double>> late_in_iteration;
@@ -243,13 +252,28 @@ Stragglers stragglers(const std::vector<RankTimeline>& ranks) {
       continue;
     ++out.collectives;
     const double first = *std::min_element(v.begin(), v.end());
+    const auto earliest = static_cast<std::size_t>(std::min_element(v.begin(), v.end()) - v.begin());
     const auto latest = std::max_element(v.begin(), v.end()) - v.begin();
     ++last[latest];
     auto& it = late_in_iteration[key.first];
     it.resize(ranks.size(), 0);
+    // A rank's start and ready mark (its launch where it has none).
+    auto start_of = [&](std::size_t r) {
+      const auto f = starts[r].find(key.first);
+      return f != starts[r].end() ? f->second : v[r];
+    };
+    auto ready_of = [&](std::size_t r) {
+      const auto f = readies[r].find(key);
+      return f != readies[r].end() ? std::min(f->second, v[r]) : v[r];
+    };
+    const double start_e = start_of(earliest), ready_e = ready_of(earliest);
     for (std::size_t r = 0; r < v.size(); ++r) {
       late[r] += v[r] - first;
       it[r] += v[r] - first;
+      const double start_r = start_of(r), ready_r = ready_of(r);
+      skew[r] += start_r - start_e;
+      compute[r] += (ready_r - start_r) - (ready_e - start_e);
+      to_launch[r] += (v[r] - ready_r) - (first - ready_e);
     }
   }
   out.iterations = static_cast<int>(late_in_iteration.size());
@@ -266,6 +290,9 @@ Stragglers stragglers(const std::vector<RankTimeline>& ranks) {
     if (out.collectives > 0) {
       l.last_share = static_cast<double>(last[r]) / out.collectives;
       l.mean_late_us = late[r] / out.collectives;
+      l.mean_start_skew_us = skew[r] / out.collectives;
+      l.mean_compute_us = compute[r] / out.collectives;
+      l.mean_ready_to_launch_us = to_launch[r] / out.collectives;
     }
     out.ranks.push_back(l);
     by_node[l.node].push_back(r);
@@ -292,11 +319,22 @@ Stragglers stragglers(const std::vector<RankTimeline>& ranks) {
   if (out.iterations >= 2 && 3 * w.latest_iterations >= 2 * out.iterations && w.last_share >= 0.5 &&
       w.mean_late_us >= std::max(1000.0, 0.05 * wall) && w.mean_late_us >= 2 * order[1].mean_late_us) {
     out.worst = w.rank;
+    // The cause: the largest of the three parts.
+    const std::pair<double, const char*> parts[] = {
+        {w.mean_start_skew_us, "it started its iterations late"},
+        {w.mean_compute_us, "its compute to each bucket's ready mark was slower"},
+        {w.mean_ready_to_launch_us, "it launched later after each bucket was ready"}};
+    const auto* cause = std::max_element(std::begin(parts), std::end(parts),
+                                         [](const auto& a, const auto& b) { return a.first < b.first; });
+    // Milliseconds to one decimal, without a "-0.0".
+    auto ms = [](double us) { return std::abs(us) < 50 ? 0.0 : us / 1000; };
     out.verdict = fmt::format(
         "straggler: rank {} (node {}) launched {:.0f}% of {} collectives last (latest in {} of {} "
-        "iterations), {:.1f} ms after the earliest rank on average (next: rank {}, {:.1f} ms)",
+        "iterations), {:.1f} ms after the earliest rank on average (next: rank {}, {:.1f} ms); mostly "
+        "because {} ({:.1f} ms; start {:.1f}, compute {:.1f}, ready to launch {:.1f})",
         w.rank, w.node, 100 * w.last_share, out.collectives, w.latest_iterations, out.iterations,
-        w.mean_late_us / 1000, order[1].rank, order[1].mean_late_us / 1000);
+        w.mean_late_us / 1000, order[1].rank, order[1].mean_late_us / 1000, cause->second, ms(cause->first),
+        ms(w.mean_start_skew_us), ms(w.mean_compute_us), ms(w.mean_ready_to_launch_us));
   } else {
     out.verdict = fmt::format(
         "no straggler: the latest rank on average (rank {}) launched collectives {:.2f} ms after the "

@@ -85,6 +85,13 @@ struct RankLateness {
   double last_share = 0;       // share of collectives this rank launched last
   double mean_late_us = 0;     // mean of launch - earliest launch
   int latest_iterations = 0;   // iterations in which its summed lateness was the largest
+  // mean_late_us in its parts, against the earliest launcher of each
+  // collective (they add up to it): its iteration started later, it took
+  // longer from the iteration's start to the bucket's ready mark (its
+  // compute), and longer from ready to launch (waiting for buckets before
+  // it, the launching call). Without ready marks the compute part runs to
+  // the launch.
+  double mean_start_skew_us = 0, mean_compute_us = 0, mean_ready_to_launch_us = 0;
 };
 struct NodeLateness {
   int node = 0;
@@ -100,7 +107,9 @@ struct Stragglers {
   // lateness of at least 1 ms and 5% of the median iteration, and at least
   // twice any other rank's.
   std::optional<int> worst;
-  std::string verdict;  // one line, e.g. "rank 1 (node 0) launched 100% of ..."
+  // One line, e.g. "straggler: rank 1 (node 0) launched 100% of ...", with
+  // the named rank's lateness by cause.
+  std::string verdict;
 };
 Stragglers stragglers(const std::vector<RankTimeline>& ranks);
 

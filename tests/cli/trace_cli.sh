@@ -115,6 +115,11 @@ base, delay = (json.load(open(p))["runs"][0]["extras"]["trace"] for p in sys.arg
 assert delay["straggler"] == 1, delay["verdict"]
 r1 = delay["per_rank"][1]
 assert r1["launched_last_share"] >= 0.9 and 40 <= r1["mean_lateness_ms"] <= 70, r1
+# The sleep is before backward: its lateness is compute to the ready marks.
+cause = r1["lateness_cause_ms"]
+assert max(cause, key=cause.get) == "compute" and 30 <= cause["compute"] <= 70, cause
+assert abs(sum(cause.values()) - r1["mean_lateness_ms"]) < 1e-6, (cause, r1["mean_lateness_ms"])
+assert "mostly because its compute" in delay["verdict"], delay["verdict"]
 grow = delay["per_rank"][0]["exposed_comm_ms_p50"] - base["per_rank"][0]["exposed_comm_ms_p50"]
 assert 30 <= grow <= 70, f"rank 0's exposed communication grew by {grow:.1f} ms, expected ~50"
 # That growth is waiting for rank 1's launches, not moving data: split at

@@ -214,6 +214,39 @@ TEST(TraceStragglers, TheLateRankIsNamedPerRankAndPerNode) {
   EXPECT_NE(s.verdict.find("rank 3"), std::string::npos);
 }
 
+// Lateness by cause: rank 1 starts each iteration 10 ms after rank 0, has
+// each bucket ready 30 ms later into its iteration (slower compute) and
+// launches it 5 ms after ready where rank 0 launches at once: 45 ms late,
+// 10 + 30 + 5, and the verdict names the compute.
+TEST(TraceStragglers, LatenessSplitsIntoStartComputeAndReadyToLaunch) {
+  std::vector<RankTimeline> ranks(2);
+  for (int r = 0; r < 2; ++r) {
+    ranks[r].rank = r;
+    for (int it = 0; it < 3; ++it) {
+      const double start = it * 1e6 + (r == 1 ? 10000 : 0);
+      ranks[r].events.push_back(of(EventKind::kIteration, start, start + 500000, -1, it));
+      for (int b = 0; b < 2; ++b) {
+        const double ready = start + 20000 + b * 1000 + (r == 1 ? 30000 : 0);
+        const double launch = ready + (r == 1 ? 5000 : 0);
+        ranks[r].events.push_back(of(EventKind::kBucketReady, ready, ready, b, it));
+        ranks[r].events.push_back(of(EventKind::kCollective, launch, launch + 100, b, it));
+      }
+    }
+  }
+  const auto s = stragglers(ranks);
+  ASSERT_TRUE(s.worst.has_value());
+  EXPECT_EQ(*s.worst, 1);
+  const auto& l = s.ranks[1];
+  EXPECT_NEAR(l.mean_late_us, 45000, 1e-6);
+  EXPECT_NEAR(l.mean_start_skew_us, 10000, 1e-6);
+  EXPECT_NEAR(l.mean_compute_us, 30000, 1e-6);
+  EXPECT_NEAR(l.mean_ready_to_launch_us, 5000, 1e-6);
+  EXPECT_NEAR(s.ranks[0].mean_compute_us, 0, 1e-6);
+  EXPECT_NE(s.verdict.find("mostly because its compute to each bucket's ready mark was slower (30.0 ms"),
+            std::string::npos)
+      << s.verdict;
+}
+
 TEST(TraceStragglers, LatenessSmallAgainstTheIterationNamesNobody) {
   // Rank 1 is always 20 ms late, but iterations take 1 s: 2% is not a straggler.
   std::vector<RankTimeline> ranks(2);

@@ -42,6 +42,9 @@ Json analysis_json(const std::vector<trace::RankTimeline>& ranks) {
       j["launched_last_share"] = late.ranks[r].last_share;
       j["mean_lateness_ms"] = ms(late.ranks[r].mean_late_us);
       j["latest_iterations"] = late.ranks[r].latest_iterations;
+      j["lateness_cause_ms"] = {{"start", ms(late.ranks[r].mean_start_skew_us)},
+                                {"compute", ms(late.ranks[r].mean_compute_us)},
+                                {"ready_to_launch", ms(late.ranks[r].mean_ready_to_launch_us)}};
     }
     per_rank.push_back(j);
   }
