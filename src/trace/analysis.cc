@@ -21,6 +21,7 @@ struct IterationSets {
   Interval window;
   std::vector<Interval> compute, comm, in_call;
   std::vector<Interval> waiting, moving;  // collectives' parts before / after the last launch
+  std::vector<Interval> delay, backward, comm_wait;  // phase spans idle time is named by
 };
 
 bool is_launched_comm(const Event& e) {
@@ -60,6 +61,9 @@ std::map<int, IterationSets> iteration_sets(const RankTimeline& t, const LastLau
     }
     else if (e.kind == EventKind::kInCall)
       s.in_call.push_back(iv);
+    if (is_phase(e, Phase::kDelay)) s.delay.push_back(iv);
+    if (is_phase(e, Phase::kBackward)) s.backward.push_back(iv);
+    if (is_phase(e, Phase::kCommWait)) s.comm_wait.push_back(iv);
   }
   // The model's thread inside a launching call (a blocking backend's whole
   // collective) computed nothing then, whatever phase span holds it.
@@ -154,6 +158,20 @@ std::vector<IterationBreakdown> breakdown(const RankTimeline& t, const LastLaunc
     b.idle = std::max(0.0, b.wall - (b.compute + b.comm - b.overlapped));
     b.comm_waiting = length(subtract(merge(s.waiting), merge(s.moving)));
     b.comm_moving = b.comm - b.comm_waiting;
+    // Idle time named by the span it lies in: the injected delay, backward
+    // (not computing: hooks, bucket copies, launching calls), the wait
+    // after backward with nothing in flight, else between phases.
+    std::vector<Interval> busy = s.compute;
+    busy.insert(busy.end(), s.comm.begin(), s.comm.end());
+    auto idle = subtract(merge({s.window}), merge(std::move(busy)));
+    const std::pair<const std::vector<Interval>*, double*> named[] = {
+        {&s.delay, &b.idle_delay}, {&s.backward, &b.idle_in_backward}, {&s.comm_wait, &b.idle_in_comm_wait}};
+    for (const auto& [spans, part] : named) {
+      const auto m = merge(*spans);
+      *part = intersection(idle, m);
+      idle = subtract(idle, m);
+    }
+    b.idle_between = length(idle);
     out.push_back(b);
   }
   return out;
@@ -347,11 +365,15 @@ Stragglers stragglers(const std::vector<RankTimeline>& ranks) {
 TraceSummary summarize(const std::vector<IterationBreakdown>& b) {
   TraceSummary s;
   s.rank_iterations = static_cast<int>(b.size());
-  std::vector<double> wall, compute, comm, exposed, idle, waiting, moving;
+  std::vector<double> wall, compute, comm, exposed, idle, waiting, moving, delay, in_backward, in_wait, between;
   double overlapped = 0, total_comm = 0;
   for (const auto& x : b) {
     waiting.push_back(x.comm_waiting);
     moving.push_back(x.comm_moving);
+    delay.push_back(x.idle_delay);
+    in_backward.push_back(x.idle_in_backward);
+    in_wait.push_back(x.idle_in_comm_wait);
+    between.push_back(x.idle_between);
     wall.push_back(x.wall);
     compute.push_back(x.compute);
     comm.push_back(x.comm);
@@ -367,6 +389,10 @@ TraceSummary summarize(const std::vector<IterationBreakdown>& b) {
   s.idle_p50 = median(idle);
   s.comm_waiting_p50 = median(waiting);
   s.comm_moving_p50 = median(moving);
+  s.idle_delay_p50 = median(delay);
+  s.idle_in_backward_p50 = median(in_backward);
+  s.idle_in_comm_wait_p50 = median(in_wait);
+  s.idle_between_p50 = median(between);
   s.overlap = total_comm > 0 ? overlapped / total_comm : 0;
   return s;
 }

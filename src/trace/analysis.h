@@ -51,6 +51,12 @@ struct IterationBreakdown {
   // every rank count as moving). Without `last`: waiting 0, moving = comm.
   double comm_waiting = 0;
   double comm_moving = 0;
+  // idle by where it lies (they add up to idle): inside --inject-delay's
+  // sleep; inside backward while neither computing nor communicating (the
+  // Reducer's hooks and bucket copies, launching calls); inside the wait
+  // after backward with nothing in flight; between the phases (the loop,
+  // before forward, after the optimizer).
+  double idle_delay = 0, idle_in_backward = 0, idle_in_comm_wait = 0, idle_between = 0;
   double overlap() const { return comm > 0 ? overlapped / comm : 0; }
 };
 // `events` of one rank; one breakdown per kIteration event; `last`: every
@@ -118,6 +124,7 @@ struct TraceSummary {
   int rank_iterations = 0;
   double wall_p50 = 0, compute_p50 = 0, comm_p50 = 0, exposed_p50 = 0, idle_p50 = 0;  // µs
   double comm_waiting_p50 = 0, comm_moving_p50 = 0;                                   // µs
+  double idle_delay_p50 = 0, idle_in_backward_p50 = 0, idle_in_comm_wait_p50 = 0, idle_between_p50 = 0;
   double overlap = 0;  // Σ overlapped / Σ comm over all rank-iterations
 };
 TraceSummary summarize(const std::vector<IterationBreakdown>& b);

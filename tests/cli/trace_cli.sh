@@ -120,6 +120,9 @@ cause = r1["lateness_cause_ms"]
 assert max(cause, key=cause.get) == "compute" and 30 <= cause["compute"] <= 70, cause
 assert abs(sum(cause.values()) - r1["mean_lateness_ms"]) < 1e-6, (cause, r1["mean_lateness_ms"])
 assert "mostly because its compute" in delay["verdict"], delay["verdict"]
+# Rank 1's sleep is idle time, named as the injected delay.
+parts = r1["idle_parts_ms_p50"]
+assert 40 <= parts["delay"] <= 70 and max(parts, key=parts.get) == "delay", parts
 grow = delay["per_rank"][0]["exposed_comm_ms_p50"] - base["per_rank"][0]["exposed_comm_ms_p50"]
 assert 30 <= grow <= 70, f"rank 0's exposed communication grew by {grow:.1f} ms, expected ~50"
 # That growth is waiting for rank 1's launches, not moving data: split at

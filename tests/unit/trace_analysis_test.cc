@@ -111,6 +111,27 @@ TEST(TraceBreakdown, OverlapExposedAndIdle) {
   EXPECT_NEAR(b[0].overlap(), 20.0 / 45, 1e-12);
 }
 
+// Idle named by where it lies: forward 0-10, --inject-delay's sleep 10-30,
+// backward 30-70 computing 30-50 with a collective 55-60, the wait after
+// backward 70-80 with nothing in flight, optimizer 80-90, the loop 90-100.
+TEST(TraceBreakdown, IdleNamedByWhereItLies) {
+  RankTimeline t;
+  t.events = {of(EventKind::kIteration, 0, 100),      phase(Phase::kForward, 0, 10),
+              phase(Phase::kDelay, 10, 30),            phase(Phase::kBackward, 30, 70),
+              of(EventKind::kBackwardCompute, 30, 50), of(EventKind::kCollective, 55, 60, 0),
+              phase(Phase::kCommWait, 70, 80),         phase(Phase::kOptimizer, 80, 90)};
+  const auto b = breakdown(t)[0];
+  EXPECT_DOUBLE_EQ(b.idle, 55);
+  EXPECT_DOUBLE_EQ(b.idle_delay, 20);
+  EXPECT_DOUBLE_EQ(b.idle_in_backward, 15);  // 50-55 and 60-70
+  EXPECT_DOUBLE_EQ(b.idle_in_comm_wait, 10);
+  EXPECT_DOUBLE_EQ(b.idle_between, 10);
+  const auto o = breakdown(one_rank())[0];  // 75-80 in the wait, 90-100 after the optimizer
+  EXPECT_DOUBLE_EQ(o.idle_in_comm_wait, 5);
+  EXPECT_DOUBLE_EQ(o.idle_between, 10);
+  EXPECT_DOUBLE_EQ(o.idle_in_backward + o.idle_delay, 0);
+}
+
 TEST(TraceBreakdown, WithoutBackwardComputeTheWholeBackwardIsCompute) {
   auto t = one_rank();
   t.events.erase(t.events.begin() + 3);

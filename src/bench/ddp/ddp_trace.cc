@@ -19,6 +19,13 @@ using Json = nlohmann::ordered_json;
 
 double ms(double us) { return us / 1000; }
 
+Json idle_parts(const trace::TraceSummary& s) {
+  return {{"delay", ms(s.idle_delay_p50)},
+          {"in_backward", ms(s.idle_in_backward_p50)},
+          {"in_comm_wait", ms(s.idle_in_comm_wait_p50)},
+          {"between_phases", ms(s.idle_between_p50)}};
+}
+
 Json analysis_json(const std::vector<trace::RankTimeline>& ranks) {
   std::vector<trace::IterationBreakdown> all;
   Json per_rank = Json::array();
@@ -37,7 +44,8 @@ Json analysis_json(const std::vector<trace::RankTimeline>& ranks) {
            {"comm_moving_ms_p50", ms(s.comm_moving_p50)},
            {"overlap", s.overlap},
            {"exposed_comm_ms_p50", ms(s.exposed_p50)},
-           {"idle_ms_p50", ms(s.idle_p50)}};
+           {"idle_ms_p50", ms(s.idle_p50)},
+           {"idle_parts_ms_p50", idle_parts(s)}};
     if (r < late.ranks.size()) {
       j["launched_last_share"] = late.ranks[r].last_share;
       j["mean_lateness_ms"] = ms(late.ranks[r].mean_late_us);
@@ -74,6 +82,7 @@ Json analysis_json(const std::vector<trace::RankTimeline>& ranks) {
          {"overlap", s.overlap},
          {"exposed_comm_ms_p50", ms(s.exposed_p50)},
          {"idle_ms_p50", ms(s.idle_p50)},
+         {"idle_parts_ms_p50", idle_parts(s)},
          {"backward_compute_ms_p50", backward < 0 ? Json(nullptr) : Json(ms(backward))},
          {"collectives", late.collectives},
          {"straggler", late.worst ? Json(*late.worst) : Json(nullptr)},
