@@ -1,6 +1,7 @@
 // `dtbench comm`: nccl-tests-style collective bandwidth sweep.
 // The command's flags; its run is comm_job (cli/jobs/comm.cc).
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -148,6 +149,13 @@ bench::CommBenchOptions comm_bench_options(const CommFlags& f) {
   // here, otherwise the root is checked again once the world is known.
   bench::validate_comm_options(o, f.run.nproc > 1 ? f.run.nproc : std::max(o.root, o.delay_rank) + 1);
   check_device_backend(f.device, f.run.comm.backend);
+  for (const char* blocking : {"TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT"}) {
+    const char* v = std::getenv(blocking);
+    if (o.cuda_graph > 0 && v != nullptr && std::string(v) != "0" && !std::string(v).empty())
+      throw UsageError(fmt::format("--cuda-graph with {}={}: a blocking wait queries the GPU from the host, which a "
+                                   "graph capture forbids; unset it for -G",
+                                   blocking, v));
+  }
   if (o.cuda_graph > 0 && f.run.comm.backend != "nccl")
     throw UsageError(fmt::format("--cuda-graph captures NCCL's kernels on a GPU into a CUDA graph: it needs --backend "
                                  "nccl --device cuda (this run: --backend {}, --device {})",

@@ -114,6 +114,11 @@ std::unique_ptr<StreamScope> own_stream(int index) { return std::make_unique<Poo
 
 namespace {
 
+// The GPU whose work this thread is capturing (-1: none): what capturing()
+// answers, without a CUDA call on every wait (and so without a sticky CUDA
+// error surfacing there instead of in the call that caused it).
+thread_local int capturing_index = -1;
+
 // at::cuda::CUDAGraph (what torch.cuda.graph wraps), captured on a pool
 // stream: capture needs a stream other than the default one.
 class CapturedGraph : public Graph {
@@ -123,6 +128,10 @@ class CapturedGraph : public Graph {
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // the buffers are written
     c10::cuda::CUDAStreamGuard guard(c10::cuda::getStreamFromPool(false, static_cast<c10::DeviceIndex>(index)));
     graph_.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+    struct Marked {
+      explicit Marked(int i) { capturing_index = i; }
+      ~Marked() { capturing_index = -1; }
+    } marked(index);
     try {
       body();
     } catch (...) {
@@ -146,12 +155,7 @@ std::unique_ptr<Graph> capture_graph(int index, const std::function<void()>& bod
   return std::make_unique<CapturedGraph>(index, body);
 }
 
-bool capturing(int index) {
-  const auto stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(index));
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  check(cudaStreamIsCapturing(stream.stream(), &status), "cudaStreamIsCapturing");
-  return status != cudaStreamCaptureStatusNone;
-}
+bool capturing(int index) { return capturing_index == index; }
 
 void synchronize(int index) {
   const auto stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(index));

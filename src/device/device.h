@@ -58,9 +58,9 @@ class Graph {
 // must be joined back to it before it returns. Throws UsageError on the CPU
 // (no graphs there) and what the capture raised when it fails.
 std::unique_ptr<Graph> capture_graph(const c10::Device& device, const std::function<void()>& body);
-// True while the calling thread's current stream on `device` is being
-// captured: host waits (synchronize, event queries) are then not allowed.
-// Always false on the CPU.
+// True while the calling thread runs capture_graph's body on `device`: its
+// stream is being captured, and host waits (synchronize, event queries) are
+// not allowed. A thread-local flag, no CUDA call. Always false on the CPU.
 bool capturing(const c10::Device& device);
 
 // "NVIDIA H100 80GB HBM3 (PCI 0000:1b:00.0)": names a GPU in error lines; the

@@ -28,7 +28,13 @@ bool is_launched_comm(const Event& e) {
   return e.kind == EventKind::kCollective || e.kind == EventKind::kAllGather;
 }
 
-LaunchKey key_of(const Event& e) { return {static_cast<int>(e.kind), e.iteration, e.bucket}; }
+// The key of `e`, a collective or all-gather, counting its launches in
+// event order in `seen` (one map per rank and pass).
+using LaunchCounts = std::map<std::tuple<int, int, int>, int>;
+LaunchKey key_of(const Event& e, LaunchCounts& seen) {
+  const int n = seen[{static_cast<int>(e.kind), e.iteration, e.bucket}]++;
+  return {static_cast<int>(e.kind), e.iteration, e.bucket, n};
+}
 
 // Compute and communication intervals of each iteration of one rank;
 // collectives split at `last` (every rank's last launch).
@@ -39,7 +45,9 @@ std::map<int, IterationSets> iteration_sets(const RankTimeline& t, const LastLau
     if (e.kind == EventKind::kIteration) out[e.iteration].window = {e.begin_us, e.end_us};
     if (e.kind == EventKind::kBackwardCompute) has_backward_compute[e.iteration] = true;
   }
+  LaunchCounts seen;
   for (const auto& e : t.events) {
+    const std::optional<LaunchKey> key = is_launched_comm(e) ? std::optional<LaunchKey>(key_of(e, seen)) : std::nullopt;
     auto it = out.find(e.iteration);
     if (it == out.end()) continue;
     auto& s = it->second;
@@ -51,7 +59,7 @@ std::map<int, IterationSets> iteration_sets(const RankTimeline& t, const LastLau
     else if (is_launched_comm(e) || is_phase(e, Phase::kBroadcast) ||
              (e.kind == EventKind::kStage && e.sub != static_cast<int>(Stage::kNegotiate))) {
       s.comm.push_back(iv);
-      const auto l = is_launched_comm(e) ? last.find(key_of(e)) : last.end();
+      const auto l = key ? last.find(*key) : last.end();
       if (l == last.end()) {
         s.moving.push_back(iv);
       } else {
@@ -79,19 +87,20 @@ double median(std::vector<double> v) { return v.empty() ? 0 : stats::percentile(
 }  // namespace
 
 LastLaunches last_launches(const std::vector<RankTimeline>& ranks) {
-  std::map<LaunchKey, std::pair<std::size_t, double>> seen;  // ranks that launched it, the latest launch
+  std::map<LaunchKey, std::pair<std::size_t, double>> all;  // ranks that launched it, the latest launch
   for (const auto& t : ranks) {
-    std::map<LaunchKey, double> mine;  // a rank's first launch of each (one per key)
+    std::map<LaunchKey, double> mine;  // this rank's launch of each
+    LaunchCounts counts;
     for (const auto& e : t.events)
-      if (is_launched_comm(e) && !mine.count(key_of(e))) mine[key_of(e)] = e.begin_us;
+      if (is_launched_comm(e)) mine[key_of(e, counts)] = e.begin_us;
     for (const auto& [k, at] : mine) {
-      auto& s = seen[k];
+      auto& s = all[k];
       s.second = s.first == 0 ? at : std::max(s.second, at);
       ++s.first;
     }
   }
   LastLaunches out;
-  for (const auto& [k, s] : seen)
+  for (const auto& [k, s] : all)
     if (s.first == ranks.size()) out[k] = s.second;
   return out;
 }
@@ -193,12 +202,15 @@ std::vector<BucketStats> bucket_stats(const std::vector<RankTimeline>& ranks) {
       if (e.kind == EventKind::kBucketReady) ready[{e.iteration, e.bucket}] = e.begin_us;
       if (e.kind == EventKind::kBackwardCompute) backward_begin[e.iteration] = e.begin_us;
     }
+    LaunchCounts seen;
     for (const auto& e : t.events) {
+      if (!is_launched_comm(e)) continue;
+      const auto key = key_of(e, seen);  // counted for all-gathers too, as last_launches does
       if (e.kind != EventKind::kCollective) continue;
       auto& a = acc[e.bucket];
       a.bytes = e.bytes;
       a.duration.push_back(e.duration_us());
-      const auto l = last.find(key_of(e));
+      const auto l = last.find(key);
       if (l != last.end()) {
         a.waiting.push_back(std::clamp(l->second - e.begin_us, 0.0, std::max(0.0, e.duration_us())));
         a.moving.push_back(std::max(0.0, e.end_us - std::max(e.begin_us, l->second)));
@@ -340,7 +352,7 @@ Stragglers stragglers(const std::vector<RankTimeline>& ranks) {
     // The cause: the largest of the three parts.
     const std::pair<double, const char*> parts[] = {
         {w.mean_start_skew_us, "it started its iterations late"},
-        {w.mean_compute_us, "its compute to each bucket's ready mark was slower"},
+        {w.mean_compute_us, "it reached each bucket's ready mark later into its iteration"},
         {w.mean_ready_to_launch_us, "it launched later after each bucket was ready"}};
     const auto* cause = std::max_element(std::begin(parts), std::end(parts),
                                          [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -349,7 +361,7 @@ Stragglers stragglers(const std::vector<RankTimeline>& ranks) {
     out.verdict = fmt::format(
         "straggler: rank {} (node {}) launched {:.0f}% of {} collectives last (latest in {} of {} "
         "iterations), {:.1f} ms after the earliest rank on average (next: rank {}, {:.1f} ms); mostly "
-        "because {} ({:.1f} ms; start {:.1f}, compute {:.1f}, ready to launch {:.1f})",
+        "because {} ({:.1f} ms; start {:.1f}, to ready {:.1f}, ready to launch {:.1f})",
         w.rank, w.node, 100 * w.last_share, out.collectives, w.latest_iterations, out.iterations,
         w.mean_late_us / 1000, order[1].rank, order[1].mean_late_us / 1000, cause->second, ms(cause->first),
         ms(w.mean_start_skew_us), ms(w.mean_compute_us), ms(w.mean_ready_to_launch_us));

@@ -27,9 +27,11 @@ double length(const std::vector<Interval>& merged);
 double intersection(const std::vector<Interval>& a, const std::vector<Interval>& b);
 
 // When the last rank launched each collective and all-gather that every
-// rank launched, by (kind, iteration, bucket): the point where a rank's
-// span of it stops waiting for a later rank and starts moving data.
-using LaunchKey = std::tuple<int, int, int>;
+// rank launched, by (kind, iteration, bucket, n: its n-th launch in that
+// iteration, as FSDP gathers a unit in forward and again in backward): the
+// point where a rank's span of it stops waiting for a later rank and starts
+// moving data.
+using LaunchKey = std::tuple<int, int, int, int>;
 using LastLaunches = std::map<LaunchKey, double>;
 LastLaunches last_launches(const std::vector<RankTimeline>& ranks);
 
@@ -93,10 +95,10 @@ struct RankLateness {
   int latest_iterations = 0;   // iterations in which its summed lateness was the largest
   // mean_late_us in its parts, against the earliest launcher of each
   // collective (they add up to it): its iteration started later, it took
-  // longer from the iteration's start to the bucket's ready mark (its
-  // compute), and longer from ready to launch (waiting for buckets before
-  // it, the launching call). Without ready marks the compute part runs to
-  // the launch.
+  // longer from the iteration's start to the bucket's ready mark (forward,
+  // backward's compute, anything that stalled it: an injected sleep), and
+  // longer from ready to launch (waiting for buckets before it, the
+  // launching call). Without ready marks the middle part runs to the launch.
   double mean_start_skew_us = 0, mean_compute_us = 0, mean_ready_to_launch_us = 0;
 };
 struct NodeLateness {

@@ -5,6 +5,7 @@
 // thread 1 = the training thread (phases, casts, bucket-ready marks), the
 // collectives as async slices "bucket B (N MiB float32)" from launch to
 // completion, a "bytes in flight" counter per rank. Torch-free.
+#include <cmath>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ struct ClockEstimate {
   // second of this rank's on it (0: one estimate, or one clock).
   double drift_ppm = 0;
   double span_us = 0;  // this rank's time between the two estimates drift_ppm comes from (0: one)
+  // Whether the drift moved the offset by more than the two estimates'
+  // errors could (over a short run the apparent drift is mostly their noise).
+  bool drift_beyond_error() const { return std::abs(drift_ppm) * 1e-6 * span_us > 2 * bound_us; }
   // The offset at this rank's time `local_us` (linear drift).
   double offset_at(double local_us) const { return offset_us + drift_ppm * 1e-6 * (local_us - at_us); }
 };

@@ -94,6 +94,8 @@ expect_usage_error -m "--cuda-graph captures NCCL's kernels on a GPU into a CUDA
 expect_usage_error -m "--cuda-graph: Value -1 not in range 0 to 1000000" comm --cuda-graph=-1
 expect_usage_error -m "--cuda-graph: barrier waits on the host" comm -G 2 --collective barrier
 expect_usage_error -m "--cuda-graph with --with-compute" comm -G 2 --with-compute gemm:64
+expect_usage_error -m "--cuda-graph needs -w 1 or more" comm -G 2 -w 0
+TORCH_NCCL_BLOCKING_WAIT=1 expect_usage_error -m "--cuda-graph with TORCH_NCCL_BLOCKING_WAIT=1" comm -G 2
 expect_usage_error -m "--percentiles: '101'" comm --percentiles 50,101
 expect_usage_error -m "--percentiles: 'p50'" comm --percentiles p50
 expect_usage_error -m "--spike-mad must be positive" comm --spike-mad 0

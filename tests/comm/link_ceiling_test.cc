@@ -42,9 +42,11 @@ TEST(LinkCeiling, EveryRankNamesTheLinkThatFailed) {
   const double gbs = link_ceiling_gbs(world, a_node_per_rank(world.size()),
                                       world.rank() == last ? "" : "127.0.0.1", 0.05, &why);
   EXPECT_EQ(gbs, 0);
-  EXPECT_NE(why.find(fmt::format("node {} (rank {}): no address toward the other nodes", last, last)),
+  EXPECT_NE(why.find(fmt::format("node {} (host{}, rank {}): no address toward the other nodes", last, last, last)),
             std::string::npos)
       << why;
+  // The others only saw it: not listed beside it.
+  EXPECT_EQ(why.find("could not listen"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -72,6 +72,17 @@ TEST(IterationStats, TwoRanksLateByTheWholeGap) {
   EXPECT_TRUE(a.straggler);  // 60 > 100 / 2
 }
 
+// A sample of -m 4 (or a -G launch of -n x -m operations) is the time per
+// operation, but the lateness is the whole sample's: a 60-us skew of a
+// sample holding 4 operations of 100 us (400 us) is the collective's own
+// skew, not a straggler; of one operation it is one.
+TEST(IterationStats, LatenessIsWeighedAgainstAWholeSample) {
+  auto r = ranks(2, 5, 100);
+  for (auto& s : r[1].start_us) s += 60;
+  EXPECT_TRUE(analyse_iterations(r, {50}, 5, 0, 1).straggler);
+  EXPECT_FALSE(analyse_iterations(r, {50}, 5, 0, 4).straggler);
+}
+
 TEST(IterationStats, JitterAndClockErrorAreNotStragglers) {
   auto r = ranks(2, 5, 100);
   for (auto& s : r[1].start_us) s += 45;  // under half the 100-us time: a collective's own skew

@@ -202,6 +202,24 @@ TEST(TraceBreakdown, CommunicationSplitsIntoWaitingForTheLastLaunchAndMoving) {
   EXPECT_NEAR(sum.comm_waiting_p50, 11.1 / 2, 1e-9);
 }
 
+// FSDP gathers a unit in forward and again in backward: each launch is
+// split at its own last launch. Forward at 100 on both ranks; backward at
+// 150 (rank 0) and 160 (rank 1), done at 170: rank 0 waits 10 of its 20.
+TEST(TraceBreakdown, AUnitGatheredTwiceIsSplitAtEachLastLaunch) {
+  RankTimeline r0, r1;
+  r1.rank = 1;
+  r0.events = {of(EventKind::kIteration, 0, 200), of(EventKind::kAllGather, 100, 110, 0),
+               of(EventKind::kAllGather, 150, 170, 0)};
+  r1.events = {of(EventKind::kIteration, 0, 200), of(EventKind::kAllGather, 100, 110, 0),
+               of(EventKind::kAllGather, 160, 170, 0)};
+  const auto last = last_launches({r0, r1});
+  ASSERT_EQ(last.size(), 2u);
+  const auto b0 = breakdown(r0, last)[0];
+  EXPECT_DOUBLE_EQ(b0.comm, 30);
+  EXPECT_DOUBLE_EQ(b0.comm_waiting, 10);
+  EXPECT_DOUBLE_EQ(breakdown(r1, last)[0].comm_waiting, 0);
+}
+
 TEST(TraceStragglers, OneRankNamesNobody) {
   const auto s = stragglers({one_rank()});
   EXPECT_FALSE(s.worst.has_value());
@@ -238,7 +256,7 @@ TEST(TraceStragglers, TheLateRankIsNamedPerRankAndPerNode) {
 // Lateness by cause: rank 1 starts each iteration 10 ms after rank 0, has
 // each bucket ready 30 ms later into its iteration (slower compute) and
 // launches it 5 ms after ready where rank 0 launches at once: 45 ms late,
-// 10 + 30 + 5, and the verdict names the compute.
+// 10 + 30 + 5, and the verdict names the middle part.
 TEST(TraceStragglers, LatenessSplitsIntoStartComputeAndReadyToLaunch) {
   std::vector<RankTimeline> ranks(2);
   for (int r = 0; r < 2; ++r) {
@@ -263,7 +281,7 @@ TEST(TraceStragglers, LatenessSplitsIntoStartComputeAndReadyToLaunch) {
   EXPECT_NEAR(l.mean_compute_us, 30000, 1e-6);
   EXPECT_NEAR(l.mean_ready_to_launch_us, 5000, 1e-6);
   EXPECT_NEAR(s.ranks[0].mean_compute_us, 0, 1e-6);
-  EXPECT_NE(s.verdict.find("mostly because its compute to each bucket's ready mark was slower (30.0 ms"),
+  EXPECT_NE(s.verdict.find("mostly because it reached each bucket's ready mark later into its iteration (30.0 ms"),
             std::string::npos)
       << s.verdict;
 }
@@ -431,6 +449,8 @@ TEST(TraceClock, TwoEstimatesGiveTheDriftBetweenThem) {
   EXPECT_NEAR(c.drift_ppm, 20, 1e-9);
   EXPECT_DOUBLE_EQ(c.bound_us, 8);
   EXPECT_DOUBLE_EQ(c.span_us, 300e6);
+  EXPECT_TRUE(c.drift_beyond_error());  // 6,000 us against 2 x 8
+  EXPECT_FALSE(interpolate(ClockEstimate{100, 80, 0, 0}, ClockEstimate{200, 80, 1e6, 0}).drift_beyond_error());
   EXPECT_NEAR(c.offset_at(150e6), 3100, 1e-6);
   EXPECT_NEAR(c.offset_at(300e6), 6100, 1e-6);
   // Estimates under a millisecond apart: no drift from them.

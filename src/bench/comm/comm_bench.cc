@@ -207,12 +207,15 @@ CommBenchResult run_comm_bench(
                              opts.concurrent, opts.concurrent, opts.concurrent, opts.concurrent, opts.concurrent));
       if (opts.cuda_graph > 0)
         add_note(result.notes,
-                 fmt::format("-G {}: each row's {} iterations ({} operations) were captured once into a CUDA graph, "
-                             "launched once untimed, then {} times timed; a sample is one launch's time per "
-                             "operation, so percentiles, lateness and spikes are over the {} launches (nccl-tests' "
-                             "-G); the check ran without the graph",
-                             opts.cuda_graph, opts.iters, opts.iters * opts.agg_iters, opts.cuda_graph,
-                             opts.cuda_graph));
+                 fmt::format("-G {}: each row's {} iterations ({} operations{}) were captured once into a CUDA "
+                             "graph, launched once untimed, then {} times timed, each launch synchronised before "
+                             "the next (nccl-tests launches all, then synchronises once); a sample is one launch's "
+                             "time per operation, so percentiles, lateness and spikes are over the {} launches (a "
+                             "spike's 'iteration' is a launch); inside the graph -z 1 orders each operation after "
+                             "the one before, with no host between them; the check ran without the graph",
+                             opts.cuda_graph, opts.iters, opts.iters * opts.agg_iters,
+                             opts.concurrent > 1 ? fmt::format(" on each of {} communicators", opts.concurrent) : "",
+                             opts.cuda_graph, opts.cuda_graph));
       if (opts.agg_iters > 1) add_note(result.notes, agg_note(group.backend(), opts.agg_iters, opts.blocking));
       else if (opts.blocking)
         add_note(result.notes, "-z 1 with -m 1: every iteration (one operation) is waited for at its end, as always "

@@ -29,6 +29,9 @@ void validate_comm_options(const CommBenchOptions& opts, int world_size) {
       throw UsageError("--agg-iters: barrier is checked by each iteration's arrivals; run it with -m 1");
   if (opts.cuda_graph < 0 || opts.cuda_graph > 1000000)
     throw UsageError(fmt::format("--cuda-graph {} must be within 0-1000000 (launches; 0: no graph)", opts.cuda_graph));
+  if (opts.cuda_graph > 0 && opts.warmup < 1)
+    throw UsageError("--cuda-graph needs -w 1 or more: a communicator's first use (NCCL's connection set-up) must "
+                     "run before the capture, not inside it");
   if (opts.cuda_graph > 0 && opts.compute_gemm > 0)
     throw UsageError("--cuda-graph with --with-compute: the GEMM thread's side is timed by iteration, not by graph "
                      "launch; run them apart");

@@ -48,7 +48,7 @@ const char* row_time_words(RowTime how) {
 }
 
 IterationAnalysis analyse_iterations(const std::vector<RankIterations>& ranks, const std::vector<double>& qs,
-                                     double spike_mad, double clock_error_us) {
+                                     double spike_mad, double clock_error_us, double ops_per_sample) {
   if (ranks.empty() || ranks[0].time_us.empty()) throw std::invalid_argument("analyse_iterations: no samples");
   const std::size_t iters = ranks[0].time_us.size();
   for (const auto& r : ranks)
@@ -79,9 +79,11 @@ IterationAnalysis analyse_iterations(const std::vector<RankIterations>& ranks, c
     }
   }
   // The collective's own time: the smallest rank median (the late rank's,
-  // which did not wait); the others' include the wait for it.
+  // which did not wait); the others' include the wait for it. A whole
+  // sample's, as the lateness is.
   double own = stats::median(ranks[0].time_us);
   for (const auto& r : ranks) own = std::min(own, stats::median(r.time_us));
+  own *= ops_per_sample;
   a.straggler = n > 1 && a.late_us > std::max({2 * clock_error_us, 0.5 * own, 10.0});
 
   // Spikes per rank.

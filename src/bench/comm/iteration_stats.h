@@ -56,8 +56,11 @@ struct IterationAnalysis {
 inline constexpr std::size_t kMaxSpikesListed = 16;
 
 // `ranks[r]` holds rank r's iterations (all ranks the same count, >= 1).
-// Throws std::invalid_argument on empty or ragged input or q outside [0, 100].
+// `ops_per_sample`: the operations a sample's time was divided over (-m's,
+// times -n's under -G): lateness is per sample, so the straggler test
+// compares it with a whole sample's time. Throws std::invalid_argument on
+// empty or ragged input or q outside [0, 100].
 IterationAnalysis analyse_iterations(const std::vector<RankIterations>& ranks, const std::vector<double>& qs,
-                                     double spike_mad, double clock_error_us);
+                                     double spike_mad, double clock_error_us, double ops_per_sample = 1);
 
 }  // namespace dtbench::bench

@@ -42,11 +42,18 @@ std::vector<double> gather(comm::Communicator& world, std::vector<double> mine) 
   return std::vector<double>(p, p + k * world.size());
 }
 
+// A leader's reason when only another leader could not listen.
+constexpr const char* kSecondHand = "another node's first rank could not listen";
+
 // Every rank's `mine`, cut to kReasonBytes bytes, rank after rank.
 constexpr std::int64_t kReasonBytes = 240;
 std::vector<std::string> gather_text(comm::Communicator& world, const std::string& mine) {
   at::Tensor local = at::zeros({kReasonBytes}, at::kByte);
-  std::copy_n(mine.begin(), std::min<std::size_t>(mine.size(), kReasonBytes), local.data_ptr<std::uint8_t>());
+  // Cut at a character boundary (the reason ends up in the JSON, which
+  // must stay valid UTF-8), one byte short for the terminating zero.
+  std::size_t n = std::min<std::size_t>(mine.size(), kReasonBytes - 1);
+  while (n > 0 && n < mine.size() && (static_cast<unsigned char>(mine[n]) & 0xC0) == 0x80) --n;
+  std::copy_n(mine.begin(), n, local.data_ptr<std::uint8_t>());
   at::Tensor all = at::zeros({kReasonBytes * world.size()}, at::kByte);
   world.allgather(local, all)->wait(world.timeout());
   std::vector<std::string> out;
@@ -108,7 +115,7 @@ double link_ceiling_gbs(comm::Communicator& world, const launch::Topology& topo,
     if (failure.empty() && !send_failure.empty()) failure = send_failure;
     if (!failure.empty()) rate = -1;
   }
-  if (leader && !all_listen && failure.empty()) failure = "another node's first rank could not listen";
+  if (leader && !all_listen && failure.empty()) failure = kSecondHand;
   if (leader && !failure.empty()) rate = -1;
   // 3. The links' median, on every rank; none if any failed.
   const auto rates = gather(world, {rate});
@@ -122,13 +129,18 @@ double link_ceiling_gbs(comm::Communicator& world, const launch::Topology& topo,
   if (failed) {
     // Every rank learns each failed link's reason from its node's first
     // rank (the same line wherever the report is written).
+    // Only first-hand reasons when there are any: a leader that merely saw
+    // another fail to listen adds nothing.
     const auto reasons = gather_text(world, leader ? failure : std::string());
+    bool first_hand = false;
+    for (int k = 0; k < nodes; ++k) first_hand = first_hand || reasons[leader_of(k)] != kSecondHand;
     std::string all;
     for (int k = 0; k < nodes; ++k) {
       const int r = leader_of(k);
-      if (rates[static_cast<std::size_t>(r)] > 0) continue;
       const std::string& reason = reasons[static_cast<std::size_t>(r)];
-      all += fmt::format("{}node {} (rank {}): {}", all.empty() ? "" : "; ", k, r,
+      if (rates[static_cast<std::size_t>(r)] > 0 || (first_hand && reason == kSecondHand)) continue;
+      all += fmt::format("{}node {} ({}, rank {}): {}", all.empty() ? "" : "; ", k,
+                         k < static_cast<int>(topo.node_hosts.size()) ? topo.node_hosts[k] : "?", r,
                          reason.empty() ? "could not measure its link" : reason);
     }
     if (why != nullptr) *why = all;

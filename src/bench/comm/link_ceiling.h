@@ -19,7 +19,8 @@ namespace dtbench::bench {
 // or not IPv4: no stream, and 0). Returns, on every rank, the median rate of
 // the ring's links in GB/s; 0 with one node or when any link could not be
 // measured (in *why, when given, on every rank: each failed link's node,
-// its first rank and that rank's reason, "node 1 (rank 2): ...").
+// its host, its first rank and that rank's reason, "node 1 (gpu7, rank 2):
+// ..."; a leader that only saw another fail to listen is left out).
 double link_ceiling_gbs(comm::Communicator& world, const launch::Topology& topo, const std::string& local_ip,
                         double seconds, std::string* why = nullptr);
 

@@ -232,7 +232,7 @@ std::vector<report::CommTiming> measure(const CollectiveDef& def, const CollArgs
     t.time_us = row_time(t.rank_us, def.first_rank_times ? RowTime::kRank0 : opts.average);
     if (job.groups.size() == 1 && opts.topology.ranks() == world.size())
       t.node_us = launch::per_node_mean(opts.topology, t.rank_us);
-    const auto a = analyse_iterations(ranks, opts.percentiles, opts.spike_mad, clock.error_us);
+    const auto a = analyse_iterations(ranks, opts.percentiles, opts.spike_mad, clock.error_us, ops_per_sample);
     t.percentile_us = a.percentile_us;
     t.lateness_us = a.lateness_us;
     t.late_rank = a.late_rank >= 0 ? members[static_cast<std::size_t>(a.late_rank)] : -1;

@@ -51,7 +51,7 @@ Json analysis_json(const std::vector<trace::RankTimeline>& ranks) {
       j["mean_lateness_ms"] = ms(late.ranks[r].mean_late_us);
       j["latest_iterations"] = late.ranks[r].latest_iterations;
       j["lateness_cause_ms"] = {{"start", ms(late.ranks[r].mean_start_skew_us)},
-                                {"compute", ms(late.ranks[r].mean_compute_us)},
+                                {"to_ready", ms(late.ranks[r].mean_compute_us)},
                                 {"ready_to_launch", ms(late.ranks[r].mean_ready_to_launch_us)}};
     }
     per_rank.push_back(j);
@@ -141,9 +141,7 @@ Json finish_trace(const train::TrainOptions& opts, comm::Communicator* comm, con
   double bound = 0, drift = 0;
   for (const auto& c : g.clocks) {
     bound = std::max(bound, c.bound_us);
-    // A drift is shown only where it moved the offset by more than the two
-    // estimates' errors could (over a short run it is mostly their noise).
-    if (std::abs(c.drift_ppm) * 1e-6 * c.span_us > 2 * c.bound_us) drift = std::max(drift, std::abs(c.drift_ppm));
+    if (c.drift_beyond_error()) drift = std::max(drift, std::abs(c.drift_ppm));
   }
   summary["clock_max_bound_ms"] = ms(bound);
   summary["clock_max_drift_ppm"] = drift;
