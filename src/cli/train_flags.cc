@@ -151,6 +151,14 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
                  "all-gathered in bfloat16, half the bytes; the optimizer steps float32 shards) "
                  "[default: float32]")
       ->type_name("float32|bf16");
+  cmd.add_option("--activation-checkpointing", t.activation_checkpointing,
+                 "What backward recomputes instead of keeping (torchtitan's modes): none; full (each "
+                 "block keeps only its input and runs forward again in backward: decoders' blocks, "
+                 "ResNet's blocks, the MLP's hidden layers); selective (gpt and llama: the attention "
+                 "core, scores, mask, softmax and weighted sum, as Megatron-LM's selective "
+                 "recomputation)")
+      ->type_name("none|full|selective")
+      ->capture_default_str();
   cmd.add_option("--fusion-threshold-mb", t.fusion_threshold_mb,
                  "horovod: Horovod's fusion threshold in MiB, 0 = no fusion [default: "
                  "HOROVOD_FUSION_THRESHOLD (bytes) when set, else 128]")

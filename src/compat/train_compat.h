@@ -1,6 +1,6 @@
 #pragma once
 // Training-loop differences between LibTorch 1.13 and 2.x: the autocast
-// setters (CPU and CUDA).
+// setters and getters (CPU and CUDA).
 #include <ATen/autocast_mode.h>
 
 #include "compat/torch_version.h"
@@ -31,6 +31,37 @@ inline void set_cuda_autocast(bool enabled, at::ScalarType dtype) {
   at::autocast::set_enabled(enabled);
 #endif
   if (!enabled) at::autocast::clear_cache();
+}
+
+// Whether CPU / CUDA autocast is on now, and its lower-precision dtype
+// (activation checkpointing recomputes under the forward's state).
+inline bool cpu_autocast_enabled() {
+#if DTBENCH_TORCH_AT_LEAST(2, 4)
+  return at::autocast::is_autocast_enabled(at::kCPU);
+#else
+  return at::autocast::is_cpu_enabled();
+#endif
+}
+inline at::ScalarType cpu_autocast_dtype() {
+#if DTBENCH_TORCH_AT_LEAST(2, 4)
+  return at::autocast::get_autocast_dtype(at::kCPU);
+#else
+  return at::autocast::get_autocast_cpu_dtype();
+#endif
+}
+inline bool cuda_autocast_enabled() {
+#if DTBENCH_TORCH_AT_LEAST(2, 4)
+  return at::autocast::is_autocast_enabled(at::kCUDA);
+#else
+  return at::autocast::is_enabled();
+#endif
+}
+inline at::ScalarType cuda_autocast_dtype() {
+#if DTBENCH_TORCH_AT_LEAST(2, 4)
+  return at::autocast::get_autocast_dtype(at::kCUDA);
+#else
+  return at::autocast::get_autocast_gpu_dtype();
+#endif
 }
 
 }  // namespace dtbench::compat

@@ -1,12 +1,10 @@
 #include "models/gpt.h"
 
-#include <cmath>
-#include <limits>
-
 #include <fmt/format.h>
 #include <torch/nn/functional/activation.h>
 
 #include "core/error.h"
+#include "models/attention.h"
 #include "models/linear.h"
 
 namespace dtbench::models {
@@ -22,15 +20,12 @@ GptBlockImpl::GptBlockImpl(int64_t width, int64_t heads) : head_dim_(width / hea
   mlp_proj_ = register_module("mlp_c_proj", torch::nn::Linear(4 * width, width));
 }
 
-torch::Tensor GptBlockImpl::forward(torch::Tensor x) {
+torch::Tensor GptBlockImpl::forward(torch::Tensor x, bool recompute_attention) {
   const int64_t b = x.size(0), t = x.size(1), c = local_width_, d = head_dim_;
   auto qkv = linear(c_attn_, column_input(ln_1_(x))).split(c, /*dim=*/2);
   auto heads = [&](const torch::Tensor& y) { return y.view({b, t, c / d, d}).transpose(1, 2); };
   const auto q = heads(qkv[0]), k = heads(qkv[1]), v = heads(qkv[2]);  // [b, heads, t, d]
-  auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(d)));
-  const auto future = torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
-  att = torch::softmax(att.masked_fill(future, -std::numeric_limits<float>::infinity()), -1);
-  auto y = torch::matmul(att, v).transpose(1, 2).contiguous().view({b, t, c});
+  auto y = causal_attention(q, k, v, recompute_attention).transpose(1, 2).contiguous().view({b, t, c});
   x = x + row_parallel(attn_proj_, y);
   return x + row_parallel(mlp_proj_, torch::gelu(linear(c_fc_, column_input(ln_2_(x))), "tanh"));
 }
@@ -89,7 +84,9 @@ torch::Tensor GptImpl::forward(torch::Tensor tokens) {
   auto x = wte_(tokens) + wpe_(pos).unsqueeze(0);
   for (std::size_t i = 0; i < h_->size(); ++i) {
     auto* block = (*h_)[i]->as<GptBlock>();
-    x = run_unit(static_cast<int>(i), [block](const torch::Tensor& in) { return block->forward(in); }, x);
+    x = run_unit(
+        static_cast<int>(i),
+        [block, sel = recompute_attention()](const torch::Tensor& in) { return block->forward(in, sel); }, x);
   }
   // The LM head is the token embedding (tied): one parameter, two uses.
   return torch::linear(ln_f_(x), wte_->weight);

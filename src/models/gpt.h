@@ -27,7 +27,9 @@ namespace dtbench::models {
 class GptBlockImpl : public torch::nn::Module {
  public:
   GptBlockImpl(int64_t width, int64_t heads);
-  torch::Tensor forward(torch::Tensor x);
+  // `recompute_attention`: the attention core is recomputed in backward
+  // (--activation-checkpointing selective; models/attention.h).
+  torch::Tensor forward(torch::Tensor x, bool recompute_attention = false);
   // Keeps this rank's heads of c_attn (column-parallel: its rows of q, k
   // and v) and of attn.c_proj (row-parallel: its columns), and its part of
   // mlp.c_fc (column-parallel) and mlp.c_proj (row-parallel).
@@ -57,6 +59,9 @@ class GptImpl : public torch::nn::Module, public UnitSeam, public TpSeam {
   // The blocks split (GptBlockImpl::parallelize_tp); the embeddings, final
   // norm and tied head replicated.
   void parallelize_tp(const TpRegion& region) override;
+
+ protected:
+  bool has_attention() const override { return true; }
 
  private:
   int64_t positions_;

@@ -1,11 +1,11 @@
 #include "models/llama.h"
 
 #include <cmath>
-#include <limits>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "models/attention.h"
 
 namespace dtbench::models {
 namespace {
@@ -59,20 +59,14 @@ LlamaBlockImpl::LlamaBlockImpl(int64_t width, int64_t heads, int64_t kv_heads, i
   post_attention_norm_ = register_module("post_attention_layernorm", RmsNorm(width, kNormEps));
 }
 
-torch::Tensor LlamaBlockImpl::forward(torch::Tensor x) {
+torch::Tensor LlamaBlockImpl::forward(torch::Tensor x, bool recompute_attention) {
   const int64_t b = x.size(0), t = x.size(1), d = head_dim_, c = heads_ * d;
   const auto h = column_input(input_norm_(x));
   auto q = rope(q_(h).view({b, t, heads_, d}).transpose(1, 2));  // [b, heads, t, d]
   auto k = rope(k_(h).view({b, t, kv_heads_, d}).transpose(1, 2));
   auto v = v_(h).view({b, t, kv_heads_, d}).transpose(1, 2);
-  if (kv_heads_ != heads_) {  // grouped-query attention: each key/value head serves a group
-    k = k.repeat_interleave(heads_ / kv_heads_, 1);
-    v = v.repeat_interleave(heads_ / kv_heads_, 1);
-  }
-  auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(d)));
-  const auto future = torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
-  att = torch::softmax(att.masked_fill(future, -std::numeric_limits<float>::infinity()), -1);
-  x = x + row_parallel(o_, torch::matmul(att, v).transpose(1, 2).contiguous().view({b, t, c}));
+  const auto att = causal_attention(q, k, v, recompute_attention);  // [b, heads, t, d]
+  x = x + row_parallel(o_, att.transpose(1, 2).contiguous().view({b, t, c}));
   const auto f = column_input(post_attention_norm_(x));
   return x + row_parallel(down_, torch::silu(gate_(f)) * up_(f));
 }
@@ -121,7 +115,9 @@ torch::Tensor LlamaImpl::forward(torch::Tensor tokens) {
   auto x = embed_(tokens);
   for (std::size_t i = 0; i < layers_->size(); ++i) {
     auto* block = (*layers_)[i]->as<LlamaBlock>();
-    x = run_unit(static_cast<int>(i), [block](const torch::Tensor& in) { return block->forward(in); }, x);
+    x = run_unit(
+        static_cast<int>(i),
+        [block, sel = recompute_attention()](const torch::Tensor& in) { return block->forward(in, sel); }, x);
   }
   return lm_head_(norm_(x));
 }

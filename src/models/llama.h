@@ -38,7 +38,9 @@ TORCH_MODULE(RmsNorm);
 class LlamaBlockImpl : public torch::nn::Module {
  public:
   LlamaBlockImpl(int64_t width, int64_t heads, int64_t kv_heads, int64_t ffn_hidden);
-  torch::Tensor forward(torch::Tensor x);
+  // `recompute_attention`: the attention core is recomputed in backward
+  // (--activation-checkpointing selective; models/attention.h).
+  torch::Tensor forward(torch::Tensor x, bool recompute_attention = false);
   // Keeps this rank's query heads of q_proj and their key/value heads of
   // k_proj and v_proj (column-parallel), its columns of o_proj
   // (row-parallel), its part of gate_proj and up_proj (column-parallel) and
@@ -67,6 +69,9 @@ class LlamaImpl : public torch::nn::Module, public UnitSeam, public TpSeam {
   // The blocks split (LlamaBlockImpl::parallelize_tp); the embedding, final
   // norm and head replicated.
   void parallelize_tp(const TpRegion& region) override;
+
+ protected:
+  bool has_attention() const override { return true; }
 
  private:
   torch::nn::Embedding embed_{nullptr};

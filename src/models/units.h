@@ -8,10 +8,13 @@
 // run_unit is a plain call. A model without units is one (root) unit.
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <torch/nn/module.h>
 #include <torch/types.h>
+
+#include "models/checkpoint.h"
 
 namespace dtbench::models {
 
@@ -28,19 +31,34 @@ class UnitSeam {
  public:
   const std::vector<std::shared_ptr<torch::nn::Module>>& units() const { return units_; }
   void set_unit_hooks(UnitHooks* hooks) { hooks_ = hooks; }
+  // What forward keeps for backward; "" when this model can, else why not
+  // (a model without attention has nothing for kSelective to recompute).
+  std::string set_recompute(Recompute r) {
+    if (r == Recompute::kSelective && !has_attention())
+      return "selective recomputes the attention core, and this model has no attention (use full)";
+    recompute_ = r;
+    return "";
+  }
+  Recompute recompute() const { return recompute_; }
 
  protected:
+  virtual bool has_attention() const { return false; }
+  bool recompute_attention() const { return recompute_ == Recompute::kSelective; }
   void add_unit(std::shared_ptr<torch::nn::Module> unit) { units_.push_back(std::move(unit)); }
   torch::Tensor run_unit(int unit, const std::function<torch::Tensor(const torch::Tensor&)>& f,
                          const torch::Tensor& x) {
-    if (hooks_ == nullptr) return f(x);
-    hooks_->before_unit(unit);
-    return hooks_->after_unit(unit, f(x));
+    if (hooks_ != nullptr) hooks_->before_unit(unit);
+    auto y = recompute_ == Recompute::kFull
+                 ? checkpoint([f](const std::vector<torch::Tensor>& in) { return f(in[0]); }, {x},
+                              units_.at(static_cast<std::size_t>(unit))->parameters())
+                 : f(x);
+    return hooks_ != nullptr ? hooks_->after_unit(unit, y) : y;
   }
 
  private:
   std::vector<std::shared_ptr<torch::nn::Module>> units_;
   UnitHooks* hooks_ = nullptr;
+  Recompute recompute_ = Recompute::kNone;
 };
 
 }  // namespace dtbench::models

@@ -111,6 +111,10 @@ void validate(const TrainOptions& o) {
         "--reshard-after-forward is fsdp's (FSDP2's reshard_after_forward); --reducer {} keeps "
         "whole parameters",
         o.reducer));
+  if (o.activation_checkpointing != "none" && o.activation_checkpointing != "full" &&
+      o.activation_checkpointing != "selective")
+    throw UsageError(fmt::format("--activation-checkpointing '{}' is not none, full or selective",
+                                 o.activation_checkpointing));
   if (!o.param_dtype.empty() && o.param_dtype != "float32" && o.param_dtype != "bf16")
     throw UsageError(fmt::format("--param-dtype '{}' is not float32 or bf16", o.param_dtype));
   if (!o.param_dtype.empty() && o.reducer != "fsdp")

@@ -70,6 +70,11 @@ struct TrainOptions {
   // computes with bfloat16 parameters and their gradients are reduced in
   // float32); "" = not given (float32).
   std::string param_dtype;
+  // What backward recomputes instead of keeping (models/checkpoint.h):
+  // "none", "full" (every unit: a decoder's blocks, ResNet's blocks, the
+  // MLP's hidden layers) or "selective" (the decoders' attention core).
+  // Default "none".
+  std::string activation_checkpointing = "none";
   // Where the rank computes: "cpu" or "cuda" (model, data and gradients on
   // GPU `device_index`, the rank's LOCAL_RANK). Default "cpu".
   std::string device = "cpu";

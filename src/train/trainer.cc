@@ -75,6 +75,21 @@ class AutocastScope {
   at::ScalarType dtype_;
 };
 
+// --activation-checkpointing on the model's units (models/units.h); a model
+// without units (or, for selective, without attention) is refused.
+void apply_recompute(const TrainOptions& opts, models::Model& model) {
+  const auto mode = models::parse_recompute(opts.activation_checkpointing);
+  auto* seam = model.unit_seam();
+  if (seam == nullptr) {
+    if (mode == models::Recompute::kNone) return;
+    throw UsageError(fmt::format("--activation-checkpointing {}: {} has no blocks to checkpoint (gpt, llama, "
+                                 "resnet and mlp models have)", opts.activation_checkpointing, opts.model));
+  }
+  const auto why = seam->set_recompute(mode);
+  if (!why.empty())
+    throw UsageError(fmt::format("--activation-checkpointing {}: {}: {}", opts.activation_checkpointing, opts.model, why));
+}
+
 // Moves the model to `device`; with channels_last, every 4-D parameter
 // (convolution weights) is laid out NHWC, as torch's
 // module.to(memory_format=torch.channels_last) does.
@@ -165,6 +180,7 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
   auto& module = *model.module();
   module.train();
   place_model(module, device, opts.channels_last);
+  apply_recompute(opts, model);
   auto strategy = make_strategy(opts, module, comm, observer, model.unit_seam());
   // After the strategy (see grad_ready_probe.h): its hooks go first.
   std::unique_ptr<GradReadyProbe> ready_probe;

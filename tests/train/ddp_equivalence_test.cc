@@ -187,6 +187,7 @@ AgainstOneProcess train_against_one_process(const train::TrainOptions& o) {
   auto ref_opts = o;
   ref_opts.reducer = "none";
   ref_opts.reshard_after_forward = -1;
+  ref_opts.activation_checkpointing = "none";  // one process keeping every activation
   ref_opts.batch_size = o.batch_size * c.size();
   out.reference = train::make_seeded_model(ref_opts);
   train::train(ref_opts, *out.reference, nullptr, 1, 0);
@@ -278,6 +279,44 @@ TEST_P(LlamaEquivalence, NRanksEqualOneProcessWithNTimesTheBatch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, LlamaEquivalence, ::testing::Values("overlap", "fsdp"));
+
+// Activation checkpointing under every data-parallel strategy: the blocks
+// recomputed in backward (full on GPT-2; selective, the attention core, on
+// the Llama) train like one process that keeps every activation. The
+// recomputed blocks' parameter gradients reach the strategy's hooks in the
+// outer backward (the c10d Reducer's, horovod's, the sharded strategies';
+// fsdp gathers a unit again before its recomputation).
+class Checkpointed : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(Checkpointed, NRanksEqualOneProcessWithoutCheckpointing) {
+  const auto& [model, strategy] = GetParam();
+  if (strategy == "ddp" && !backend_has_c10d_group())
+    GTEST_SKIP() << "backend " << g_comm->backend() << " has no c10d process group";
+  auto o = tiny_gpt_options(2);
+  if (model == "llama3-8b") {
+    o.model = model;
+    o.heads = 4;
+    o.kv_heads = 2;
+  }
+  o.activation_checkpointing = model == "gpt2" ? "full" : "selective";
+  o.reducer = strategy == "fsdp-keep" ? "fsdp" : strategy;
+  if (strategy == "fsdp-keep") o.reshard_after_forward = 0;
+  const auto run = train_against_one_process(o);
+  EXPECT_LT(run.distance, 2e-5) << model << " " << o.activation_checkpointing << " " << strategy << " on "
+                                << g_comm->size() << " ranks";
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpt2Full, Checkpointed,
+                         ::testing::Combine(::testing::Values("gpt2"),
+                                            ::testing::Values("ddp", "overlap", "sync", "horovod", "zero1", "zero2",
+                                                              "fsdp", "fsdp-keep")),
+                         [](const auto& info) {
+                           auto s = std::get<1>(info.param);
+                           return s == "fsdp-keep" ? std::string("fsdp_keep") : s;
+                         });
+INSTANTIATE_TEST_SUITE_P(LlamaSelective, Checkpointed,
+                         ::testing::Combine(::testing::Values("llama3-8b"), ::testing::Values("overlap", "fsdp")),
+                         [](const auto& info) { return std::get<1>(info.param); });
 
 // fsdp with FSDP2's MixedPrecisionPolicy(param_dtype=bfloat16,
 // reduce_dtype=float32) under --amp bf16: every unit is all-gathered in

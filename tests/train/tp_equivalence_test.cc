@@ -93,6 +93,7 @@ Split train_split(train::TrainOptions o, const models::TpRegion& region, const s
 
   auto whole = o;
   whole.reducer = "none";
+  whole.activation_checkpointing = "none";
   whole.batch_size = o.batch_size * dp;
   auto reference = train::make_seeded_model(whole);
   s.reference_loss = train::train(whole, *reference, nullptr, 1, 0).last_loss;
@@ -128,6 +129,20 @@ TEST_P(TpEquivalence, EveryRanksPartEqualsOneProcessWithTheWholeModel) {
   }
   EXPECT_LT(max_abs_diff(s.params, s.reference), 2e-5)
       << model() << " on " << mesh.dims.describe() << " (" << reducer() << ")";
+  EXPECT_GT(max_abs_diff(s.initial, s.params), 1e-3) << "training did not move the parameters";
+}
+
+// With activation checkpointing (full on gpt2, selective on the Llama) the
+// split trains the same: the recomputation in backward runs the block's
+// forward sums again, in the same order on every rank of the group, and the
+// one process keeps every activation.
+TEST_P(TpEquivalence, CheckpointedPartsEqualOneProcessWithoutCheckpointing) {
+  const auto& mesh = *g_mesh;
+  auto o = tiny(model());
+  o.activation_checkpointing = model() == "gpt2" ? "full" : "selective";
+  const auto s = train_split(o, layout::make_tp_region(*mesh.tp), reducer());
+  EXPECT_LT(max_abs_diff(s.params, s.reference), 2e-5)
+      << model() << " " << o.activation_checkpointing << " on " << mesh.dims.describe() << " (" << reducer() << ")";
   EXPECT_GT(max_abs_diff(s.initial, s.params), 1e-3) << "training did not move the parameters";
 }
 

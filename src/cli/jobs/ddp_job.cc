@@ -87,6 +87,7 @@ nlohmann::ordered_json train_config_json(const train::TrainOptions& t) {
           {"broadcast_buffers", t.broadcast_buffers},
           {"reshard_after_forward", t.reshard_after_forward != 0},  // fsdp's
           {"param_dtype", t.param_dtype.empty() ? std::string("float32") : t.param_dtype},  // fsdp's
+          {"activation_checkpointing", t.activation_checkpointing},
           {"fusion_threshold_mb", t.fusion_threshold_mb},  // horovod's (-1: not horovod)
           {"cycle_time_ms", t.cycle_time_ms},
           {"optimizer", t.optimizer},
@@ -150,6 +151,8 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
     a.insert(a.end(), {"--reshard-after-forward", t.reshard_after_forward ? "true" : "false"});
   if (!t.param_dtype.empty()) a.insert(a.end(), {"--param-dtype", t.param_dtype});
   if (t.tp != 1) a.insert(a.end(), {"--tp", std::to_string(t.tp)});
+  if (t.activation_checkpointing != "none")
+    a.insert(a.end(), {"--activation-checkpointing", t.activation_checkpointing});
   if (!run.comm.iface.empty()) {
     a.push_back("--iface");
     a.push_back(run.comm.iface);

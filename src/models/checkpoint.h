@@ -1,0 +1,45 @@
+#pragma once
+// Activation checkpointing (torch.utils.checkpoint's recomputation, as
+// torchtitan's and Megatron-LM's activation checkpointing apply it): a
+// checkpointed region keeps only its inputs from forward; its backward runs
+// the region's forward again, under the same autocast state, and
+// differentiates that. The region's parameters are the function's inputs
+// too, so their gradients reach each parameter's accumulator in the outer
+// backward (a DDP Reducer's or a sharded strategy's hooks fire there, as
+// without checkpointing); the inner backward only computes.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+namespace dtbench::models {
+
+// What a model recomputes in backward (--activation-checkpointing):
+//  kNone:      nothing; every block keeps its activations.
+//  kFull:      every unit (models/units.h: a transformer block, a ResNet
+//              block, an MLP's hidden layer) keeps its input only and runs
+//              forward again in backward (torchtitan's "full").
+//  kSelective: in every attention block, the attention core (scores QKᵀ,
+//              causal mask, softmax, the weighted sum of V; grouped-query
+//              heads' repetition of K and V) keeps q, k and v only and is
+//              recomputed — Megatron-LM's selective recomputation
+//              (Korthikanti et al. 2022), the part whose activations grow
+//              with the sequence squared. torchtitan's "selective" (op-level
+//              policy or every n-th layer) recomputes other parts.
+enum class Recompute { kNone, kFull, kSelective };
+
+const char* recompute_name(Recompute r);
+// "none", "full" or "selective"; throws UsageError otherwise.
+Recompute parse_recompute(const std::string& name);
+
+using Region = std::function<torch::Tensor(const std::vector<torch::Tensor>& inputs)>;
+
+// region(inputs), keeping none of its intermediate tensors for backward:
+// backward recomputes region(inputs) and returns the gradients of `inputs`
+// and of `params` (the parameters region uses; those not requiring a
+// gradient get none). In no-grad mode it is a plain call.
+torch::Tensor checkpoint(Region region, const std::vector<torch::Tensor>& inputs,
+                         const std::vector<torch::Tensor>& params);
+
+}  // namespace dtbench::models
