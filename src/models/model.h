@@ -98,7 +98,16 @@ struct ModelEntry {
   // Why the model cannot be split `tp` ways by its tensor-parallel plan ("":
   // it can); unset: the model has no plan (tp_refusal says so).
   std::function<std::string(const ModelOptions&, int tp)> tp_refusal;
+  // What --activation-checkpointing can recompute in it (models/checkpoint.h),
+  // as its module's UnitSeam says once made: its units (full) and its
+  // attention's core (selective).
+  bool checkpoints_units = false;
+  bool checkpoints_attention = false;
 };
+
+// Why `entry` cannot be trained with --activation-checkpointing `mode`
+// ("none", "full" or "selective"); "" when it can.
+std::string recompute_refusal(const ModelEntry& entry, const std::string& mode);
 
 // Why `entry` with `opts` cannot run tensor-parallel `tp` ways; "" when it
 // can (always at tp 1).

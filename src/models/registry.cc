@@ -29,9 +29,11 @@ ModelEntry entry(std::string name, std::string description,
 }
 
 ModelEntry resnet_entry(const std::string& name, const std::string& description) {
-  return entry(name, description, [name](const ModelOptions& o) -> std::unique_ptr<Model> {
+  auto e = entry(name, description, [name](const ModelOptions& o) -> std::unique_ptr<Model> {
     return std::make_unique<ModuleModel<ResNet>>(ResNet(resnet_config(name, o.num_classes)), InputKind::kImage);
   });
+  e.checkpoints_units = true;
+  return e;
 }
 
 // A GPT-2 size: Hugging Face's configurations (vocabulary 50257, 1024
@@ -56,6 +58,7 @@ ModelEntry gpt_entry(const std::string& name, int64_t layers, int64_t width, int
   e.forward_macs = gpt_forward_macs;
   e.unit_shapes = gpt_unit_shapes;
   e.tp_refusal = gpt_tp_refusal;
+  e.checkpoints_units = e.checkpoints_attention = true;
   return e;
 }
 
@@ -82,6 +85,7 @@ ModelEntry llama_entry(const std::string& name, int64_t layers, int64_t width, i
   e.forward_macs = llama_forward_macs;
   e.unit_shapes = llama_unit_shapes;
   e.tp_refusal = llama_tp_refusal;
+  e.checkpoints_units = e.checkpoints_attention = true;
   return e;
 }
 
@@ -90,6 +94,16 @@ int64_t kv_width(const ModelOptions& o) {
 }
 
 }  // namespace
+
+std::string recompute_refusal(const ModelEntry& entry, const std::string& mode) {
+  if (mode == "full" && !entry.checkpoints_units)
+    return fmt::format("--activation-checkpointing full: {} has no blocks to checkpoint (the gpt, llama, "
+                       "resnet and mlp models have)", entry.name);
+  if (mode == "selective" && !entry.checkpoints_attention)
+    return fmt::format("--activation-checkpointing selective recomputes attention's core: {} has no attention "
+                       "(the gpt and llama models have; full checkpoints whole blocks)", entry.name);
+  return "";
+}
 
 std::string tp_refusal(const ModelEntry& entry, const ModelOptions& opts, int tp) {
   if (tp == 1) return "";
@@ -204,6 +218,7 @@ const std::vector<ModelEntry>& model_registry() {
                        Mlp(o.in_features, o.hidden, o.num_classes), InputKind::kVector);
                  },
                  8, InputKind::kVector));
+    e.back().checkpoints_units = true;
     return e;
   }();
   return entries;

@@ -152,5 +152,32 @@ TEST(CheckpointRefusal, SelectiveNeedsAttention) {
   EXPECT_EQ(parse_recompute("selective"), Recompute::kSelective);
 }
 
+// The registry's word (what the front end checks before any rank starts)
+// is each made model's: its units for full, its attention for selective.
+TEST(CheckpointRefusal, TheRegistrySaysWhatEachModelCanRecompute) {
+  ModelOptions small;
+  small.layers = 1;
+  small.width = 16;
+  small.heads = 2;
+  small.kv_heads = 1;
+  small.vocab = 20;
+  small.seq_len = 8;
+  small.num_classes = 10;
+  small.in_features = small.hidden = 8;
+  for (const auto& entry : model_registry()) {
+    auto model = entry.make(small);
+    auto* seam = model->unit_seam();
+    EXPECT_EQ(entry.checkpoints_units, seam != nullptr) << entry.name;
+    EXPECT_EQ(recompute_refusal(entry, "full").empty(), seam != nullptr) << entry.name;
+    const bool attention = seam != nullptr && seam->set_recompute(Recompute::kSelective).empty();
+    EXPECT_EQ(entry.checkpoints_attention, attention) << entry.name;
+    EXPECT_EQ(recompute_refusal(entry, "selective").empty(), attention) << entry.name;
+    EXPECT_EQ(recompute_refusal(entry, "none"), "") << entry.name;
+  }
+  EXPECT_EQ(recompute_refusal(find_model("vgg16"), "full"),
+            "--activation-checkpointing full: vgg16 has no blocks to checkpoint (the gpt, llama, resnet and mlp "
+            "models have)");
+}
+
 }  // namespace
 }  // namespace dtbench::models

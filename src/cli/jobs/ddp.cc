@@ -72,12 +72,14 @@ Json new_report(const DdpFlags& f, const Json& env) {
 
 std::string details(const DdpFlags& f) {
   const auto& t = f.train;
-  return fmt::format("{}reducer {}, backend {}{}, bucket {:g} MB{}{}, {} iters + {} warm-up",
+  return fmt::format("{}reducer {}, backend {}{}, bucket {:g} MB{}{}{}, {} iters + {} warm-up",
                      t.tp > 1 ? fmt::format("tensor-parallel {} ways (batch per replica), ", t.tp) : "", t.reducer,
                      f.run.comm.backend, f.run.bind == "none" ? "" : ", ranks bound to " + f.run.bind + "s",
                      t.bucket_cap_mb,
                      t.compression == "none" ? "" : ", compression " + t.compression,
-                     t.amp == "none" ? "" : ", amp " + t.amp, t.iters, t.warmup);
+                     t.amp == "none" ? "" : ", amp " + t.amp,
+                     t.activation_checkpointing == "none" ? "" : ", activation checkpointing " + t.activation_checkpointing,
+                     t.iters, t.warmup);
 }
 
 // Under a tensor-parallel row: its groups and what their sums cost rank 0.

@@ -187,6 +187,8 @@ void check_trainable(const train::TrainOptions& t, const std::string& backend) {
     const auto why = models::tp_refusal(entry, train::model_options(t), t.tp);
     if (!why.empty()) throw UsageError(why);
   }
+  if (const auto why = models::recompute_refusal(entry, t.activation_checkpointing); !why.empty())
+    throw UsageError(why);
   if (t.image_size < entry.min_image_size)
     throw UsageError(fmt::format("--image-size {}: {} needs images of at least {}x{}", t.image_size,
                                  entry.name, entry.min_image_size, entry.min_image_size));
