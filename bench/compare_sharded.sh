@@ -20,7 +20,8 @@
 # --batch-size 2"); NPROC (default 2); BIND (default none; core pins each rank
 # of both sides to its own core); AMP (none or bf16: autocast on both sides)
 # and PARAM_DTYPE (fsdp: float32, or bf16 for FSDP2's
-# MixedPrecisionPolicy(param_dtype=bfloat16, reduce_dtype=float32) on both).
+# MixedPrecisionPolicy(param_dtype=bfloat16, reduce_dtype=float32) on both);
+# AC (none, full or selective: --activation-checkpointing on both sides).
 set -euo pipefail
 BUILD=${1:-build-wheel}
 ROUNDS=${2:-5}
@@ -31,6 +32,7 @@ NPROC=${NPROC:-2}
 BIND=${BIND:-none}
 AMP=${AMP:-none}
 PARAM_DTYPE=${PARAM_DTYPE:-float32}
+AC=${AC:-none}
 MODEL=${MODEL:---layers 2 --width 128 --heads 4 --vocab 2048 --seq-len 64 --batch-size 2}
 here=$(cd "$(dirname "$0")" && pwd)
 D="$BUILD/dtbench"
@@ -49,6 +51,7 @@ dtbench_side() {  # strategy, round
   # shellcheck disable=SC2086
   "$D" ddp --model gpt2 $MODEL --optimizer adamw "${how[@]}" --iters "$ITERS" --warmup "$WARMUP" \
     --threads 1 --bucket-cap-mb 25 --world-sizes "$NPROC" --no-baseline --bind "$BIND" --amp "$AMP" \
+    --activation-checkpointing "$AC" \
     $([ "$PARAM_DTYPE" = float32 ] || echo "--param-dtype $PARAM_DTYPE") \
     --json "$out/d.$1.$2.json" >/dev/null 2>&1
 }
@@ -56,7 +59,7 @@ peer_side() {  # strategy, round
   # shellcheck disable=SC2086
   "$D" launch --nproc-per-node "$NPROC" --bind "$BIND" -- "$here/peers/python-wheel" \
     "$here/peers/torch_sharded.py" --strategy "$1" $MODEL --iters "$ITERS" --warmup "$WARMUP" \
-    --threads 1 --bucket-cap-mb 25 --amp "$AMP" --param-dtype "$PARAM_DTYPE" \
+    --threads 1 --bucket-cap-mb 25 --amp "$AMP" --param-dtype "$PARAM_DTYPE" --activation-checkpointing "$AC" \
     --memory-probe "$BUILD/libdtbench_memory_probe.so" >"$out/p.$1.$2.json"
 }
 

@@ -21,6 +21,12 @@ that sets RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (`dtbench launch`).
                     optimizers, over the DTensor and the plain parameters
                     (foreach cannot mix them), the same update
   --strategy none   one process, no wrapper
+  --activation-checkpointing full|selective  as dtbench's: full wraps each
+                    block in checkpoint_wrapper (non-reentrant, no RNG state:
+                    torchtitan's full AC, applied before fully_shard);
+                    selective recomputes the attention core (scores, mask,
+                    softmax, weighted sum) through torch.utils.checkpoint
+                    (use_reentrant=False) from q, k and v
   --amp bf16        forward and loss under torch.autocast(device, bfloat16), as
                     dtbench's --amp bf16
   --device cuda     the rank trains on GPU LOCAL_RANK over NCCL (gloo on the
@@ -74,10 +80,18 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 
+def attention_core(q, k, v):
+    t, d = q.size(2), q.size(3)
+    att = (q @ k.transpose(-2, -1)) / math.sqrt(d)
+    mask = torch.ones(t, t, dtype=torch.bool, device=q.device).triu(1)
+    return att.masked_fill(mask, float("-inf")).softmax(-1) @ v
+
+
 class Block(nn.Module):
     def __init__(self, w, heads):
         super().__init__()
         self.heads = heads
+        self.recompute_attention = False
         self.ln_1 = nn.LayerNorm(w)
         self.attn_c_attn = nn.Linear(w, 3 * w)
         self.attn_c_proj = nn.Linear(w, w)
@@ -93,10 +107,12 @@ class Block(nn.Module):
         h = wl // d
         q, k, v = qkv.split(wl, dim=2)
         q, k, v = (z.view(b, t, h, d).transpose(1, 2) for z in (q, k, v))
-        att = (q @ k.transpose(-2, -1)) / math.sqrt(d)
-        mask = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
-        att = att.masked_fill(mask, float("-inf")).softmax(-1)
-        y = (att @ v).transpose(1, 2).reshape(b, t, wl)
+        if self.recompute_attention:
+            from torch.utils.checkpoint import checkpoint
+            y = checkpoint(attention_core, q, k, v, use_reentrant=False)
+        else:
+            y = attention_core(q, k, v)
+        y = y.transpose(1, 2).reshape(b, t, wl)
         x = x + self.attn_c_proj(y)
         return x + self.mlp_c_proj(F.gelu(self.mlp_c_fc(self.ln_2(x)), approximate="tanh"))
 
@@ -184,6 +200,7 @@ def main():
     p.add_argument("--bucket-cap-mb", type=float, default=25)
     p.add_argument("--reshard-after-forward", choices=["true", "false"], default="true")
     p.add_argument("--amp", choices=["none", "bf16"], default="none")
+    p.add_argument("--activation-checkpointing", choices=["none", "full", "selective"], default="none")
     p.add_argument("--param-dtype", choices=["float32", "bf16"], default="float32")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--memory-probe", metavar="LIB", help="libdtbench_memory_probe.so: count tensor bytes")
@@ -223,6 +240,18 @@ def main():
     world = dist.get_world_size() if distributed else 1
 
     model = Gpt(a.layers, a.width, a.heads, a.vocab).to(dev)
+
+    def apply_ac():
+        """As torchtitan: after tensor parallelism, before fully_shard."""
+        if a.activation_checkpointing == "full":
+            from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import (CheckpointImpl,
+                                                                                     checkpoint_wrapper)
+            for i, block in enumerate(model.h):
+                model.h[i] = checkpoint_wrapper(block, checkpoint_impl=CheckpointImpl.NO_REENTRANT,
+                                                preserve_rng_state=False)
+        elif a.activation_checkpointing == "selective":
+            for block in model.h:
+                block.recompute_attention = True
     g = torch.Generator().manual_seed(2)
     x = torch.randint(0, a.vocab, (a.batch_size, a.seq_len), generator=g).to(dev)
     y = torch.randint(0, a.vocab, (a.batch_size, a.seq_len), generator=g).to(dev)
@@ -234,11 +263,13 @@ def main():
         if a.param_dtype == "bf16":
             from torch.distributed.fsdp import MixedPrecisionPolicy
             kw["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        apply_ac()
         for block in model.h:
             fully_shard(block, reshard_after_forward=reshard, **kw)
         fully_shard(model, reshard_after_forward=reshard, **kw)
         opt = torch.optim.AdamW(model.parameters(), **adamw)
     elif a.strategy in ("ddp", "zero1"):
+        apply_ac()
         model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=a.bucket_cap_mb,
                                                     device_ids=[dev.index] if cuda else None)
         if a.strategy == "zero1":
@@ -254,10 +285,12 @@ def main():
         if cuda:
             p.error("--strategy tp runs on the CPU here")
         parallelize_tp(model, world)
+        apply_ac()
         dtensors = [q for q in model.parameters() if hasattr(q, "to_local")]
         plain = [q for q in model.parameters() if not hasattr(q, "to_local")]
         opt = Optimizers([torch.optim.AdamW(dtensors, **adamw), torch.optim.AdamW(plain, **adamw)])
     else:
+        apply_ac()
         opt = torch.optim.AdamW(model.parameters(), **adamw)
 
     times = []

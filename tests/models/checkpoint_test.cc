@@ -124,9 +124,17 @@ TEST(CheckpointMemory, FullKeepsLessThanSelectiveKeepsLessThanNone) {
              full = run(o, Recompute::kFull);
   EXPECT_LT(full.kept, selective.kept);
   EXPECT_LT(selective.kept, none.kept);
-  // Selective drops what grows with t²: per block at least the softmax's
-  // probabilities (its saved output), batch 2 x 4 heads x 64 x 64 float32.
-  EXPECT_GE(none.kept - selective.kept, o.layers * 2 * 4 * 64 * 64 * 4);
+  // docs/metrics.md "Activation checkpointing": a GPT-2 block keeps
+  // 4·bt·(16h + a·t) bytes in float32, and full keeps its input (4·bth) of
+  // them. Here b 2, t 64, h 32, a 4: 4·128·(15·32 + 4·64) = 376,832 bytes
+  // per block less, 753,664 for the 2 blocks; beside them the norms'
+  // mean and 1/std (2 x 2 x bt floats) and the causal mask (t² bytes) per
+  // block, 6,144 bytes: 765,952 in all.
+  const std::int64_t b = 2, t = 64, h = 32, a = 4;
+  EXPECT_EQ(none.kept - full.kept, o.layers * (4 * b * t * (15 * h + a * t) + 4 * b * t * 4 + t * t));
+  // Selective keeps all but the softmax's probabilities (b·a·t² floats) and
+  // the mask: 2 x (131,072 + 4,096) bytes.
+  EXPECT_EQ(none.kept - selective.kept, o.layers * (4 * a * b * t * t + t * t));
 }
 
 // Under bfloat16 autocast backward recomputes in bfloat16 as forward did:
