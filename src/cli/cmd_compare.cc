@@ -1,6 +1,6 @@
 // `dtbench compare`: which way of synchronising gradients is fastest here,
 // and how does each scale? Sweeps models × world sizes × reducers × bucket
-// sizes × compressions × amp settings, each point a full `ddp` job (cli/ddp_job), appends
+// sizes × compressions × amp settings × activation checkpointing, each point a full `ddp` job (cli/ddp_job), appends
 // every finished point to a JSON-lines log (--resume continues one), then
 // prints the per-phase tables, the throughput/efficiency table and the
 // compression errors.
@@ -43,6 +43,7 @@ train::TrainOptions point_options(const train::TrainOptions& base, const report:
   t.bucket_cap_mb = k.bucket_cap_mb;
   t.compression = k.compression;
   t.amp = k.amp;
+  t.activation_checkpointing = k.ac;
   if (k.reducer != "fsdp") {  // fsdp's alone
     t.reshard_after_forward = -1;
     t.param_dtype.clear();
@@ -62,6 +63,7 @@ bench::GridSpec compare_spec(const CompareFlags& f, bool ranks_known) {
   spec.bucket_caps_mb = parse_bucket_caps(f.bucket_caps);
   spec.compressions = split_list(f.compressions);
   spec.amps = split_list(f.train.amp);  // a list here: one column per setting
+  spec.acs = split_list(f.train.activation_checkpointing);  // a list too
   bench::expand_grid(spec);  // each list's values, and a grid with a point that can run
   const auto has = [&](const char* reducer) {
     return std::find(spec.reducers.begin(), spec.reducers.end(), reducer) != spec.reducers.end();
@@ -102,7 +104,8 @@ Action register_compare(CLI::App& app) {
   auto f = std::make_shared<CompareFlags>();
   auto* cmd = app.add_subcommand(
       "compare",
-      "Compare gradient-sync strategies: reducers × bucket sizes × compression × amp × world "
+      "Compare gradient-sync strategies: reducers × bucket sizes × compression × amp × activation "
+      "checkpointing × world "
       "sizes × models, each point a full ddp run");
   add_run_options(*cmd, f->run, /*with_nproc=*/false);
   cmd->add_option("--models", f->models, "Models to sweep (see `dtbench models`)")

@@ -152,12 +152,13 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
                  "[default: float32]")
       ->type_name("float32|bf16");
   cmd.add_option("--activation-checkpointing", t.activation_checkpointing,
-                 "What backward recomputes instead of keeping (torchtitan's modes): none; full (each "
-                 "block keeps only its input and runs forward again in backward: decoders' blocks, "
-                 "ResNet's blocks, the MLP's hidden layers); selective (gpt and llama: the attention "
-                 "core, scores, mask, softmax and weighted sum, as Megatron-LM's selective "
-                 "recomputation)")
-      ->type_name("none|full|selective")
+                 std::string(grid ? "Activation checkpointing settings to sweep, e.g. none,full (a column each): "
+                                  : "What backward recomputes instead of keeping: ") +
+                     "none; full (each block keeps only its input and runs forward again in backward: "
+                     "decoders' blocks, ResNet's blocks, the MLP's hidden layers); selective (gpt and llama: "
+                     "the attention core, scores, mask, softmax and weighted sum, as Megatron-LM's "
+                     "selective recomputation)")
+      ->type_name(grid ? "LIST" : "none|full|selective")
       ->capture_default_str();
   cmd.add_option("--fusion-threshold-mb", t.fusion_threshold_mb,
                  "horovod: Horovod's fusion threshold in MiB, 0 = no fusion [default: "

@@ -21,6 +21,7 @@ std::string PointKey::strategy() const {
   std::string s = reducer;
   if (compression != "none") s += "+" + compression;
   if (amp != "none") s += "+amp-" + amp;
+  if (ac != "none") s += "+ac-" + ac;
   return s;
 }
 
@@ -34,7 +35,8 @@ Json to_json(const PointKey& k) {
           {"reducer", k.reducer},
           {"bucket_cap_mb", k.bucket_cap_mb},
           {"compression", k.compression},
-          {"amp", k.amp}};
+          {"amp", k.amp},
+          {"activation_checkpointing", k.ac}};
 }
 
 PointKey point_key_from_json(const Json& j, const std::string& where) {
@@ -47,6 +49,10 @@ PointKey point_key_from_json(const Json& j, const std::string& where) {
   k.amp = json_value_or<std::string>(j, "amp", "none", where);  // absent before amp was an axis
   if (k.amp != "none" && k.amp != "bf16" && k.amp != "fp16")
     throw UsageError(fmt::format("{}: amp '{}' is not none, bf16 or fp16", where, k.amp));
+  // Absent before activation checkpointing was an axis.
+  k.ac = json_value_or<std::string>(j, "activation_checkpointing", "none", where);
+  if (k.ac != "none" && k.ac != "full" && k.ac != "selective")
+    throw UsageError(fmt::format("{}: activation_checkpointing '{}' is not none, full or selective", where, k.ac));
   if (k.world_size < 1) throw UsageError(fmt::format("{}: world_size must be at least 1", where));
   return k;
 }
@@ -150,7 +156,8 @@ std::vector<ThroughputRow> throughput_rows(const std::vector<ComparePoint>& poin
     for (const auto& one : rows) {
       if (one.key.world_size != 1 || one.key.model != r.key.model ||
           one.key.reducer != r.key.reducer || one.key.compression != r.key.compression ||
-          one.key.amp != r.key.amp || one.key.bucket_cap_mb != r.key.bucket_cap_mb || !(one.total > 0))
+          one.key.amp != r.key.amp || one.key.ac != r.key.ac || one.key.bucket_cap_mb != r.key.bucket_cap_mb ||
+          !(one.total > 0))
         continue;
       r.efficiency = stats::scaling_efficiency(r.total, r.key.world_size, one.total);
       break;
@@ -164,7 +171,7 @@ const ComparePoint* find_baseline(const std::vector<ComparePoint>& points, const
   for (const auto& q : points)
     if (q.key.model == p.model && q.key.world_size == p.world_size &&
         q.key.bucket_cap_mb == p.bucket_cap_mb && q.key.reducer == baseline &&
-        q.key.compression == "none" && q.key.amp == p.amp)
+        q.key.compression == "none" && q.key.amp == p.amp && q.key.ac == p.ac)
       return &q;
   return nullptr;
 }

@@ -25,8 +25,10 @@ struct PointKey {
   double bucket_cap_mb = 25;
   std::string compression = "none";
   std::string amp = "none";  // --amp: none, bf16, fp16
+  std::string ac = "none";   // --activation-checkpointing: none, full, selective
 
-  // "overlap", "overlap+fp16", "ddp+amp-bf16", "horovod+fp16+amp-fp16".
+  // "overlap", "overlap+fp16", "ddp+amp-bf16", "horovod+fp16+amp-fp16",
+  // "fsdp+ac-full".
   std::string strategy() const;
   // "mlp/2R/overlap+fp16/25MB": unique per point, used by --resume.
   std::string id() const;

@@ -110,6 +110,7 @@ void load_ddp(ReportSource& src, const Json& doc) {
                             ? "none"
                             : json_value_or<std::string>(src.config, "compression", "none", cfg);
     p.key.amp = json_value_or<std::string>(src.config, "amp", "none", cfg);
+    p.key.ac = json_value_or<std::string>(src.config, "activation_checkpointing", "none", cfg);
     src.points.push_back(std::move(p));
   }
 }

@@ -166,6 +166,12 @@ expect_usage_error -m "tensor-parallel ranks' gradient parts" ddp --model gpt2 -
 expect_usage_error ddp --model gpt2 --reducer none --tp 2 --world-sizes 4
 expect_usage_error ddp --model gpt2 --tp 0
 expect_usage_error compare --models gpt2 --tp 2
+# --activation-checkpointing: a mode that is not one, a model without blocks
+# (full) or without attention (selective), refused before any rank starts.
+expect_usage_error ddp --model gpt2 --activation-checkpointing op
+expect_usage_error -m "vgg16 has no blocks to checkpoint" ddp --model vgg16 --activation-checkpointing full
+expect_usage_error -m "mlp has no attention" ddp --model mlp --activation-checkpointing selective
+expect_usage_error -m "transformer has no blocks" compare --models transformer --activation-checkpointing full
 expect_usage_error ddp --percentiles 50,120
 expect_usage_error ddp --momentum 1.5
 expect_usage_error ddp --image-size 2

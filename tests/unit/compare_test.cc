@@ -67,6 +67,42 @@ TEST(Grid, AmpIsAnAxisWithFp16SkippedForShardedStrategies) {
   EXPECT_THROW(bench::expand_grid(s), UsageError);
 }
 
+TEST(Grid, ActivationCheckpointingIsAnAxis) {
+  bench::GridSpec s;
+  s.models = {"gpt2"};
+  s.world_sizes = {1, 2};
+  s.reducers = {"ddp", "fsdp"};
+  s.bucket_caps_mb = {25};
+  s.amps = {"bf16"};
+  s.acs = {"none", "full"};
+  const auto g = bench::expand_grid(s);
+  // Run order: ... amp, activation checkpointing, reducer, world size.
+  ASSERT_EQ(g.points.size(), 8u);
+  EXPECT_EQ(g.points[0].id(), "gpt2/1R/ddp+amp-bf16/25MB");
+  EXPECT_EQ(g.points[3].id(), "gpt2/2R/fsdp+amp-bf16/25MB");
+  EXPECT_EQ(g.points[4].id(), "gpt2/1R/ddp+amp-bf16+ac-full/25MB");
+  EXPECT_EQ(g.points[7].ac, "full");
+  s.acs = {"full", "full"};
+  EXPECT_THROW(bench::expand_grid(s), UsageError);
+  s.acs = {"op"};
+  EXPECT_THROW(bench::expand_grid(s), UsageError);
+}
+
+TEST(Records, ActivationCheckpointingKeyRoundTripsAndOldPointsReadAsNone) {
+  PointKey k;
+  k.model = "gpt2";
+  k.world_size = 2;
+  k.reducer = "fsdp";
+  k.ac = "selective";
+  EXPECT_EQ(k.strategy(), "fsdp+ac-selective");
+  EXPECT_EQ(report::point_key_from_json(report::to_json(k), "k").id(), "gpt2/2R/fsdp+ac-selective/25MB");
+  auto old = report::to_json(k);
+  old.erase("activation_checkpointing");  // a log written before it was an axis
+  EXPECT_EQ(report::point_key_from_json(old, "k").ac, "none");
+  old["activation_checkpointing"] = "op";
+  EXPECT_THROW(report::point_key_from_json(old, "k"), UsageError);
+}
+
 TEST(Records, AmpKeyRoundTripsAndOldPointsReadAsNone) {
   PointKey k;
   k.model = "mlp";

@@ -27,6 +27,7 @@ Grid expand_grid(const GridSpec& spec) {
   require_unique(spec.bucket_caps_mb, "--bucket-cap-mb");
   require_unique(spec.compressions, "--compression");
   require_unique(spec.amps, "--amp");
+  require_unique(spec.acs, "--activation-checkpointing");
   for (const auto& r : spec.reducers) {
     bool known = false;
     for (const char* name : train::kReducerNames) known = known || r == name;
@@ -45,6 +46,9 @@ Grid expand_grid(const GridSpec& spec) {
   for (const auto& a : spec.amps)
     if (a != "none" && a != "bf16" && a != "fp16")
       throw UsageError(fmt::format("--amp: '{}' is not one of none, bf16, fp16", a));
+  for (const auto& a : spec.acs)
+    if (a != "none" && a != "full" && a != "selective")
+      throw UsageError(fmt::format("--activation-checkpointing: '{}' is not one of none, full, selective", a));
   for (double b : spec.bucket_caps_mb)
     if (!(b > 0) || b > 65536)
       throw UsageError(fmt::format("--bucket-cap-mb: {} must be > 0 and at most 65536", b));
@@ -78,21 +82,23 @@ Grid expand_grid(const GridSpec& spec) {
     for (double b : spec.bucket_caps_mb)
       for (const auto& c : spec.compressions)
         for (const auto& a : spec.amps)
-          for (const auto& r : spec.reducers) {
-            if (c != "none" && !train::reducer_supports_compression(r)) continue;
-            if (r == "horovod" && c == "bf16") continue;
-            if (amp_skipped(r, a)) continue;
-            for (int w : spec.world_sizes) {
-              report::PointKey k;
-              k.model = m;
-              k.world_size = w;
-              k.reducer = r;
-              k.bucket_cap_mb = b;
-              k.compression = c;
-              k.amp = a;
-              grid.points.push_back(k);
+          for (const auto& ac : spec.acs)
+            for (const auto& r : spec.reducers) {
+              if (c != "none" && !train::reducer_supports_compression(r)) continue;
+              if (r == "horovod" && c == "bf16") continue;
+              if (amp_skipped(r, a)) continue;
+              for (int w : spec.world_sizes) {
+                report::PointKey k;
+                k.model = m;
+                k.world_size = w;
+                k.reducer = r;
+                k.bucket_cap_mb = b;
+                k.compression = c;
+                k.amp = a;
+                k.ac = ac;
+                grid.points.push_back(k);
+              }
             }
-          }
   if (grid.points.empty())
     throw UsageError("the grid has no point that can run (every reducer/compression/amp combination is skipped)");
   return grid;

@@ -1,6 +1,7 @@
 #pragma once
 // The grid of `dtbench compare`: models × world sizes × bucket sizes ×
-// compressions × amp settings × reducers, each point a full ddp run.
+// compressions × amp settings × activation checkpointing × reducers, each
+// point a full ddp run.
 // Torch-free.
 #include <string>
 #include <vector>
@@ -16,10 +17,12 @@ struct GridSpec {
   std::vector<double> bucket_caps_mb{1, 5, 10, 25, 50};
   std::vector<std::string> compressions{"none"};
   std::vector<std::string> amps{"none"};  // --amp: none, bf16, fp16
+  std::vector<std::string> acs{"none"};   // --activation-checkpointing: none, full, selective
 };
 
 struct Grid {
-  // In run order: model, bucket size, compression, amp, reducer, world size
+  // In run order: model, bucket size, compression, amp, activation
+  // checkpointing, reducer, world size
   // (innermost), so one strategy's scaling is complete before the next starts.
   std::vector<report::PointKey> points;
   // Combinations left out, one line each ("ddp+fp16: ...").

@@ -44,7 +44,8 @@ using Json = nlohmann::ordered_json;
 // The configuration every point shares (what --resume must find unchanged).
 Json shared_config(const CompareFlags& f) {
   Json c = train_config_json(f.train);
-  for (const char* k : {"model", "reducer", "bucket_cap_mb", "compression", "amp"}) c.erase(k);
+  for (const char* k : {"model", "reducer", "bucket_cap_mb", "compression", "amp", "activation_checkpointing"})
+    c.erase(k);
   c["backend"] = f.run.comm.backend;
   c["bind"] = f.run.bind;
   return c;
@@ -67,7 +68,8 @@ Json final_report(const CompareFlags& f, const Json& env, const bench::GridSpec&
                  {"reducers", spec.reducers},
                  {"bucket_caps_mb", spec.bucket_caps_mb},
                  {"compressions", spec.compressions},
-                 {"amps", spec.amps}};
+                 {"amps", spec.amps},
+                 {"activation_checkpointing", spec.acs}};
   doc["baseline"] = f.baseline;
   doc["skipped"] = grid.skipped;
   doc["jsonl"] = f.resume.empty() ? f.jsonl : f.resume;
@@ -121,9 +123,11 @@ int run_compare(CompareFlags& f) {
   report::print_env(std::cout, env);
   std::cout << fmt::format(
       "\nCompare: {} point(s) (models {} × ranks {} × reducers {} × buckets {} MB × compression "
-      "{} × amp {}); {} already in {}, {} to run\n",
+      "{} × amp {}{}); {} already in {}, {} to run\n",
       grid.points.size(), f.models, f.world_sizes, f.reducers, f.bucket_caps, f.compressions,
       f.train.amp,
+      f.train.activation_checkpointing == "none" ? ""
+                                                 : " × activation checkpointing " + f.train.activation_checkpointing,
       grid.points.size() - to_run.size(), log_path, to_run.size());
   for (const auto& s : grid.skipped) std::cout << "  " << s << "\n";
   std::cout << std::flush;

@@ -239,6 +239,7 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
     p.key.bucket_cap_mb = f.train.bucket_cap_mb;
     p.key.compression = strategy == "none" ? "none" : f.train.compression;
     p.key.amp = f.train.amp;
+    p.key.ac = f.train.activation_checkpointing;
     if (const auto* old = log.find(p.key.id())) {
       log::info(fmt::format("[{}/{}] {}: already in {}", i + 1, rows.size(), label, log.path()));
       record(old->run, old->extras, i);
