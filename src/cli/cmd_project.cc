@@ -181,6 +181,13 @@ Action register_project(CLI::App& app) {
                   "Tokens per example (with --model transformer; with --profile of a gpt2/llama report: project at "
                   "this length, compute from the shapes' FLOPs, activations linear plus the attention's T^2)")
       ->capture_default_str();
+  cmd->add_option("--layers", f->layers, "With --model of a gpt2/llama preset: its blocks (0 = the preset's)");
+  cmd->add_option("--width", f->width, "With --model of a gpt2/llama preset: its width (0 = the preset's)");
+  cmd->add_option("--heads", f->heads, "With --model of a gpt2/llama preset: attention heads (0 = the preset's)");
+  cmd->add_option("--kv-heads", f->kv_heads, "With --model of a llama preset: key/value heads (0 = the preset's)");
+  cmd->add_option("--vocab", f->vocab, "With --model of a gpt2/llama preset: vocabulary (0 = the preset's)");
+  cmd->add_option("--ffn-hidden-size", f->ffn_hidden_size,
+                  "With --model of a llama preset: the feed-forward's hidden width (0 = the preset's)");
   cmd->add_option("--forward-ms", f->forward_ms, "One rank's forward + loss, ms (with --model)");
   cmd->add_option("--backward-ms", f->backward_ms, "One rank's backward compute, ms (with --model)");
   cmd->add_option("--optimizer-ms", f->optimizer_ms, "One rank's optimizer step, ms (with --model)");
@@ -247,7 +254,8 @@ Action register_project(CLI::App& app) {
     f->bucket_cap_given = cap->count() > 0;
     f->first_bucket_cap_given = first->count() > 0;
     for (const char* name : {"--image-size", "--forward-ms", "--backward-ms", "--optimizer-ms", "--ddp-overhead-ms",
-                             "--tflops", "--peak-tflops", "--mfu"})
+                             "--tflops", "--peak-tflops", "--mfu", "--layers", "--width", "--heads", "--kv-heads",
+                             "--vocab", "--ffn-hidden-size"})
       if (cmd->get_option(name)->count() > 0) f->model_only_given.push_back(name);
     f->batch_given = cmd->get_option("--batch-size")->count() > 0;
     f->seq_given = cmd->get_option("--seq-len")->count() > 0;

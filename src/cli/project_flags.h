@@ -18,6 +18,9 @@ struct ProjectFlags {
   // --peak-tflops x --mfu (-1: not given).
   double tflops = -1, peak_tflops = -1, mfu = -1;
   int threads = 0;  // with --model: threads per rank (0: not stated)
+  // With --model of a decoder (gpt2, llama families): its shape, as `train`
+  // takes it (0: the preset's).
+  std::int64_t layers = 0, width = 0, heads = 0, kv_heads = 0, vocab = 0, ffn_hidden_size = 0;
   // Network.
   int ranks_per_node = 1;
   std::string intra_bw, intra_latency, inter_bw, inter_latency, base_latency = "0";

@@ -80,6 +80,10 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
   cmd.add_option("--kv-heads", t.kv_heads,
                   "Llama key/value heads (grouped-query attention; 0 = model default: 8)")
       ->capture_default_str();
+  cmd.add_option("--ffn-hidden-size", t.ffn_hidden_size,
+                 "Llama: the SwiGLU feed-forward's hidden width (0 = model default: 3.5 x width; "
+                 "llama3-405b 53248)")
+      ->capture_default_str();
   cmd.add_option("--vocab", t.vocab, "Transformer/GPT/Llama vocabulary (0 = model default: gpt2 50257, llama3 128256)")
       ->capture_default_str();
   cmd.add_option("--num-classes", t.num_classes, "Classes of image and MLP models")

@@ -99,7 +99,7 @@ LlamaImpl::LlamaImpl(const ModelOptions& o) {
   embed_ = register_module("embed_tokens", torch::nn::Embedding(o.vocab, o.width));
   layers_ = register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < o.layers; ++i) {
-    LlamaBlock block(o.width, o.heads, kv, llama_ffn_hidden(o.width));
+    LlamaBlock block(o.width, o.heads, kv, llama_ffn_hidden(o));
     layers_->push_back(block);
     add_unit(block.ptr());
   }

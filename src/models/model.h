@@ -35,6 +35,9 @@ struct ModelOptions {
   // Llama: key/value heads of grouped-query attention (0 = heads: plain
   // multi-head attention). Presets: 8.
   int64_t kv_heads = 0;
+  // Llama: the SwiGLU feed-forward's hidden width (0 = 3.5 x width, Llama 3
+  // 8B's and 70B's; 405B's is 53248, 3.25 x width).
+  int64_t ffn_hidden = 0;
   // MLP: input features and hidden width. Defaults 1024 / 1024.
   int64_t in_features = 1024;
   int64_t hidden = 1024;
@@ -103,6 +106,8 @@ struct ModelEntry {
   // attention's core (selective).
   bool checkpoints_units = false;
   bool checkpoints_attention = false;
+  // Whether its feed-forward width can be set (--ffn-hidden-size: Llama's).
+  bool sets_ffn_hidden = false;
 };
 
 // Why `entry` cannot be trained with --activation-checkpointing `mode`
@@ -130,6 +135,8 @@ std::vector<UnitShape> llama_unit_shapes(const ModelOptions& o, int64_t seq_len)
 
 // Llama's feed-forward hidden size: 3.5 x width (Llama 3 8B: 14336, 70B: 28672).
 int64_t llama_ffn_hidden(int64_t width);
+// A Llama's: o.ffn_hidden where set (405B: 53248), else 3.5 x o.width.
+int64_t llama_ffn_hidden(const ModelOptions& o);
 // Llama's parameter elements from its shapes (models/llama.h): embedding and
 // untied head 2·vocab·w, per layer q/o 2w², k/v 2·w·kv_heads·head_dim, the
 // SwiGLU 3·w·ffn and two RMSNorm scales 2w, the final norm w.

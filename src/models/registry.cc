@@ -65,13 +65,15 @@ ModelEntry gpt_entry(const std::string& name, int64_t layers, int64_t width, int
 // A Llama 3 size: Meta's configurations (vocabulary 128256, 8 key/value
 // heads, feed-forward 3.5 x width, untied head).
 ModelEntry llama_entry(const std::string& name, int64_t layers, int64_t width, int64_t heads,
-                       const std::string& size) {
+                       const std::string& size, int64_t ffn_hidden = 0) {
   ModelEntry e;
   e.name = name;
   e.description = fmt::format("Llama 3 {} (RMSNorm, SwiGLU, rotary positions, grouped-query attention: "
                               "{} layers, width {}, {} heads, 8 key/value heads, feed-forward {}, "
                               "vocabulary 128256, untied head)",
-                              size, layers, width, heads, llama_ffn_hidden(width));
+                              size, layers, width, heads, ffn_hidden > 0 ? ffn_hidden : llama_ffn_hidden(width));
+  e.defaults.ffn_hidden = ffn_hidden;
+  e.sets_ffn_hidden = true;
   e.make = [](const ModelOptions& o) -> std::unique_ptr<Model> {
     return std::make_unique<ModuleModel<Llama>>(Llama(o), InputKind::kTokens);
   };
@@ -125,16 +127,17 @@ double gpt_forward_macs(const ModelOptions& o, int64_t seq_len) {
 }
 
 int64_t llama_ffn_hidden(int64_t width) { return width * 7 / 2; }
+int64_t llama_ffn_hidden(const ModelOptions& o) { return o.ffn_hidden > 0 ? o.ffn_hidden : llama_ffn_hidden(o.width); }
 
 int64_t llama_parameter_count(const ModelOptions& o) {
-  const int64_t w = o.width, f = llama_ffn_hidden(w);
+  const int64_t w = o.width, f = llama_ffn_hidden(o);
   return 2 * o.vocab * w + o.layers * (2 * w * w + 2 * w * kv_width(o) + 3 * w * f + 2 * w) + w;
 }
 
 double llama_forward_macs(const ModelOptions& o, int64_t seq_len) {
   const double l = static_cast<double>(o.layers), w = static_cast<double>(o.width),
                t = static_cast<double>(seq_len), kv = static_cast<double>(kv_width(o)),
-               f = static_cast<double>(llama_ffn_hidden(o.width));
+               f = static_cast<double>(llama_ffn_hidden(o));
   const double weights = l * (2 * w * w + 2 * w * kv + 3 * w * f) + static_cast<double>(o.vocab) * w;
   return t * weights + 2 * l * w * t * t;
 }
@@ -165,7 +168,7 @@ std::vector<UnitShape> gpt_unit_shapes(const ModelOptions& o, int64_t seq_len) {
 
 std::vector<UnitShape> llama_unit_shapes(const ModelOptions& o, int64_t seq_len) {
   const double w = static_cast<double>(o.width), t = static_cast<double>(seq_len),
-               kv = static_cast<double>(kv_width(o)), f = static_cast<double>(llama_ffn_hidden(o.width)),
+               kv = static_cast<double>(kv_width(o)), f = static_cast<double>(llama_ffn_hidden(o)),
                v = static_cast<double>(o.vocab);
   const double weights = 2 * w * w + 2 * w * kv + 3 * w * f;
   // Embedding + untied head + final norm; a block: input norm, q, k, v, o,
@@ -212,6 +215,7 @@ const std::vector<ModelEntry>& model_registry() {
     e.push_back(gpt_entry("gpt2-xl", 48, 1600, 25, "XL"));
     e.push_back(llama_entry("llama3-8b", 32, 4096, 32, "8B (3.1)"));
     e.push_back(llama_entry("llama3-70b", 80, 8192, 64, "70B (3.1)"));
+    e.push_back(llama_entry("llama3-405b", 126, 16384, 128, "405B (3.1)", 53248));
     e.push_back(entry("mlp", "3-layer MLP (in -> hidden -> hidden -> classes), no batch norm",
                  [](const ModelOptions& o) -> std::unique_ptr<Model> {
                    return std::make_unique<ModuleModel<Mlp>>(

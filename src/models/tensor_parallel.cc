@@ -21,7 +21,7 @@ std::string llama_tp_refusal(const ModelOptions& o, int tp) {
   const int64_t kv = o.kv_heads > 0 ? o.kv_heads : o.heads;
   if (o.heads % tp != 0) return fmt::format("llama: {} attention heads do not split {} ways (--tp)", o.heads, tp);
   if (kv % tp != 0) return fmt::format("llama: {} key/value heads do not split {} ways (--tp)", kv, tp);
-  const int64_t ffn = llama_ffn_hidden(o.width);
+  const int64_t ffn = llama_ffn_hidden(o);
   if (ffn % tp != 0) return fmt::format("llama: the MLP's width {} does not split {} ways (--tp)", ffn, tp);
   return "";
 }

@@ -45,6 +45,9 @@ void validate(const TrainOptions& o) {
     throw UsageError(fmt::format("--layers {} must be between 0 (model default) and 1000", o.layers));
   if (o.heads < 0 || o.heads > 4096)
     throw UsageError(fmt::format("--heads {} must be between 0 (model default) and 4096", o.heads));
+  if (o.ffn_hidden_size < 0 || o.ffn_hidden_size > (int64_t{1} << 22))
+    throw UsageError(fmt::format("--ffn-hidden-size {} must be between 0 (model default) and 4194304",
+                                 o.ffn_hidden_size));
   if (o.kv_heads < 0 || o.kv_heads > 4096)
     throw UsageError(fmt::format("--kv-heads {} must be between 0 (model default) and 4096", o.kv_heads));
   if (o.vocab != 0 && (o.vocab < 2 || o.vocab > (1 << 24)))

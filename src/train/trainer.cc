@@ -44,6 +44,7 @@ models::ModelOptions model_options(const TrainOptions& o) {
   }
   if (o.heads > 0) m.heads = o.heads;
   if (o.kv_heads > 0) m.kv_heads = o.kv_heads;
+  if (o.ffn_hidden_size > 0) m.ffn_hidden = o.ffn_hidden_size;
   if (o.vocab > 0) m.vocab = o.vocab;
   return m;
 }

@@ -169,6 +169,8 @@ expect_usage_error compare --models gpt2 --tp 2
 # --activation-checkpointing: a mode that is not one, a model without blocks
 # (full) or without attention (selective), refused before any rank starts.
 expect_usage_error ddp --model gpt2 --activation-checkpointing op
+expect_usage_error -m "gpt2's is fixed" ddp --model gpt2 --ffn-hidden-size 1024
+expect_usage_error ddp --model llama3-8b --ffn-hidden-size -1
 expect_usage_error -m "vgg16 has no blocks to checkpoint" ddp --model vgg16 --activation-checkpointing full
 expect_usage_error -m "mlp has no attention" ddp --model mlp --activation-checkpointing selective
 expect_usage_error -m "transformer has no blocks" compare --models transformer --activation-checkpointing full

@@ -213,8 +213,31 @@ assert abs(b["forward_s"] / a["forward_s"] - 1) < 1e-9 and abs(a["optimizer_s"] 
 PY
 check "--tflops and --peak-tflops x --mfu: the whole step = 6 x multiply-adds x batch / rate, backward twice forward" $? "$(cat rate1.out rate2.out | tail -n 4)"
 
+# A decoder by its shape flags, as `train` takes them: gpt2 with gpt2-xl's
+# shape is gpt2-xl (1,557,611,200 parameters); llama3-405b's preset is
+# Hugging Face's 405,853,388,800 (feed-forward 53,248), and llama3-70b with
+# 405B's shape flags is the same model.
+s=(--seq-len 1024 --batch-size 1 --optimizer-ms 5 --tflops 100 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2)
+"$DT" project --model gpt2 --layers 48 --width 1600 --heads 25 "${s[@]}" --json shape1.json >shape1.out 2>&1 &&
+  "$DT" project --model gpt2-xl "${s[@]}" --json shape2.json >shape2.out 2>&1 &&
+  "$DT" project --model llama3-405b "${s[@]}" --json shape3.json >shape3.out 2>&1 &&
+  "$DT" project --model llama3-70b --layers 126 --width 16384 --heads 128 --ffn-hidden-size 53248 "${s[@]}" \
+    --json shape4.json >shape4.out 2>&1 &&
+python3 - <<'PY'
+import json
+p = [json.load(open(f"shape{i}.json"))["profile"] for i in (1, 2, 3, 4)]
+assert p[0]["parameters"] == p[1]["parameters"] == 1557611200, (p[0]["parameters"], p[1]["parameters"])
+assert p[0]["forward_s"] == p[1]["forward_s"], (p[0]["forward_s"], p[1]["forward_s"])
+assert p[2]["parameters"] == p[3]["parameters"] == 405853388800, (p[2]["parameters"], p[3]["parameters"])
+PY
+check "shape flags: gpt2 shaped as gpt2-xl is gpt2-xl, llama3-70b shaped as 405B is llama3-405b (405,853,388,800)" $? "$(tail -n 3 shape1.out shape3.out shape4.out)"
+
 # Bad inputs: one line, exit 2, no report.
 m=(--model gpt2 --forward-ms 1 --backward-ms 2 --optimizer-ms 1 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2)
+expect_bad "shape flags on a model without shapes" -m "--layers, --width, --heads, --kv-heads, --vocab a" --model resnet50 --layers 4 --forward-ms 1 --backward-ms 2 --optimizer-ms 1 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "heads that do not divide the width" -m "gpt2: width 1600 is not 24 heads of one size" --model gpt2 --width 1600 --heads 24 --forward-ms 1 --backward-ms 2 --optimizer-ms 1 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
+expect_bad "a feed-forward width for gpt2" -m "--ffn-hidden-size sets a Llama's feed-forward wid" "${m[@]}" --ffn-hidden-size 4096
+expect_bad "shape flags with a report" -m "--layers: options of --model; a --profile report" --profile profile.json --layers 4 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 expect_bad "unknown strategy" -m "--reducer: 'zero3' is not a strategy the project" "${m[@]}" --reducer zero3
 expect_bad "strategy twice" -m "--reducer: 'ddp' is given twice" "${m[@]}" --reducer ddp,ddp
 expect_bad "unknown optimizer" -m "--optimizer: 'lamb' is not an optimizer (use sgd" "${m[@]}" --optimizer lamb

@@ -189,6 +189,17 @@ TEST(Models, LlamaSizesAndShapes) {
   EXPECT_EQ(l70.count_parameters(l70.defaults), 70553706496);
   EXPECT_EQ(llama_ffn_hidden(4096), 14336);
   EXPECT_EQ(llama_ffn_hidden(8192), 28672);
+  // 405B: 126 layers, width 16384, 128 heads, 8 key/value heads, a
+  // feed-forward of 53248 (3.25 x width), vocabulary 128256; Hugging Face's
+  // safetensors hold 405,853,388,800 elements: per layer 2·16384² (q, o) +
+  // 2·16384·1024 (k, v) + 3·16384·53248 + 2·16384 = 3,187,703,808, times 126,
+  // plus 2·128256·16384 (embedding, head) and the final norm's 16384.
+  const auto& l405 = find_model("llama3-405b");
+  EXPECT_EQ(llama_ffn_hidden(l405.defaults), 53248);
+  EXPECT_EQ(l405.count_parameters(l405.defaults), 405853388800);
+  double units = 0;
+  for (const auto& u : l405.unit_shapes(l405.defaults, 8192)) units += u.param_elements;
+  EXPECT_EQ(units, 405853388800.0);
   ModelOptions o = l8.defaults;
   o.vocab = 50;
   o.width = 16;
@@ -211,6 +222,14 @@ TEST(Models, LlamaSizesAndShapes) {
             (std::vector<int64_t>{8, 16}));  // 2 key/value heads of 4
   EXPECT_EQ(m->unit_seam()->units().size(), 2u);
   expect_causal(*m, o.vocab);
+  // A feed-forward width set by hand (--ffn-hidden-size) is the one made.
+  o.ffn_hidden = 40;
+  auto wide = make_model("llama3-8b", o);
+  EXPECT_EQ(wide->module()->named_parameters()["layers.0.mlp_gate_proj.weight"].sizes(),
+            (std::vector<int64_t>{40, 16}));
+  elements = 0;
+  for (const auto& p : wide->module()->parameters()) elements += p.numel();
+  EXPECT_EQ(elements, llama_parameter_count(o));
   o.kv_heads = 3;
   EXPECT_THROW(make_model("llama3-8b", o), UsageError);
 }

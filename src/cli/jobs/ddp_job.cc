@@ -70,6 +70,7 @@ nlohmann::ordered_json train_config_json(const train::TrainOptions& t) {
           {"width", t.width},
           {"heads", t.heads},
           {"kv_heads", t.kv_heads},
+          {"ffn_hidden_size", t.ffn_hidden_size},
           {"vocab", t.vocab},
           {"num_classes", t.num_classes},
           {"iters", t.iters},
@@ -109,6 +110,7 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
                              "--width", std::to_string(t.width),
                              "--heads", std::to_string(t.heads),
                              "--kv-heads", std::to_string(t.kv_heads),
+                             "--ffn-hidden-size", std::to_string(t.ffn_hidden_size),
                              "--vocab", std::to_string(t.vocab),
                              "--num-classes", std::to_string(t.num_classes),
                              "--iters", std::to_string(t.iters),
@@ -189,6 +191,8 @@ void check_trainable(const train::TrainOptions& t, const std::string& backend) {
   }
   if (const auto why = models::recompute_refusal(entry, t.activation_checkpointing); !why.empty())
     throw UsageError(why);
+  if (t.ffn_hidden_size > 0 && !entry.sets_ffn_hidden)
+    throw UsageError(fmt::format("--ffn-hidden-size sets a Llama's feed-forward width; {}'s is fixed", entry.name));
   if (t.image_size < entry.min_image_size)
     throw UsageError(fmt::format("--image-size {}: {} needs images of at least {}x{}", t.image_size,
                                  entry.name, entry.min_image_size, entry.min_image_size));

@@ -44,6 +44,7 @@ ReportShapes report_shapes(const nlohmann::ordered_json& doc, const std::string&
   t.width = report::json_value_or<std::int64_t>(c, "width", 0, path);
   t.heads = report::json_value_or<std::int64_t>(c, "heads", 0, path);
   t.kv_heads = report::json_value_or<std::int64_t>(c, "kv_heads", 0, path);
+  t.ffn_hidden_size = report::json_value_or<std::int64_t>(c, "ffn_hidden_size", 0, path);
   t.vocab = report::json_value_or<std::int64_t>(c, "vocab", 0, path);
   return {&entry, train::model_options(t), t.seq_len};
 }
@@ -112,13 +113,35 @@ project::ComputeProfile model_profile(const ProjectFlags& f) {
   const auto& entry = models::find_model(f.model);
   std::vector<project::LayerWork> layers;
   double param_elements = 0;
+  const bool shaped = f.layers || f.width || f.heads || f.kv_heads || f.vocab || f.ffn_hidden_size;
+  if (shaped && !entry.unit_shapes)
+    throw UsageError(fmt::format("--layers, --width, --heads, --kv-heads, --vocab and --ffn-hidden-size shape a gpt2 "
+                                 "or llama preset; {} has none", entry.name));
   if (entry.unit_shapes) {
     // A decoder by its shapes, not made (llama3-70b would take 280 GB): its
     // blocks' tensors in forward order (a gradient is bucketed whole; a
     // block's compute shared by its tensors' elements), then the head (the
     // root unit's compute). Backward makes an untied head's gradient first;
     // the rest of the root (the embedding, a tied head) is ready at the end.
-    const auto units = entry.unit_shapes(entry.defaults, f.seq_len);
+    train::TrainOptions t;
+    t.model = f.model;
+    t.layers = f.layers;
+    t.width = f.width;
+    t.heads = f.heads;
+    t.kv_heads = f.kv_heads;
+    t.vocab = f.vocab;
+    t.ffn_hidden_size = f.ffn_hidden_size;
+    t.seq_len = f.seq_len;
+    train::validate(t);
+    if (t.ffn_hidden_size > 0 && !entry.sets_ffn_hidden)
+      throw UsageError(fmt::format("--ffn-hidden-size sets a Llama's feed-forward width; {}'s is fixed", entry.name));
+    const auto shape = train::model_options(t);
+    const int64_t kv = shape.kv_heads > 0 ? shape.kv_heads : shape.heads;
+    if (shape.width % shape.heads != 0)
+      throw UsageError(fmt::format("{}: width {} is not {} heads of one size", entry.name, shape.width, shape.heads));
+    if (shape.heads % kv != 0)
+      throw UsageError(fmt::format("{}: {} heads are not a multiple of {} key/value heads", entry.name, shape.heads, kv));
+    const auto units = entry.unit_shapes(shape, f.seq_len);
     for (const auto& u : units) param_elements += u.param_elements;
     for (std::size_t i = 1; i < units.size(); ++i) {
       const auto& u = units[i];
