@@ -81,8 +81,8 @@ void add_train_flags(CLI::App& cmd, train::TrainOptions& t, bool grid) {
                   "Llama key/value heads (grouped-query attention; 0 = model default: 8)")
       ->capture_default_str();
   cmd.add_option("--ffn-hidden-size", t.ffn_hidden_size,
-                 "Llama: the SwiGLU feed-forward's hidden width (0 = model default: 3.5 x width; "
-                 "llama3-405b 53248)")
+                 "Llama: the SwiGLU feed-forward's hidden width (0 = the preset's ratio to the width: 3.5, "
+                 "llama3-405b 3.25)")
       ->capture_default_str();
   cmd.add_option("--vocab", t.vocab, "Transformer/GPT/Llama vocabulary (0 = model default: gpt2 50257, llama3 128256)")
       ->capture_default_str();

@@ -1,8 +1,13 @@
 #include "models/checkpoint.h"
 
+#include <stdexcept>
+#include <string>
+#include <unordered_set>
+
 #include <ATen/core/ivalue.h>
 #include <fmt/format.h>
 #include <torch/autograd.h>
+#include <torch/csrc/autograd/functions/accumulate_grad.h>
 #include <torch/custom_class.h>
 
 #include "compat/train_compat.h"
@@ -21,6 +26,7 @@ struct Saved : torch::CustomClassHolder {
   Region region;
   std::size_t inputs = 0;
   std::vector<torch::Tensor> params;  // referenced, not saved: a strategy may swap their storage
+  std::vector<torch::Tensor> buffers;  // put back after the recomputation
   bool cpu_amp = false, cuda_amp = false;
   at::ScalarType cpu_dtype = at::kBFloat16, cuda_dtype = at::kHalf;
 };
@@ -47,6 +53,49 @@ class AutocastAsInForward {
   bool cpu_, cuda_;
   at::ScalarType cpu_dtype_, cuda_dtype_;
   bool change_cpu_, change_cuda_;
+};
+
+// Every leaf `out`'s graph accumulates into must be one the caller
+// differentiates for (`wrt`): otherwise its gradient would be lost.
+void check_every_leaf_listed(const torch::Tensor& out, const variable_list& wrt) {
+  std::unordered_set<const void*> listed;
+  for (const auto& t : wrt) listed.insert(t.unsafeGetTensorImpl());
+  std::unordered_set<const torch::autograd::Node*> seen;
+  std::vector<torch::autograd::Node*> todo{out.grad_fn().get()};
+  while (!todo.empty()) {
+    auto* node = todo.back();
+    todo.pop_back();
+    if (node == nullptr || !seen.insert(node).second) continue;
+    if (auto* acc = dynamic_cast<torch::autograd::AccumulateGrad*>(node)) {
+      if (listed.count(acc->variable.unsafeGetTensorImpl()) == 0) {
+        std::string shape;
+        for (const auto d : acc->variable.sizes()) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+        throw std::logic_error(fmt::format(
+            "activation checkpointing: a tensor of shape [{}] that needs a gradient is used inside a checkpointed "
+            "region without being one of its parameters (its gradient would be lost)",
+            shape));
+      }
+      continue;
+    }
+    for (const auto& edge : node->next_edges()) todo.push_back(edge.function.get());
+  }
+}
+
+// Copies of `buffers` now; written back into them when it goes.
+class BuffersPutBack {
+ public:
+  explicit BuffersPutBack(const std::vector<torch::Tensor>& buffers) : buffers_(buffers) {
+    for (const auto& b : buffers_) copies_.push_back(b.clone());
+  }
+  ~BuffersPutBack() {
+    torch::NoGradGuard no_grad;
+    for (std::size_t i = 0; i < buffers_.size(); ++i) buffers_[i].copy_(copies_[i]);
+  }
+  BuffersPutBack(const BuffersPutBack&) = delete;
+  BuffersPutBack& operator=(const BuffersPutBack&) = delete;
+
+ private:
+  std::vector<torch::Tensor> buffers_, copies_;
 };
 
 class Checkpoint : public torch::autograd::Function<Checkpoint> {
@@ -83,6 +132,10 @@ class Checkpoint : public torch::autograd::Function<Checkpoint> {
         wrt.push_back(saved->params[j]);
         slot.push_back(kept.size() + j);
       }
+    // The buffers as forward left them, put back once the recomputed graph
+    // is differentiated (batch norm's backward reads them at the version it
+    // saved).
+    BuffersPutBack put_back(saved->buffers);
     torch::Tensor out;
     {
       AutocastAsInForward amp(*saved);
@@ -91,6 +144,7 @@ class Checkpoint : public torch::autograd::Function<Checkpoint> {
     }
     variable_list result(1 + kept.size() + saved->params.size());  // the Saved argument gets none
     if (wrt.empty() || !out.requires_grad()) return result;
+    check_every_leaf_listed(out, wrt);
     const auto grads = torch::autograd::grad({out}, wrt, {grad_out[0]}, /*retain_graph=*/false,
                                              /*create_graph=*/false, /*allow_unused=*/true);
     for (std::size_t k = 0; k < grads.size(); ++k) result[1 + slot[k]] = grads[k];
@@ -117,14 +171,17 @@ Recompute parse_recompute(const std::string& name) {
 }
 
 torch::Tensor checkpoint(Region region, const std::vector<torch::Tensor>& inputs,
-                         const std::vector<torch::Tensor>& params) {
+                         const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& buffers) {
   if (!torch::GradMode::is_enabled()) return region(inputs);
   auto saved = c10::make_intrusive<Saved>();
   saved->region = std::move(region);
   saved->inputs = inputs.size();
-  saved->params = params;
+  std::unordered_set<const void*> once;  // a parameter listed twice would get its gradient twice
+  for (const auto& p : params)
+    if (once.insert(p.unsafeGetTensorImpl()).second) saved->params.push_back(p);
+  saved->buffers = buffers;
   std::vector<torch::Tensor> tensors = inputs;
-  tensors.insert(tensors.end(), params.begin(), params.end());
+  tensors.insert(tensors.end(), saved->params.begin(), saved->params.end());
   return Checkpoint::apply(saved, at::TensorList(tensors));
 }
 

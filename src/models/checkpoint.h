@@ -37,9 +37,14 @@ using Region = std::function<torch::Tensor(const std::vector<torch::Tensor>& inp
 
 // region(inputs), keeping none of its intermediate tensors for backward:
 // backward recomputes region(inputs) and returns the gradients of `inputs`
-// and of `params` (the parameters region uses; those not requiring a
-// gradient get none). In no-grad mode it is a plain call.
+// and of `params` (the parameters region uses, each once; those not
+// requiring a gradient get none). A parameter the recomputation reaches that
+// is not in `params` would lose its gradient: backward fails naming it
+// instead. `buffers` (batch norm's running statistics) are put back as
+// forward left them after the recomputation, which would otherwise update
+// them a second time. The region must not draw random numbers (dropout):
+// the recomputation would draw others. In no-grad mode it is a plain call.
 torch::Tensor checkpoint(Region region, const std::vector<torch::Tensor>& inputs,
-                         const std::vector<torch::Tensor>& params);
+                         const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& buffers = {});
 
 }  // namespace dtbench::models

@@ -36,6 +36,11 @@ class UnitSeam {
   std::string set_recompute(Recompute r) {
     if (r == Recompute::kSelective && !has_attention())
       return "selective recomputes the attention core, and this model has no attention (use full)";
+    if (r == Recompute::kFull)
+      for (const auto& unit : units_)
+        for (const auto& m : unit->modules())
+          if (m->name().find("Dropout") != std::string::npos)
+            return "a block holds dropout, whose recomputation would draw other random numbers";
     recompute_ = r;
     return "";
   }
@@ -48,9 +53,10 @@ class UnitSeam {
   torch::Tensor run_unit(int unit, const std::function<torch::Tensor(const torch::Tensor&)>& f,
                          const torch::Tensor& x) {
     if (hooks_ != nullptr) hooks_->before_unit(unit);
+    const auto& module = *units_.at(static_cast<std::size_t>(unit));
     auto y = recompute_ == Recompute::kFull
                  ? checkpoint([f](const std::vector<torch::Tensor>& in) { return f(in[0]); }, {x},
-                              units_.at(static_cast<std::size_t>(unit))->parameters())
+                              module.parameters(), module.buffers())
                  : f(x);
     return hooks_ != nullptr ? hooks_->after_unit(unit, y) : y;
   }

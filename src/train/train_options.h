@@ -23,8 +23,9 @@ struct TrainOptions {
   int64_t vocab = 0;
   // Llama: key/value heads of grouped-query attention (0 = the model's default).
   int64_t kv_heads = 0;
-  // Llama: the feed-forward's hidden width (0 = the model's default: 3.5 x
-  // width; llama3-405b's 53248). Megatron-LM's --ffn-hidden-size.
+  // Llama: the feed-forward's hidden width (0 = the preset's ratio to the
+  // width: 3.5, llama3-405b's 3.25, 53248 at its width 16384). Megatron-LM's
+  // --ffn-hidden-size.
   int64_t ffn_hidden_size = 0;
   // Output classes of image and vector models. Default 1000.
   int64_t num_classes = 1000;

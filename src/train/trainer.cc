@@ -44,6 +44,11 @@ models::ModelOptions model_options(const TrainOptions& o) {
   }
   if (o.heads > 0) m.heads = o.heads;
   if (o.kv_heads > 0) m.kv_heads = o.kv_heads;
+  // A preset's feed-forward keeps its ratio to the width (llama3-405b's
+  // 3.25) when the width changes and --ffn-hidden-size is not given.
+  const auto& preset = models::find_model(o.model).defaults;
+  if (o.width > 0 && preset.ffn_hidden > 0 && o.width != preset.width)
+    m.ffn_hidden = preset.ffn_hidden * o.width / preset.width;
   if (o.ffn_hidden_size > 0) m.ffn_hidden = o.ffn_hidden_size;
   if (o.vocab > 0) m.vocab = o.vocab;
   return m;

@@ -223,14 +223,20 @@ s=(--seq-len 1024 --batch-size 1 --optimizer-ms 5 --tflops 100 --inter-bw 1GB/s 
   "$DT" project --model llama3-405b "${s[@]}" --json shape3.json >shape3.out 2>&1 &&
   "$DT" project --model llama3-70b --layers 126 --width 16384 --heads 128 --ffn-hidden-size 53248 "${s[@]}" \
     --json shape4.json >shape4.out 2>&1 &&
+  "$DT" project --model llama3-405b --width 8192 --heads 64 "${s[@]}" --json shape5.json >shape5.out 2>&1 &&
 python3 - <<'PY'
 import json
 p = [json.load(open(f"shape{i}.json"))["profile"] for i in (1, 2, 3, 4)]
 assert p[0]["parameters"] == p[1]["parameters"] == 1557611200, (p[0]["parameters"], p[1]["parameters"])
 assert p[0]["forward_s"] == p[1]["forward_s"], (p[0]["forward_s"], p[1]["forward_s"])
 assert p[2]["parameters"] == p[3]["parameters"] == 405853388800, (p[2]["parameters"], p[3]["parameters"])
+# 405B at width 8192 keeps its 3.25 ratio: a 26,624-wide feed-forward. Per
+# layer 2·8192² + 2·8192·1024 + 3·8192·26624 + 2·8192 = 805,322,752; 126 of
+# them, 2·128256·8192 and 8192: 103,572,021,248.
+w = json.load(open("shape5.json"))["profile"]["parameters"]
+assert w == 103572021248, w
 PY
-check "shape flags: gpt2 shaped as gpt2-xl is gpt2-xl, llama3-70b shaped as 405B is llama3-405b (405,853,388,800)" $? "$(tail -n 3 shape1.out shape3.out shape4.out)"
+check "shape flags: gpt2 shaped as gpt2-xl is gpt2-xl, llama3-70b shaped as 405B is llama3-405b (405,853,388,800), 405B narrowed keeps its feed-forward ratio" $? "$(tail -n 3 shape1.out shape3.out shape4.out)"
 
 # Bad inputs: one line, exit 2, no report.
 m=(--model gpt2 --forward-ms 1 --backward-ms 2 --optimizer-ms 1 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2)

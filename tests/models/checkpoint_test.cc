@@ -40,6 +40,7 @@ train::TrainOptions tiny(const std::string& model) {
 struct Pass {
   double loss = 0;
   std::vector<torch::Tensor> grads;
+  std::vector<torch::Tensor> buffers;  // after the step's backward (batch norm's running statistics)
   std::int64_t kept = 0;  // bytes forward left allocated for backward (the loss's graph)
 };
 
@@ -68,6 +69,7 @@ Pass run(const train::TrainOptions& o, Recompute mode, bool bf16 = false) {
     EXPECT_TRUE(param.grad().defined());
     p.grads.push_back(param.grad().clone());
   }
+  for (const auto& b : model->module()->buffers()) p.buffers.push_back(b.clone());
   return p;
 }
 
@@ -95,6 +97,11 @@ TEST_P(Checkpoint, GivesTheGradientsOfTheModelWithoutIt) {
   EXPECT_EQ(plain.loss, recomputed.loss);
   EXPECT_GT(max_abs(plain.grads), 1e-4) << "nothing to compare";
   EXPECT_LT(max_diff(plain.grads, recomputed.grads), 1e-6) << model << " " << recompute_name(mode);
+  // Batch norm's running statistics moved once, not again by the
+  // recomputation (ResNet's blocks).
+  ASSERT_EQ(plain.buffers.size(), recomputed.buffers.size());
+  for (std::size_t i = 0; i < plain.buffers.size(); ++i)
+    EXPECT_TRUE(plain.buffers[i].equal(recomputed.buffers[i])) << model << " buffer " << i;
   // Forward keeps less, except in the MLP, whose units (a linear layer and
   // its ReLU) keep only their input and output either way.
   if (model != "mlp") {
@@ -158,6 +165,40 @@ TEST(CheckpointRefusal, SelectiveNeedsAttention) {
   EXPECT_EQ(mlp->unit_seam()->recompute(), Recompute::kNone);
   EXPECT_THROW(parse_recompute("op"), UsageError);
   EXPECT_EQ(parse_recompute("selective"), Recompute::kSelective);
+}
+
+// A parameter the region uses must be one it lists: a missing one would
+// lose its gradient (backward fails naming it); one listed twice gets its
+// gradient once.
+TEST(CheckpointParameters, AnUnlistedParameterFailsOneListedTwiceCountsOnce) {
+  auto w = torch::randn({3, 3}, torch::requires_grad());
+  auto x = torch::randn({2, 3}, torch::requires_grad());
+  const Region region = [&w](const std::vector<torch::Tensor>& in) { return in[0].matmul(w); };
+  auto lost = checkpoint(region, {x}, {});
+  try {
+    lost.sum().backward();
+    ADD_FAILURE() << "an unlisted parameter's gradient was dropped without a word";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("without being one of its parameters"), std::string::npos) << e.what();
+  }
+  w.mutable_grad() = torch::Tensor();
+  checkpoint(region, {x}, {w, w}).sum().backward();
+  const auto once = w.grad().clone();
+  w.mutable_grad() = torch::Tensor();
+  x.matmul(w).sum().backward();
+  EXPECT_TRUE(once.allclose(w.grad()));
+}
+
+// A block that draws random numbers (dropout) cannot be recomputed the same.
+struct WithDropout : torch::nn::Module, UnitSeam {
+  WithDropout() { add_unit(register_module("drop", torch::nn::Dropout(0.1))); }
+};
+
+TEST(CheckpointRefusal, DropoutInABlockIsRefused) {
+  WithDropout m;
+  EXPECT_EQ(m.set_recompute(Recompute::kFull),
+            "a block holds dropout, whose recomputation would draw other random numbers");
+  EXPECT_EQ(m.recompute(), Recompute::kNone);
 }
 
 // The registry's word (what the front end checks before any rank starts)

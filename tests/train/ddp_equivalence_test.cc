@@ -181,6 +181,9 @@ AgainstOneProcess train_against_one_process(const train::TrainOptions& o) {
   auto model = rank_seeded_model(o, c.rank());
   const auto initial = params_of(*model);
   out.result = train::train(o, *model, &c, c.size(), c.rank());
+  if (o.activation_checkpointing != "none") {  // the mode reached the model (else the check below proves nothing)
+    EXPECT_EQ(models::recompute_name(model->unit_seam()->recompute()), o.activation_checkpointing);
+  }
   train::verify_replicas(c, *model->module(), out.result.buffers_in_step);
   out.distributed = params_of(*model);
   EXPECT_GT(max_abs_diff(initial, out.distributed), 1e-3) << "training did not change the parameters";

@@ -88,6 +88,9 @@ Split train_split(train::TrainOptions o, const models::TpRegion& region, const s
   for (const auto& p : params_of(*model)) s.initial.push_back(p.clone());
   o.reducer = dp > 1 ? reducer : "none";
   s.result = train::train(o, *model, mesh.dp, dp, dp_rank);
+  if (o.activation_checkpointing != "none") {  // the mode reached the model
+    EXPECT_EQ(models::recompute_name(model->unit_seam()->recompute()), o.activation_checkpointing);
+  }
   if (mesh.dp) train::verify_replicas(*mesh.dp, *model->module(), s.result.buffers_in_step);
   s.params = params_of(*model);
 
