@@ -165,6 +165,24 @@ project::ComputeProfile model_profile(const ProjectFlags& f) {
   }
   p.source = "command line";
   p.model = f.model;
+  if (shaped) {  // the shape projected, not the preset's
+    const auto o = [&] {
+      train::TrainOptions t;
+      t.model = f.model;
+      t.layers = f.layers;
+      t.width = f.width;
+      t.heads = f.heads;
+      t.kv_heads = f.kv_heads;
+      t.vocab = f.vocab;
+      t.ffn_hidden_size = f.ffn_hidden_size;
+      return train::model_options(t);
+    }();
+    p.model += fmt::format(" shaped: {} layers, width {}, {} heads", o.layers, o.width, o.heads);
+    if (entry.sets_ffn_hidden)
+      p.model += fmt::format(", {} key/value heads, feed-forward {}", o.kv_heads > 0 ? o.kv_heads : o.heads,
+                             models::llama_ffn_hidden(o));
+    p.model += fmt::format(", vocabulary {}", o.vocab);
+  }
   p.batch_per_rank = f.batch_size;
   if (entry.input == models::InputKind::kTokens) p.tokens_per_example = f.seq_len;
   p.forward_s = f.forward_ms / 1e3;
