@@ -85,6 +85,20 @@ void rescale_from_report(project::ComputeProfile& p, const ReportShapes& s, cons
   project::rescale_profile(p, batch, seq_len, macs_ratio, attention);
 }
 
+// --model's preset with the shape flags given (0: the preset's).
+train::TrainOptions shaped_options(const ProjectFlags& f) {
+  train::TrainOptions t;
+  t.model = f.model;
+  t.layers = f.layers;
+  t.width = f.width;
+  t.heads = f.heads;
+  t.kv_heads = f.kv_heads;
+  t.vocab = f.vocab;
+  t.ffn_hidden_size = f.ffn_hidden_size;
+  t.seq_len = f.seq_len;
+  return t;
+}
+
 project::ComputeProfile model_profile(const ProjectFlags& f) {
   if (f.ddp_overhead_ms < 0) throw UsageError("--ddp-overhead-ms must not be negative");
   if (f.batch_size < 1 || f.image_size < 1 || f.seq_len < 1)
@@ -123,15 +137,7 @@ project::ComputeProfile model_profile(const ProjectFlags& f) {
     // block's compute shared by its tensors' elements), then the head (the
     // root unit's compute). Backward makes an untied head's gradient first;
     // the rest of the root (the embedding, a tied head) is ready at the end.
-    train::TrainOptions t;
-    t.model = f.model;
-    t.layers = f.layers;
-    t.width = f.width;
-    t.heads = f.heads;
-    t.kv_heads = f.kv_heads;
-    t.vocab = f.vocab;
-    t.ffn_hidden_size = f.ffn_hidden_size;
-    t.seq_len = f.seq_len;
+    const auto t = shaped_options(f);
     train::validate(t);
     if (t.ffn_hidden_size > 0 && !entry.sets_ffn_hidden)
       throw UsageError(fmt::format("--ffn-hidden-size sets a Llama's feed-forward width; {}'s is fixed", entry.name));
@@ -166,17 +172,7 @@ project::ComputeProfile model_profile(const ProjectFlags& f) {
   p.source = "command line";
   p.model = f.model;
   if (shaped) {  // the shape projected, not the preset's
-    const auto o = [&] {
-      train::TrainOptions t;
-      t.model = f.model;
-      t.layers = f.layers;
-      t.width = f.width;
-      t.heads = f.heads;
-      t.kv_heads = f.kv_heads;
-      t.vocab = f.vocab;
-      t.ffn_hidden_size = f.ffn_hidden_size;
-      return train::model_options(t);
-    }();
+    const auto o = train::model_options(shaped_options(f));
     p.model += fmt::format(" shaped: {} layers, width {}, {} heads", o.layers, o.width, o.heads);
     if (entry.sets_ffn_hidden)
       p.model += fmt::format(", {} key/value heads, feed-forward {}", o.kv_heads > 0 ? o.kv_heads : o.heads,
