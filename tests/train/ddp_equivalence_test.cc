@@ -328,6 +328,30 @@ INSTANTIATE_TEST_SUITE_P(LlamaSelective, Checkpointed,
 // parameters and gradients round where float32 ones would not), the
 // replicas stay identical, and after the run the parameters are float32
 // again.
+// Under bfloat16 autocast with fsdp's bfloat16 gathers, checkpointing
+// changes what backward keeps, not what it computes: the recomputation runs
+// under the same autocast with the same gathered bfloat16 parameters, so the
+// ranks end with the parameters they end with without it.
+TEST(FsdpMixedPrecision, CheckpointedBf16TrainsAsWithoutCheckpointing) {
+  comm::Communicator& c = *g_comm;
+  auto o = tiny_gpt_options(2);
+  o.amp = "bf16";
+  o.reducer = "fsdp";
+  o.param_dtype = "bf16";
+  auto run = [&](const std::string& ac) {
+    auto opts = o;
+    opts.activation_checkpointing = ac;
+    auto model = train::make_seeded_model(opts);
+    const auto r = train::train(opts, *model, &c, c.size(), c.rank());
+    train::verify_replicas(c, *model->module(), r.buffers_in_step);
+    EXPECT_EQ(models::recompute_name(model->unit_seam()->recompute()), ac);
+    return params_of(*model);
+  };
+  const auto plain = run("none");
+  const auto full = run("full");
+  EXPECT_LT(max_abs_diff(plain, full), 1e-6) << "on " << c.size() << " ranks";
+}
+
 TEST(FsdpMixedPrecision, Bf16GathersHalveTheBytesAndTrainLikeOneProcess) {
   comm::Communicator& c = *g_comm;
   const int n = c.size();
