@@ -117,6 +117,26 @@ ProjectPlan project_plan(const ProjectFlags& f) {
   if (!f.activation_memory.empty() && !f.profile.empty())
     throw UsageError("--activation-memory goes with --model; a --profile report's activations are measured");
   o.world_sizes = parse_projected_world_sizes(f.world_sizes);
+  {
+    auto& l = o.layout;
+    l.tp = f.tp;
+    l.pp = f.pp;
+    l.microbatches = f.microbatches;
+    l.stages_per_rank = f.stages_per_rank;
+    l.schedule = project::parse_pp_schedule(f.pp_schedule);
+    l.recompute = project::parse_recompute_mode(f.activation_checkpointing);
+    l.sequence_parallel = f.sequence_parallel;
+    l.loss_parallel = f.loss_parallel;
+    if (f.attention == "flash") l.flash_attention = true;
+    else if (f.attention != "eager")
+      throw UsageError(fmt::format("--attention: '{}' is not eager or flash", f.attention));
+    if (f.amp != "none" && f.amp != "bf16" && f.amp != "fp16")
+      throw UsageError(fmt::format("--amp: '{}' is not none, bf16 or fp16", f.amp));
+    // Activations in 16 bits under autocast or with FSDP2's bf16 parameters.
+    l.activation_bytes = f.amp != "none" || f.param_dtype == "bf16" ? 2 : 4;
+    if (f.pp_schedule_given && l.pp == 1)
+      throw UsageError("--pp-schedule orders a pipeline's microbatches: give --pp");
+  }
   o.algo = project::parse_algo(f.algo);
   o.overlap = !f.no_overlap;
   o.cores_per_node = f.cores_per_node;
@@ -249,8 +269,33 @@ Action register_project(CLI::App& app) {
                   "zero1/zero2/fsdp: native (a ring reduce_scatter) or allreduce (a backend without one of its own, as "
                   "Gloo, where dtbench ddp allreduces the bucket)")
       ->capture_default_str();
+  cmd->add_option("--tp", f->tp, "Layout: tensor-parallel degree (Megatron-LM's split of a decoder's blocks, inside a "
+                  "node while it fits)")->capture_default_str();
+  cmd->add_option("--pp", f->pp, "Layout: pipeline stages (blocks split evenly, embedding first, head last)")
+      ->capture_default_str();
+  cmd->add_option("--pp-schedule", f->pp_schedule, "Layout: gpipe, 1f1b or interleaved-1f1b (with --pp)")
+      ->capture_default_str();
+  cmd->add_option("--microbatches", f->microbatches, "Layout: microbatches the local batch is split into (with --pp)")
+      ->capture_default_str();
+  cmd->add_option("--stages-per-rank", f->stages_per_rank,
+                  "Layout: model chunks per pipeline rank (interleaved-1f1b's v)")
+      ->capture_default_str();
+  cmd->add_flag("--sequence-parallel", f->sequence_parallel,
+                "Layout: norms on sequence shards, each TP allreduce a reduce-scatter + all-gather (with --tp)");
+  cmd->add_flag("--loss-parallel", f->loss_parallel,
+                "Layout: embedding, head and loss split by vocabulary over the TP group (torchtitan's loss_parallel; "
+                "without it they are replicated, as dtbench train --tp)");
+  cmd->add_option("--activation-checkpointing", f->activation_checkpointing,
+                  "none, full (every block recomputed in backward) or selective (the attention core)")
+      ->capture_default_str();
+  cmd->add_option("--amp", f->amp, "Activations' precision: none (float32), bf16 or fp16 (16 bits, as with --param-dtype "
+                  "bf16)")->capture_default_str();
+  cmd->add_option("--attention", f->attention,
+                  "Attention kernel: eager keeps the softmax probabilities (dtbench's models), flash does not (SDPA on a "
+                  "GPU, torchtitan)")->capture_default_str();
   cmd->add_option("--json", f->json, "Write the projection as JSON here (schema dtbench.project)");
   return [f, cap, first, cmd]() {
+    f->pp_schedule_given = cmd->get_option("--pp-schedule")->count() > 0;
     f->bucket_cap_given = cap->count() > 0;
     f->first_bucket_cap_given = first->count() > 0;
     for (const char* name : {"--image-size", "--forward-ms", "--backward-ms", "--optimizer-ms", "--ddp-overhead-ms",

@@ -99,7 +99,8 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
   std::string activations = "not known (left out)";
   if (known) {
     const auto& r = rows.front();
-    const std::string from = r.activations_from != "profile" ? r.activations_from + "'s peak less the formula"
+    const std::string from = r.activations_from.rfind("Korthikanti", 0) == 0 ? r.activations_from + ", the largest stage's"
+                             : r.activations_from != "profile" ? r.activations_from + "'s peak less the formula"
                              : p.source == "command line"   ? std::string("stated")
                                                             : std::string("the \"no ddp\" row's peak less its parameters and optimizer state");
     activations = fmt::format("{} ({})", format_bytes(static_cast<std::uint64_t>(r.memory.activations)), from);
@@ -114,6 +115,13 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
                      o.memory_limit > 0
                          ? fmt::format(", limit {}", format_bytes(static_cast<std::uint64_t>(o.memory_limit)))
                          : "");
+  const auto& l = o.layout;
+  const bool layout = !l.is_default();
+  if (layout)
+    out << fmt::format("  layout: {}; the strategy on each data-parallel group of ranks / {}; activations in {}-bit, "
+                       "{} attention\n",
+                       l.describe(), l.tp * l.pp, l.activation_bytes == 2 ? 16 : 32,
+                       l.flash_attention ? "flash" : "eager");
   if (o.cores_per_node > 0)
     out << fmt::format("  CPU contention: {:g} cores per node shared by {} thread(s) per rank and the cores the "
                        "allreduces keep busy (cpu_util)\n",
@@ -125,6 +133,7 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
                      "exposed ms", "comm ms", "examples/s", "efficiency", "algo");
   const bool contended = o.cores_per_node > 0;
   if (contended) out << fmt::format(" {:>13}", "contention ms");
+  if (layout) out << fmt::format(" {:>5} {:>10} {:>10} {:>10} {:>12}", "dp", "bubble ms", "TP ms", "PP ms", "recompute ms");
   if (any_measured) out << fmt::format(" {:>12} {:>7}", "measured ms", "error");
   bool any_peak = false;
   for (const auto& r : rows) any_peak = any_peak || r.measured_peak_bytes.has_value();
@@ -140,6 +149,9 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
                        r.world_size > 1 ? r.algo : "-");
     constexpr double kGiB = 1024.0 * 1024 * 1024;
     if (contended) out << fmt::format(" {:>13.2f}", r.contention_s * 1e3);
+    if (layout)
+      out << fmt::format(" {:>5} {:>10.2f} {:>10.2f} {:>10.2f} {:>12.2f}", r.dp, r.bubble_s * 1e3, r.tp_comm_s * 1e3,
+                         r.pp_comm_s * 1e3, r.recompute_s * 1e3);
     if (r.measured_s)
       out << fmt::format(" {:>12.2f} {:>+6.1f}%", *r.measured_s * 1e3, (r.iteration_s / *r.measured_s - 1) * 100);
     else if (any_measured)
@@ -156,6 +168,10 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
     if (tokens) out << fmt::format(" {:>14.0f}", r.tokens_per_s_per_rank);
     out << "\n";
   }
+  if (layout)
+    out << "\nlayout: efficiency against the layout on tp x pp ranks (dp 1); tokens/s/rank = local batch x tokens / "
+           "iteration / (tp x pp), as torchtitan counts per GPU; mem/rank = the largest pipeline stage's (each stage's in "
+           "the JSON) (docs/metrics.md \"Projection: layouts\")";
   out << "\nefficiency = iteration(1 rank) / iteration(N); error = projected / measured - 1; mem/rank = the peak: model "
          "states + gathered units + buffers + activations, without the gradients not yet made in backward (or the "
          "model states and the buffers kept after it, ddp's buckets and horovod's fusion buffer, when more) "
@@ -235,11 +251,36 @@ Json projection_json(const ComputeProfile& p, const std::vector<StrategyProjecti
                    {"total_bytes", r.memory.total()},
                    {"fits", r.fits ? Json(*r.fits) : Json(nullptr)},
                    {"largest_batch", r.largest_batch >= 0 ? Json(r.largest_batch) : Json(nullptr)}};
+    j["layout"] = {{"dp", r.dp}, {"tp", r.tp}, {"pp", r.pp}};
+    j["bubble_s"] = r.bubble_s;
+    j["tp_comm_s"] = r.tp_comm_s;
+    j["pp_comm_s"] = r.pp_comm_s;
+    j["recompute_s"] = r.recompute_s;
+    Json stages = Json::array();
+    for (const auto& st : r.stages)
+      stages.push_back({{"blocks", st.blocks},
+                        {"parameters", st.parameters},
+                        {"microbatches_in_flight", st.in_flight},
+                        {"model_state_bytes", st.memory.model_states()},
+                        {"activation_bytes", r.activations_known ? Json(st.memory.activations) : Json(nullptr)},
+                        {"total_bytes", st.memory.total()}});
+    j["stages"] = stages;
     out_rows.push_back(j);
   }
+  const auto& l = o.layout;
+  Json layout{{"tp", l.tp},
+              {"pp", l.pp},
+              {"pp_schedule", l.pp > 1 ? Json(pp_schedule_name(l.schedule)) : Json(nullptr)},
+              {"microbatches", l.microbatches},
+              {"stages_per_rank", l.stages_per_rank},
+              {"sequence_parallel", l.sequence_parallel},
+              {"loss_parallel", l.loss_parallel},
+              {"activation_checkpointing", recompute_name(l.recompute)},
+              {"activation_element_bytes", l.activation_bytes},
+              {"attention", l.flash_attention ? "flash" : "eager"}};
   return Json{{"schema", "dtbench.project"}, {"schema_version", 1},    {"created", report::utc_timestamp()},
               {"profile", profile},          {"network", network},     {"what_if", whatif},
-              {"memory", memory},
+              {"memory", memory},            {"layout", layout},
               {"rows", out_rows}};
 }
 

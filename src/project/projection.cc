@@ -30,7 +30,7 @@ std::vector<Bucket> projection_buckets(const ComputeProfile& profile, const Proj
   return make_buckets(items, caps);
 }
 
-std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectOptions& opts) {
+std::vector<ProjectionRow> project_data_parallel(const ComputeProfile& profile, const ProjectOptions& opts) {
   double total = 0;
   for (const auto& g : profile.grads) total += g.bytes;
   if (!(total > 0)) throw UsageError(fmt::format("{}: the profile has no gradient bytes", profile.source));
@@ -145,6 +145,7 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
     ProjectionRow row;
     row.strategy = strategy_name(strategy);
     row.world_size = world;
+    row.dp = world;
     row.nodes = nodes_for(opts.net, world);
     row.buckets = static_cast<int>(buckets.size());
     row.largest_bucket_bytes = largest;

@@ -13,6 +13,7 @@
 
 #include "project/collective_model.h"
 #include "project/horovod_options.h"
+#include "project/layout_model.h"
 #include "project/memory_model.h"
 #include "project/schedule.h"
 #include "project/strategies.h"
@@ -74,6 +75,9 @@ struct ComputeProfile {
     double activation_bytes = -1;  // the profile's activations as measured (< 0: not known)
   };
   std::optional<Rescaled> rescaled;
+  // The decoder's shape where the model has one (gpt2, llama families): what
+  // a layout (tensor, pipeline, sequence parallelism, recomputation) needs.
+  std::optional<DecoderShape> decoder;
   // Activations measured at the report's shape, at this profile's: the part
   // growing with the tokens times `linear`, the attention's times `quadratic`.
   double scale_activations(double measured) const;
@@ -110,6 +114,9 @@ struct ProjectOptions {
   // collectives keep busy (the level's cpu_util). 0: off (GPUs, or cores
   // to spare).
   double cores_per_node = 0;
+  // The model-parallel layout around the strategy (layout_model.h): the
+  // strategy runs on each data-parallel group of world / (tp · pp) ranks.
+  LayoutOptions layout;
 };
 
 struct ProjectionRow {
@@ -136,16 +143,42 @@ struct ProjectionRow {
   bool activations_known = false;
   std::optional<bool> fits;             // total <= memory_limit, when a limit is given
   std::int64_t largest_batch = -1;      // per rank within memory_limit (-1: no limit or no activation figure)
+  // The layout (tp 1, pp 1, dp = world_size without one).
+  int dp = 1, tp = 1, pp = 1;
+  double bubble_s = 0;     // the pipeline's idle time per iteration
+  double tp_comm_s = 0;    // tensor parallelism's collectives per iteration (exposed: not overlapped)
+  double pp_comm_s = 0;    // the stage's sends and receives per iteration (on the critical path)
+  double recompute_s = 0;  // activation recomputation's extra forward per iteration
+  // Each pipeline stage's figures (one entry without a pipeline): its
+  // blocks, the parameter elements a rank of it holds, the microbatches in
+  // flight at its peak and its memory per rank; `memory` is the largest.
+  struct Stage {
+    int blocks = 0;
+    double parameters = 0;
+    double in_flight = 1;
+    MemoryFigures memory;
+  };
+  std::vector<Stage> stages;
 };
 
 // The buckets the projection uses for `profile` under `opts`.
 std::vector<Bucket> projection_buckets(const ComputeProfile& profile, const ProjectOptions& opts);
 
-// One row per opts.world_sizes entry, in order, for opts.strategy. Throws
+// One row per opts.world_sizes entry, in order, for opts.strategy on its
+// layout (layout_projection.cc): the data-parallel strategy on a group of
+// world / (tp · pp) ranks holding one stage's share of the model, plus the
+// layout's own time (the pipeline's bubble, TP's collectives, the stages'
+// transfers, recomputation) and memory (Korthikanti's activations). Throws
+// UsageError for a layout the world sizes or the model cannot take
+// (check_layout), and what project_data_parallel refuses.
+std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectOptions& opts);
+
+// One row per opts.world_sizes entry, in order, for opts.strategy on
+// replicas of the whole model (opts.layout unused). Throws
 // UsageError for an empty profile (no gradient bytes), a world size below 1,
 // contention without the profile's threads or a used level's cpu_util, and
 // what a sharded strategy cannot take (contention, compression, fsdp
 // without units).
-std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectOptions& opts);
+std::vector<ProjectionRow> project_data_parallel(const ComputeProfile& profile, const ProjectOptions& opts);
 
 }  // namespace dtbench::project

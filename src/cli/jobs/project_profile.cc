@@ -13,6 +13,21 @@
 namespace dtbench::cli {
 namespace {
 
+// A decoder's shape for the layout's formulas (project/layout_model.h).
+project::DecoderShape decoder_shape(const models::ModelEntry& entry, const models::ModelOptions& o,
+                                    std::int64_t seq_len) {
+  project::DecoderShape d;
+  d.swiglu = entry.sets_ffn_hidden;  // the llama family
+  d.layers = static_cast<double>(o.layers);
+  d.hidden = static_cast<double>(o.width);
+  d.heads = static_cast<double>(o.heads);
+  d.kv_heads = static_cast<double>(o.kv_heads > 0 ? o.kv_heads : o.heads);
+  d.ffn = static_cast<double>(d.swiglu ? models::llama_ffn_hidden(o) : 4 * o.width);
+  d.vocab = static_cast<double>(o.vocab);
+  d.seq = static_cast<double>(seq_len);
+  return d;
+}
+
 // FSDP units of a decoder from its shapes (the root first, then a block
 // each), compute shared by forward multiply-adds.
 std::vector<project::UnitWork> unit_work(const std::vector<models::UnitShape>& shapes) {
@@ -55,6 +70,7 @@ void units_from_report(project::ComputeProfile& p, const ReportShapes& s, std::i
   if (s.entry == nullptr) return;
   p.units = unit_work(s.entry->unit_shapes(s.options, seq_len));
   p.parameters = static_cast<double>(s.entry->count_parameters(s.options));
+  p.decoder = decoder_shape(*s.entry, s.options, seq_len);
 }
 
 // --batch-size / --seq-len with --profile: the report's profile moved to that
@@ -159,6 +175,7 @@ project::ComputeProfile model_profile(const ProjectFlags& f) {
     }
     layers.push_back({units[0].forward_macs, units[0].head_elements});
     p.units = unit_work(units);
+    p.decoder = decoder_shape(entry, shape, f.seq_len);
   } else {
     train::TrainOptions t;
     t.model = f.model;

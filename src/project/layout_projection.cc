@@ -1,0 +1,261 @@
+// `dtbench project` on a layout (docs/metrics.md "Projection: layouts"): the
+// data-parallel strategy (projection.cc) on a group of world / (tp · pp)
+// ranks that holds one pipeline stage's tensor-parallel share of the model,
+// inside the layout's own time and memory (layout_model.h).
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "project/projection.h"
+
+namespace dtbench::project {
+namespace {
+
+// A level whose bandwidth `sharers` groups use at once (a node's NICs,
+// shared by the node's data-parallel groups: one per TP rank).
+Level shared(Level l, double sharers) {
+  l.bus_bw /= sharers;
+  for (auto& pt : l.curve) pt.second *= sharers;
+  return l;
+}
+
+// One pipeline stage of the layout, as one rank of its TP group holds it.
+struct StageShare {
+  int blocks = 0;
+  double parameters = 0;     // elements per rank
+  double compute = 0;        // share of the whole model's forward (and backward) a rank computes
+  double block_compute = 0;  // of which the blocks' (what full recomputation repeats)
+  std::vector<UnitWork> units;  // FSDP units per rank: the stage's root part (if any), then its blocks
+};
+
+// Splits the profile's units (root first, then the blocks) into the
+// layout's stages: blocks as stage_blocks(), the embedding with the first
+// stage, the head (and the final norm) with the last; an untied head's
+// elements with the last stage, the rest of the root (the embedding) with
+// the first; a tied head's weight on both (as Megatron-LM keeps a copy on
+// the last stage). Blocks divide by tp; the root by tp with loss_parallel.
+std::vector<StageShare> stage_shares(const ComputeProfile& p, const LayoutOptions& l, double head_elements) {
+  const double t = l.tp;
+  const int layers = static_cast<int>(p.units.size()) - 1;
+  const auto split = stage_blocks(layers, l.pp);
+  const UnitWork& root = p.units[0];
+  const double root_t = l.loss_parallel ? t : 1;
+  std::vector<StageShare> out;
+  int next = 1;
+  for (int s = 0; s < l.pp; ++s) {
+    StageShare st;
+    st.blocks = split[static_cast<std::size_t>(s)];
+    double root_part = 0;
+    const bool first = s == 0, last = s == l.pp - 1;
+    if (l.pp == 1) root_part = root.param_elements;
+    else if (first) root_part = root.param_elements - head_elements;
+    else if (last) root_part = head_elements > 0 ? head_elements : root.param_elements;
+    if (root_part > 0) st.units.push_back({root_part / root_t, 0});
+    if (last) st.compute += root.compute_share / root_t;
+    for (int b = 0; b < st.blocks; ++b, ++next) {
+      const auto& u = p.units[static_cast<std::size_t>(next)];
+      st.units.push_back({u.param_elements / t, u.compute_share / t});
+      st.block_compute += u.compute_share / t;
+    }
+    st.compute += st.block_compute;
+    if (!st.units.empty() && root_part > 0 && last) st.units.front().compute_share = root.compute_share / root_t;
+    for (const auto& u : st.units) st.parameters += u.param_elements;
+    // FSDP's shares are of the stage's own compute.
+    for (auto& u : st.units) u.compute_share = st.compute > 0 ? u.compute_share / st.compute : 0;
+    out.push_back(st);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectOptions& opts) {
+  const LayoutOptions& l = opts.layout;
+  check_layout(l, profile.decoder ? &*profile.decoder : nullptr, profile.batch_per_rank);
+  if (l.is_default() && !l.loss_parallel) {
+    auto rows = project_data_parallel(profile, opts);
+    for (auto& r : rows)
+      r.stages = {{profile.decoder ? static_cast<int>(profile.decoder->layers) : 0,
+                   profile.parameters > 0 ? profile.parameters : r.memory.parameters / 4, 1, r.memory}};
+    return rows;
+  }
+  if (opts.cores_per_node > 0)
+    throw UsageError("--cores-per-node: CPU contention is modelled for data parallelism alone, not with a layout");
+  if (profile.units.empty())
+    throw UsageError(fmt::format("{}: no units (blocks) known for this profile's model to lay out", profile.source));
+  const DecoderShape& d = *profile.decoder;
+  const double t = l.tp, pp = l.pp, m = l.microbatches;
+  const double v = l.schedule == PpSchedule::kInterleaved1f1b ? l.stages_per_rank : 1;
+  const double b = static_cast<double>(profile.batch_per_rank), s = d.seq;
+  const double mb_tokens = b / m * s;
+  const double e = l.activation_bytes;
+
+  // Activations: Korthikanti's per block, the stage's blocks, the
+  // microbatches it holds in flight; the working set of one block while
+  // recomputation runs; the last stage's logits (in the compute dtype) and
+  // the float32 log-probabilities cross-entropy keeps.
+  const auto block = block_activations(d, e, l.flash_attention);
+  LayoutOptions plain = l;
+  plain.recompute = Recompute::kNone;
+  const double kept = kept_per_token(block, d, l);
+  const double working = l.recompute == Recompute::kFull        ? kept_per_token(block, d, plain)
+                         : l.recompute == Recompute::kSelective ? block.core / t
+                                                                : 0.0;
+  const double logits = d.vocab * (e + 4) / (l.loss_parallel ? t : 1);
+  auto stage_activations = [&](int stage, int blocks) {
+    double a = blocks * kept * mb_tokens * microbatches_in_flight(l, stage) + working * mb_tokens;
+    if (stage == l.pp - 1) a += logits * mb_tokens;
+    return a;
+  };
+  // A stated or measured figure (the whole model at tp 1 without
+  // recomputation) calibrates the formula: the layout's figure times
+  // stated / formula.
+  LayoutOptions none;
+  none.activation_bytes = e;
+  none.flash_attention = l.flash_attention;
+  const double formula_whole = (d.layers * kept_per_token(block, d, none) + d.vocab * (e + 4)) * b * s;
+  const double calibration = profile.activation_bytes >= 0 ? profile.activation_bytes / formula_whole : 1.0;
+  const std::string activations_from =
+      profile.activation_bytes >= 0
+          ? fmt::format("Korthikanti's formula x {:.3f} (the {} figure over the formula's at tp 1)", calibration,
+                        profile.source == "command line" ? "stated" : "profile's")
+          : std::string("Korthikanti's formula");
+
+  const double head_elements = profile.units[0].param_elements > 0 && profile.decoder->swiglu
+                                   ? d.vocab * d.hidden
+                                   : 0.0;  // llama's untied head; gpt2 ties it to the embedding
+  const auto shares = stage_shares(profile, l, head_elements);
+  const double psi = profile.parameters > 0 ? profile.parameters : 0;
+  double total_units = 0;
+  for (const auto& u : profile.units) total_units += u.param_elements;
+  const double whole = psi > 0 ? psi : total_units;
+  // The attention core's share of a block's multiply-adds: what selective
+  // recomputation repeats (2hs of hs·(weights per token) + 2hs per token).
+  const double block_weights = d.swiglu ? 2 * d.hidden * d.hidden + 2 * d.hidden * d.hidden * (d.kv_heads > 0 ? d.kv_heads : d.heads) / d.heads + 3 * d.hidden * d.ffn
+                                        : 4 * d.hidden * d.hidden + 2 * d.hidden * d.ffn;
+  const double core_share = 2 * d.hidden * s / (block_weights + 2 * d.hidden * s);
+
+  auto compose = [&](int world) {
+    if (world % (l.tp * l.pp) != 0)
+      throw UsageError(fmt::format("--world-sizes: {} ranks are not a multiple of tp {} x pp {}", world, l.tp, l.pp));
+    const int dp = world / (l.tp * l.pp);
+    // The data-parallel groups: tp ranks apart, so a node holds
+    // ranks_per_node / tp of each, and the node's tp groups share its NICs.
+    ProjectOptions dpo = opts;
+    dpo.layout = LayoutOptions{};
+    dpo.world_sizes = {dp};
+    const int rpn = std::max(1, opts.net.ranks_per_node);
+    const double sharers = std::min(l.tp, rpn);
+    dpo.net.ranks_per_node = std::max(1, rpn / l.tp);
+    dpo.net.inter = shared(opts.net.inter, sharers);
+    for (auto* levels : {&dpo.net.all_gather, &dpo.net.reduce_scatter})
+      if (levels->inter) levels->inter = shared(*levels->inter, sharers);
+
+    ProjectionRow row;
+    std::vector<ProjectionRow> per_stage;
+    for (int st = 0; st < l.pp; ++st) {
+      const auto& sh = shares[static_cast<std::size_t>(st)];
+      const double recompute = l.recompute == Recompute::kFull        ? profile.forward_s * sh.block_compute
+                               : l.recompute == Recompute::kSelective ? profile.forward_s * sh.block_compute * core_share
+                                                                      : 0.0;
+      // One microbatch's work of this stage, for the strategy's schedule:
+      // its communication overlaps the first microbatch's forward and the
+      // last one's backward.
+      ComputeProfile sp = profile;
+      sp.one_rank.clear();
+      sp.measured.clear();
+      sp.forward_s = profile.forward_s * sh.compute / m;
+      sp.backward_s = (profile.backward_s * sh.compute + recompute) / m;
+      sp.optimizer_s = profile.optimizer_s * sh.parameters / whole;
+      sp.parameters = sh.parameters;
+      sp.units = sh.units;
+      const double grad_scale = sh.parameters / whole, time_scale = profile.backward_s > 0 ? sp.backward_s / profile.backward_s : 0;
+      for (auto& g : sp.grads) {
+        g.bytes *= grad_scale;
+        g.ready_s *= time_scale;
+      }
+      sp.activation_bytes = stage_activations(st, sh.blocks) * calibration;
+      auto r = project_data_parallel(sp, dpo).front();
+      r.recompute_s = recompute;
+      r.stages = {{sh.blocks, sh.parameters, microbatches_in_flight(l, st), r.memory}};
+      per_stage.push_back(r);
+    }
+    // The slowest stage sets the pipeline's pace.
+    std::size_t slow = 0;
+    for (std::size_t i = 1; i < shares.size(); ++i)
+      if (shares[i].compute > shares[slow].compute) slow = i;
+    row = per_stage[slow];
+    const auto& sh = shares[slow];
+    // TP: per block and microbatch two collectives forward and two backward
+    // (two more with full recomputation, which repeats the forward), of the
+    // microbatch's activations: allreduces, or with SP a reduce-scatter and
+    // an all-gather each (the same bytes per rank).
+    const double tp_bytes = mb_tokens * d.hidden * e;
+    double tp_one = 0;
+    if (l.tp > 1)
+      tp_one = l.sequence_parallel
+                   ? ring_shard_collective_seconds(opts.net, tp_bytes, l.tp, ShardCollective::kReduceScatter) +
+                         ring_shard_collective_seconds(opts.net, tp_bytes, l.tp, ShardCollective::kAllGather)
+                   : allreduce_cost(opts.net, tp_bytes, l.tp, opts.algo).seconds;
+    const double tp_per_mb = sh.blocks * (l.recompute == Recompute::kFull ? 6 : 4) * tp_one;
+    // PP: each microbatch's activations to the next stage forward and their
+    // gradients back, per chunk; on the fabric once the job spans nodes
+    // (every rank of a node sends at once through its NICs).
+    double xfer = 0;
+    if (l.pp > 1) {
+      const double bytes = mb_tokens * d.hidden * e / (l.sequence_parallel ? t : 1);
+      const bool across = world > rpn;
+      const Level& level = across ? opts.net.inter : opts.net.intra;
+      xfer = opts.net.base_latency_s + level.latency_s + bytes * level.seconds_per_byte(bytes) * (across ? rpn : 1);
+    }
+    const double compute = (profile.forward_s + profile.backward_s) * sh.compute + row.recompute_s;
+    const double work = compute / m + tp_per_mb + (l.pp > 1 ? 2 * v * xfer : 0.0);
+    const double slots = pipeline_slots(l);
+    const double pipeline = slots * work;
+    // The strategy's row holds one microbatch's compute; the rest of it
+    // (exposed data-parallel communication, its fixed cost, the optimizer's
+    // step) comes once per iteration.
+    row.iteration_s = pipeline + row.iteration_s - compute / m;
+    row.bubble_s = (slots - m) * work;
+    row.tp_comm_s = m * tp_per_mb;
+    row.pp_comm_s = l.pp > 1 ? m * 2 * v * xfer : 0.0;
+    row.world_size = world;
+    row.nodes = nodes_for(opts.net, world);
+    row.dp = dp;
+    row.tp = l.tp;
+    row.pp = l.pp;
+    row.activations_known = true;
+    row.activations_from = activations_from;
+    row.stages.clear();
+    std::size_t peak = 0;
+    for (std::size_t i = 0; i < per_stage.size(); ++i) {
+      row.stages.push_back(per_stage[i].stages.front());
+      if (per_stage[i].memory.total() > per_stage[peak].memory.total()) peak = i;
+    }
+    row.memory = per_stage[peak].memory;
+    row.fits.reset();
+    row.largest_batch = -1;
+    if (opts.memory_limit > 0) row.fits = row.memory.total() <= opts.memory_limit;
+    // Measured rows ran without this layout: none is set beside it.
+    row.measured_s.reset();
+    row.measured_peak_bytes.reset();
+    if (row.iteration_s > 0) {
+      row.examples_per_s = dp * b / row.iteration_s;
+      row.tokens_per_s_per_rank = b * static_cast<double>(profile.tokens_per_example) / row.iteration_s / (t * pp);
+    }
+    return row;
+  };
+  const double base = compose(l.tp * l.pp).iteration_s;
+  std::vector<ProjectionRow> rows;
+  for (int w : opts.world_sizes) {
+    if (w < 1) throw UsageError(fmt::format("--world-sizes: {} is not a rank count", w));
+    auto row = compose(w);
+    row.efficiency = row.iteration_s > 0 ? base / row.iteration_s : 0;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace dtbench::project

@@ -1,0 +1,233 @@
+// `dtbench project` on layouts, on literal inputs: Korthikanti et al.'s
+// activations per block (their own figures reproduced with dropout), the
+// microbatches each pipeline rank holds, the bubble, the stages' blocks,
+// a pipeline projection worked by hand, and what a layout refuses.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "project/layout_model.h"
+#include "project/projection.h"
+
+namespace dtbench::project {
+namespace {
+
+DecoderShape gpt(double h, double a, double s) {
+  DecoderShape d;
+  d.layers = 4;
+  d.hidden = h;
+  d.heads = a;
+  d.kv_heads = a;
+  d.ffn = 4 * h;
+  d.vocab = 100;
+  d.seq = s;
+  return d;
+}
+
+// Korthikanti et al. 2022, section 4 (bytes per token of one layer, 16-bit
+// activations, GPT with dropout), at h 1024, a 16, s 2048, t 4:
+//   no parallelism             34h + 5as      = 34,816 + 163,840 = 198,656
+//   tensor parallel            10h + 24h/t + 5as/t = 10,240 + 6,144 + 40,960 = 57,344
+//   + sequence parallel        (34h + 5as)/t  = 49,664
+//   + selective recomputation  34h/t          = 8,704
+//   full recomputation         2h             = 2,048 (2h/t = 512 with SP)
+TEST(LayoutActivations, KorthikantisFiguresWithDropout) {
+  const auto d = gpt(1024, 16, 2048);
+  const auto a = block_activations(d, 2, false, true);
+  LayoutOptions l;
+  l.activation_bytes = 2;
+  EXPECT_DOUBLE_EQ(kept_per_token(a, d, l), 198656);
+  l.tp = 4;
+  EXPECT_DOUBLE_EQ(kept_per_token(a, d, l), 57344);
+  l.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(kept_per_token(a, d, l), 49664);
+  l.recompute = Recompute::kSelective;
+  EXPECT_DOUBLE_EQ(kept_per_token(a, d, l), 8704);
+  l.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(kept_per_token(a, d, l), 512);
+  l.sequence_parallel = false;
+  EXPECT_DOUBLE_EQ(kept_per_token(a, d, l), 2048);
+}
+
+// Without dropout, dtbench's GPT block keeps 16h + as elements per token (the
+// count torch_unit_tests' Checkpoint test measures to the byte in float32);
+// Llama 3 8B (h 4096, f 14336, 32 heads, 8 kv-heads) keeps 4h replicated,
+// 4h + 4f split (k and v repeated to 32 heads) and, eager, 32 x 8192
+// probabilities per token; flash keeps none of those.
+TEST(LayoutActivations, DtbenchsDecodersWithoutDropout) {
+  const auto g = gpt(256, 4, 64);
+  const auto a = block_activations(g, 4, false);
+  EXPECT_DOUBLE_EQ(a.replicated + a.split + a.core, 4 * (16 * 256 + 4 * 64));
+  DecoderShape llama;
+  llama.swiglu = true;
+  llama.layers = 32;
+  llama.hidden = 4096;
+  llama.heads = 32;
+  llama.kv_heads = 8;
+  llama.ffn = 14336;
+  llama.seq = 8192;
+  const auto b = block_activations(llama, 2, false);
+  EXPECT_DOUBLE_EQ(b.replicated, 32768);
+  EXPECT_DOUBLE_EQ(b.split, 2 * (4 * 4096 + 4 * 14336));  // 147,456
+  EXPECT_DOUBLE_EQ(b.core, 2 * 32 * 8192);                // 524,288
+  EXPECT_DOUBLE_EQ(block_activations(llama, 2, true).core, 0);
+}
+
+TEST(LayoutPipeline, MicrobatchesInFlightAndBubble) {
+  LayoutOptions l;
+  l.pp = 4;
+  l.microbatches = 8;
+  l.schedule = PpSchedule::k1f1b;
+  EXPECT_DOUBLE_EQ(microbatches_in_flight(l, 0), 4);  // P - rank
+  EXPECT_DOUBLE_EQ(microbatches_in_flight(l, 3), 1);
+  EXPECT_DOUBLE_EQ(bubble_fraction(l), 3.0 / 11);      // (P-1)/(M+P-1)
+  l.microbatches = 2;
+  EXPECT_DOUBLE_EQ(microbatches_in_flight(l, 0), 2);  // never more than M
+  l.schedule = PpSchedule::kGpipe;
+  l.microbatches = 8;
+  EXPECT_DOUBLE_EQ(microbatches_in_flight(l, 3), 8);  // every microbatch's forward before the first backward
+  // Interleaved, v = 2: rank 0's warm-up 2(P-1) + (v-1)P = 10 chunks, the
+  // 11th in flight: 11 chunks of L/8 layers = L(1 + (P-1)/(vP)) = 1.375 L,
+  // i.e. 5.5 microbatches of the rank's L/4 layers. Bubble (P-1)/v over
+  // M + (P-1)/v slots.
+  l.schedule = PpSchedule::kInterleaved1f1b;
+  l.stages_per_rank = 2;
+  EXPECT_DOUBLE_EQ(microbatches_in_flight(l, 0), 5.5);
+  EXPECT_DOUBLE_EQ(microbatches_in_flight(l, 3), 2.5);  // 2·0 + 4 + 1 = 5 chunks
+  EXPECT_DOUBLE_EQ(bubble_fraction(l), 1.5 / 9.5);
+  l.pp = 1;
+  EXPECT_DOUBLE_EQ(bubble_fraction(l), 0);
+  EXPECT_EQ(stage_blocks(126, 8), (std::vector<int>{16, 16, 16, 16, 16, 16, 15, 15}));
+  EXPECT_EQ(stage_blocks(4, 1), (std::vector<int>{4}));
+}
+
+// A 4-block GPT (h 64, 4 heads, vocabulary 100, 8 tokens, batch 4) on pp 2
+// GPipe with 4 microbatches, ddp on dp 1, float32: units of 0.2 of the
+// compute each (the head's with the last stage), forward 1 s, backward 2 s.
+//   stage 0: 2 blocks, 0.4 of the compute; stage 1: 2 blocks + head, 0.6
+//   work per microbatch on stage 1: 3 s x 0.6 / 4 = 0.45 s, plus a send
+//     forward and one backward of 2 tokens x 8 x 64 x 4 B = 2,048 B at
+//     1 GB/s: 2 x 2.048 us
+//   iteration: (M + P - 1) = 5 slots x 0.450004096 = 2.25002048 s
+//   bubble: 1 slot; transfers: 4 x 2 x 2.048 us
+//   activations, stage 1: 2 blocks x (16h + as = 1,056 elements = 4,224 B)
+//     per token x 8 tokens x 4 in flight = 270,336, plus the logits and
+//     log-probabilities: 100 x (4 + 4) B x 8 tokens = 6,400: 276,736
+TEST(LayoutProjection, PipelineWorkedByHand) {
+  ComputeProfile p;
+  p.source = "test";
+  p.batch_per_rank = 4;
+  p.tokens_per_example = 8;
+  p.forward_s = 1;
+  p.backward_s = 2;
+  p.grads = {{4000, 2.0}};
+  p.parameters = 1000;
+  p.units = {{200, 0.2}, {200, 0.2}, {200, 0.2}, {200, 0.2}, {200, 0.2}};
+  p.decoder = gpt(64, 4, 8);
+  ProjectOptions o;
+  o.world_sizes = {2};
+  o.net.ranks_per_node = 2;
+  o.net.intra.bus_bw = 1e9;
+  o.layout.pp = 2;
+  o.layout.microbatches = 4;
+  o.layout.schedule = PpSchedule::kGpipe;
+  const auto rows = project(p, o);
+  ASSERT_EQ(rows.size(), 1u);
+  const auto& r = rows[0];
+  EXPECT_EQ(r.dp, 1);
+  EXPECT_EQ(r.pp, 2);
+  EXPECT_NEAR(r.iteration_s, 2.25002048, 1e-12);
+  EXPECT_NEAR(r.bubble_s, 0.450004096, 1e-12);
+  EXPECT_NEAR(r.pp_comm_s, 8 * 2.048e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(r.tp_comm_s, 0);
+  ASSERT_EQ(r.stages.size(), 2u);
+  EXPECT_EQ(r.stages[0].blocks, 2);
+  EXPECT_DOUBLE_EQ(r.stages[0].memory.activations, 270336);
+  EXPECT_DOUBLE_EQ(r.stages[1].memory.activations, 276736);
+  EXPECT_DOUBLE_EQ(r.memory.activations, 276736);
+  // tokens per rank: 4 x 8 per iteration over tp x pp = 2 ranks.
+  EXPECT_NEAR(r.tokens_per_s_per_rank, 32 / r.iteration_s / 2, 1e-9);
+  // Full recomputation: one more forward of the blocks (0.4 of the 1 s
+  // forward on stage 1) in the slowest stage's work.
+  o.layout.recompute = Recompute::kFull;
+  const auto full = project(p, o).front();
+  EXPECT_NEAR(full.recompute_s, 0.4, 1e-12);
+  EXPECT_NEAR(full.iteration_s, 5 * (2.2 / 4 + 2 * 2.048e-6), 1e-12);
+  // Stage 1 keeps each block's input (h = 64 floats per token) and one
+  // block's whole working set while it recomputes.
+  EXPECT_DOUBLE_EQ(full.stages[1].memory.activations, 2 * 256 * 8 * 4 + 4224 * 8 + 6400);
+}
+
+// The same model on tp 2 inside a node (1 GB/s, no latency), dp 1: the
+// blocks' compute halves, the replicated head's does not (3 s x (0.8/2 +
+// 0.2) = 1.8 s); each block's 4 allreduces of 32 tokens x 64 x 4 B = 8,192 B
+// are a ring of 2 (8,192 B x 2(N-1)/N at 1 GB/s = 8.192 us): 4 blocks x 4
+// x 8.192 us exposed. Activations: 4h + (12h + as)/2 per token of a block
+// (1,024 + 3,200/2 B), the logits whole (replicated head).
+TEST(LayoutProjection, TensorParallelWorkedByHand) {
+  ComputeProfile p;
+  p.source = "test";
+  p.batch_per_rank = 4;
+  p.tokens_per_example = 8;
+  p.forward_s = 1;
+  p.backward_s = 2;
+  p.grads = {{4000, 2.0}};
+  p.parameters = 1000;
+  p.units = {{200, 0.2}, {200, 0.2}, {200, 0.2}, {200, 0.2}, {200, 0.2}};
+  p.decoder = gpt(64, 4, 8);
+  ProjectOptions o;
+  o.world_sizes = {2};
+  o.net.ranks_per_node = 2;
+  o.net.intra.bus_bw = 1e9;
+  o.layout.tp = 2;
+  const auto r = project(p, o).front();
+  EXPECT_NEAR(r.tp_comm_s, 16 * 8.192e-6, 1e-15);
+  EXPECT_NEAR(r.iteration_s, 1.8 + 16 * 8.192e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(r.memory.activations, 4 * (1024 + 1600) * 32 + 800 * 32);
+  // With loss_parallel the head's compute and logits split too.
+  o.layout.loss_parallel = true;
+  const auto lp = project(p, o).front();
+  EXPECT_NEAR(lp.iteration_s, 1.5 + 16 * 8.192e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(lp.memory.activations, 4 * (1024 + 1600) * 32 + 400 * 32);
+}
+
+TEST(LayoutProjection, Refusals) {
+  ComputeProfile p;
+  p.source = "test";
+  p.batch_per_rank = 4;
+  p.tokens_per_example = 8;
+  p.forward_s = 1;
+  p.backward_s = 2;
+  p.grads = {{4000, 2.0}};
+  p.units = {{200, 0.2}, {200, 0.2}, {200, 0.2}, {200, 0.2}, {200, 0.2}};
+  p.decoder = gpt(64, 4, 8);
+  ProjectOptions o;
+  o.world_sizes = {6};
+  o.net.ranks_per_node = 8;
+  o.net.intra.bus_bw = 1e9;
+  o.layout.tp = 4;
+  EXPECT_THROW(project(p, o), UsageError);  // 6 ranks are not a multiple of tp 4
+  o.world_sizes = {8};
+  o.layout.tp = 8;
+  EXPECT_THROW(project(p, o), UsageError);  // 4 heads
+  o.layout.tp = 1;
+  o.layout.pp = 5;
+  EXPECT_THROW(project(p, o), UsageError);  // more stages than blocks
+  o.layout.pp = 2;
+  o.layout.microbatches = 3;
+  EXPECT_THROW(project(p, o), UsageError);  // 3 does not divide the batch of 4
+  o.layout.pp = 1;
+  o.layout.microbatches = 2;
+  EXPECT_THROW(project(p, o), UsageError);  // microbatches without a pipeline
+  o.layout.microbatches = 1;
+  o.layout.sequence_parallel = true;
+  EXPECT_THROW(project(p, o), UsageError);  // SP without TP
+  o.layout.sequence_parallel = false;
+  o.layout.recompute = Recompute::kFull;
+  p.decoder.reset();
+  EXPECT_THROW(project(p, o), UsageError);  // recomputation needs a decoder's blocks
+  EXPECT_THROW(parse_pp_schedule("zb"), UsageError);
+  EXPECT_THROW(parse_recompute_mode("op"), UsageError);
+}
+
+}  // namespace
+}  // namespace dtbench::project
