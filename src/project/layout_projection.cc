@@ -85,6 +85,9 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
     throw UsageError("--cores-per-node: CPU contention is modelled for data parallelism alone, not with a layout");
   if (profile.units.empty())
     throw UsageError(fmt::format("{}: no units (blocks) known for this profile's model to lay out", profile.source));
+  if (opts.strategy == Strategy::kFsdp && l.pp > 1 && opts.memory.reshard_after_forward)
+    throw UsageError("fsdp with --pp: the projection gathers each unit once per step, as torchtitan runs FSDP under a "
+                     "pipeline (units kept gathered between microbatches): add --reshard-after-forward false");
   const DecoderShape& d = *profile.decoder;
   const double t = l.tp, pp = l.pp, m = l.microbatches;
   const double v = l.schedule == PpSchedule::kInterleaved1f1b ? l.stages_per_rank : 1;
@@ -145,6 +148,7 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
     // ranks_per_node / tp of each, and the node's tp groups share its NICs.
     ProjectOptions dpo = opts;
     dpo.layout = LayoutOptions{};
+    dpo.memory.accumulate_unsharded = l.pp > 1 && l.microbatches > 1;
     dpo.world_sizes = {dp};
     const int rpn = std::max(1, opts.net.ranks_per_node);
     const double sharers = std::min(l.tp, rpn);

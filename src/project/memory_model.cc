@@ -59,7 +59,7 @@ MemoryFigures memory_per_rank(Strategy s, double psi, const FsdpUnitSizes& units
       // two blocks (one accumulating, one reduce-scattering).
       const double live = std::min(psi, root + 2 * block);
       const double params = o.reshard_after_forward ? live : psi;
-      m.gathered = params * o.param_bytes + live * 4;
+      m.gathered = params * o.param_bytes + (o.accumulate_unsharded ? psi : live) * 4;
       m.made_in_backward = m.gradients;
       break;
     }

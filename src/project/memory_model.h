@@ -31,6 +31,12 @@ struct MemoryOptions {
   // caps.
   double zero2_live_bucket_bytes = 0;
   double fusion_buffer_bytes = 128.0 * 1024 * 1024;  // horovod: the fusion threshold
+  // fsdp under a pipeline of microbatches: PyTorch's pipelining stage turns
+  // FSDP2's gradient sync off for every microbatch but the last
+  // (set_requires_gradient_sync), so every unit's unsharded gradient,
+  // accumulated in float32 (the reduce dtype), lives until the last
+  // microbatch's reduce-scatter.
+  bool accumulate_unsharded = false;
 };
 
 // FSDP's units by size (elements): the root (embeddings, final norm, head:

@@ -272,5 +272,47 @@ expect_bad "zero cycle time" -m "--fusion-threshold-mb must not be negative and 
 expect_bad "an allgather sweep of one size" -m "commag1.json (gloo allgather, 2 rank(s)): the al" --profile profile.json --reducer zero2 --comm-intra commag1.json --ranks-per-node 2 --world-sizes 2
 expect_bad "contention with a sharded strategy" -m "--cores-per-node: CPU contention is modelled for" --profile profile.json --reducer zero1 --cores-per-node 2 --inter-bw 1GB/s --inter-latency 5us --world-sizes 2
 
+# Layouts (docs/guide/projection.md "Layouts"): torchtitan's Llama 3.1 405B
+# on 512 GPUs, FSDP 8 x TP 8 x PP 8, interleaved 1F1B; the JSON's stages and
+# its figures checked against their own inputs.
+BASE=(--model llama3-405b --seq-len 8192 --batch-size 32 --reducer fsdp --optimizer adamw --param-dtype bf16
+  --ranks-per-node 8 --intra-bw 360GB/s --intra-latency 3us --inter-bw 8x400Gbit/s --inter-latency 10us
+  --tflops 528.3 --optimizer-ms 30 --attention flash --pp-schedule interleaved-1f1b
+  --sequence-parallel --loss-parallel --activation-checkpointing full --memory-per-rank 95GiB)
+LAYOUT=("${BASE[@]}" --reshard-after-forward false --tp 8 --pp 8 --stages-per-rank 2 --microbatches 32)
+( ulimit -v 4000000; "$DT" project "${LAYOUT[@]}" --world-sizes 64,512 --json layout.json ) >layout.out 2>layout.err
+check "layout projection (llama3-405b, tp 8 x pp 8, within 4 GB of address space)" $? "$(cat layout.err)"
+grep -q 'layout: tp 8, pp 8 interleaved-1f1b v2 M32, SP, loss parallel, full AC' layout.out
+check "the table names the layout" $? "$(head -n 12 layout.out)"
+python3 - layout.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+l = d["layout"]
+assert (l["tp"], l["pp"], l["pp_schedule"], l["microbatches"], l["stages_per_rank"]) == (8, 8, "interleaved-1f1b", 32, 2), l
+assert l["activation_checkpointing"] == "full" and l["activation_element_bytes"] == 2 and l["attention"] == "flash"
+for r in d["rows"]:
+    n = r["world_size"]
+    assert r["layout"] == {"dp": n // 64, "tp": 8, "pp": 8}, r["layout"]
+    st = r["stages"]
+    assert [s["blocks"] for s in st] == [16] * 6 + [15] * 2, st            # 126 blocks
+    assert abs(r["memory"]["total_bytes"] - max(s["total_bytes"] for s in st)) < 1
+    # the bubble: (P-1)/v slots of M + (P-1)/v
+    work = (r["iteration_s"] - r["bubble_s"]) / 32
+    assert r["bubble_s"] > 0 and abs(r["bubble_s"] / (3.5 * work) - 1) < 0.02, (r["bubble_s"], work)
+    assert abs(r["tokens_per_sec_per_rank"] - 32 * 8192 / r["iteration_s"] / 64) < 1e-6
+    assert r["tp_comm_s"] > 0 and r["pp_comm_s"] > 0 and r["recompute_s"] > 0
+PY
+check "layout JSON: stages, bubble, tokens per GPU" $? ""
+expect_bad "a world not divisible by the layout" -m "--world-sizes: 100 ranks are not a multiple of tp 8" "${LAYOUT[@]}" --world-sizes 100
+expect_bad "more stages than blocks" -m "--pp 32 x --stages-per-rank 4 is more stages than" "${BASE[@]}" --reshard-after-forward false --tp 8 --pp 32 --stages-per-rank 4 --microbatches 32 --world-sizes 256
+expect_bad "heads not divisible by tp" -m "--tp 3: the model's 128 heads are not divisible" "${BASE[@]}" --reshard-after-forward false --tp 3 --pp 8 --stages-per-rank 2 --microbatches 32 --world-sizes 24
+expect_bad "microbatches not dividing the batch" -m "--microbatches 24 does not divide the local batch" "${BASE[@]}" --reshard-after-forward false --tp 8 --pp 8 --stages-per-rank 2 --microbatches 24 --world-sizes 512
+expect_bad "fsdp resharding under a pipeline" -m "fsdp with --pp: the projection gathers each unit" "${BASE[@]}" --tp 8 --pp 8 --stages-per-rank 2 --microbatches 32 --world-sizes 512
+expect_bad "a layout on an image model" -m "--tp, --pp, --sequence-parallel, --loss-parallel" --model resnet18 --batch-size 2 --image-size 32 --forward-ms 1 --backward-ms 2 --optimizer-ms 1 --ranks-per-node 2 --intra-bw 1GB/s --intra-latency 5us --tp 2 --world-sizes 2
+expect_bad "a schedule without a pipeline" -m "--pp-schedule orders a pipeline's microbatches: " "${m[@]}" --pp-schedule gpipe
+expect_bad "an unknown schedule" -m "--pp-schedule: 'zb-v' is not a schedule (use gpip" "${m[@]}" --pp-schedule zb-v
+expect_bad "an unknown recomputation" -m "--activation-checkpointing: 'op' is not a mode (" "${m[@]}" --activation-checkpointing op
+expect_bad "an unknown attention kernel" -m "--attention: 'paged' is not eager or flash" "${m[@]}" --attention paged
+
 echo "project_sharded_cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]
