@@ -82,7 +82,20 @@ ProjectPlan project_plan(const ProjectFlags& f) {
         fmt::join(f.model_only_given, ", ")));
   ProjectPlan plan;
   auto& o = plan.options;
-  plan.strategies = project::parse_strategies(f.reducers);
+  plan.search = f.search;
+  plan.strategies = project::parse_strategies(f.search && !f.reducers_given ? "ddp,horovod,zero1,zero2,fsdp" : f.reducers);
+  if (f.search) {
+    if (!f.layout_given.empty())
+      throw UsageError(fmt::format("--search chooses the layout: leave out {}", fmt::join(f.layout_given, ", ")));
+    if (f.memory_per_rank.empty())
+      throw UsageError("--search needs --memory-per-rank: the layouts that fit are ranked");
+    if (split_list(f.world_sizes).size() != 1)
+      throw UsageError("--search lays out one world size: give --world-sizes N");
+    if (f.top < 1) throw UsageError("--top must be at least 1");
+  } else if (f.top_given || f.global_batch != 0) {
+    throw UsageError("--top and --global-batch go with --search");
+  }
+  if (f.global_batch < 0) throw UsageError("--global-batch must be positive");
   const auto& strategies = plan.strategies;
   if (f.optimizer == "sgd") o.memory.optimizer_states = 1;
   else if (f.optimizer == "adamw") o.memory.optimizer_states = 2;
@@ -293,9 +306,21 @@ Action register_project(CLI::App& app) {
   cmd->add_option("--attention", f->attention,
                   "Attention kernel: eager keeps the softmax probabilities (dtbench's models), flash does not (SDPA on a "
                   "GPU, torchtitan)")->capture_default_str();
+  cmd->add_flag("--search", f->search,
+                "Every layout of the one --world-sizes N for a decoder (tp within a node, pp, strategy, recomputation, "
+                "schedule, microbatches), those over --memory-per-rank dropped, the rest ranked by tokens/s per rank");
+  cmd->add_option("--top", f->top, "--search: how many layouts to show")->capture_default_str();
+  cmd->add_option("--global-batch", f->global_batch,
+                  "--search: the whole job's batch (each layout's local batch = this / dp); default: --batch-size per "
+                  "data-parallel rank");
   cmd->add_option("--json", f->json, "Write the projection as JSON here (schema dtbench.project)");
   return [f, cap, first, cmd]() {
     f->pp_schedule_given = cmd->get_option("--pp-schedule")->count() > 0;
+    f->reducers_given = cmd->get_option("--reducer")->count() > 0;
+    f->top_given = cmd->get_option("--top")->count() > 0;
+    for (const char* name : {"--tp", "--pp", "--pp-schedule", "--microbatches", "--stages-per-rank",
+                             "--sequence-parallel", "--loss-parallel", "--activation-checkpointing"})
+      if (cmd->get_option(name)->count() > 0) f->layout_given.push_back(name);
     f->bucket_cap_given = cap->count() > 0;
     f->first_bucket_cap_given = first->count() > 0;
     for (const char* name : {"--image-size", "--forward-ms", "--backward-ms", "--optimizer-ms", "--ddp-overhead-ms",

@@ -132,6 +132,7 @@ bench::GridSpec compare_spec(const CompareFlags& f, bool ranks_known = true);
 struct ProjectPlan {
   project::ProjectOptions options;
   std::vector<project::Strategy> strategies;
+  bool search = false;  // --search: options.world_sizes holds its one world size
 };
 ProjectPlan project_plan(const ProjectFlags& f);
 // One grid point's training options.

@@ -44,6 +44,12 @@ struct ProjectFlags {
   std::string pp_schedule = "1f1b", activation_checkpointing = "none", amp = "none", attention = "eager";
   bool sequence_parallel = false, loss_parallel = false;
   bool pp_schedule_given = false;  // set after parsing
+  // --search: every layout of the one world size, ranked (layout_search.h).
+  bool search = false;
+  int top = 10;
+  std::int64_t global_batch = 0;
+  bool reducers_given = false, top_given = false;  // set after parsing (--search defaults to every strategy)
+  std::vector<std::string> layout_given;  // layout flags given (set after parsing)
   std::string json;
   bool bucket_cap_given = false, first_bucket_cap_given = false;  // set after parsing
   // The --model options given on the command line (set after parsing): a

@@ -69,13 +69,34 @@ std::vector<StageShare> stage_shares(const ComputeProfile& p, const LayoutOption
   return out;
 }
 
+// Bytes one rank's activations take for the whole model at tp 1 without
+// recomputation, by the formula (blocks, logits and log-probabilities).
+double whole_model_activations(const DecoderShape& d, const LayoutOptions& l, double batch) {
+  LayoutOptions none;
+  none.activation_bytes = l.activation_bytes;
+  none.flash_attention = l.flash_attention;
+  const auto block = block_activations(d, l.activation_bytes, l.flash_attention);
+  return (d.layers * kept_per_token(block, d, none) + d.vocab * (l.activation_bytes + 4)) * batch * d.seq;
+}
+
+ComputeProfile with_formula_activations(const ComputeProfile& p, const LayoutOptions& l) {
+  ComputeProfile out = p;
+  out.activation_bytes = whole_model_activations(*p.decoder, l, static_cast<double>(p.batch_per_rank));
+  return out;
+}
+
 }  // namespace
 
 std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectOptions& opts) {
   const LayoutOptions& l = opts.layout;
   check_layout(l, profile.decoder ? &*profile.decoder : nullptr, profile.batch_per_rank);
   if (l.is_default() && !l.loss_parallel) {
-    auto rows = project_data_parallel(profile, opts);
+    // A decoder whose activations nobody measured or stated: the formula's
+    // (the whole model at tp 1, no recomputation), as a layout's.
+    const bool formula = profile.decoder && profile.activation_bytes < 0;
+    auto rows = project_data_parallel(formula ? with_formula_activations(profile, l) : profile, opts);
+    for (auto& r : rows)
+      if (formula) r.activations_from = "Korthikanti's formula";
     for (auto& r : rows)
       r.stages = {{profile.decoder ? static_cast<int>(profile.decoder->layers) : 0,
                    profile.parameters > 0 ? profile.parameters : r.memory.parameters / 4, 1, r.memory}};
@@ -115,10 +136,7 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
   // A stated or measured figure (the whole model at tp 1 without
   // recomputation) calibrates the formula: the layout's figure times
   // stated / formula.
-  LayoutOptions none;
-  none.activation_bytes = e;
-  none.flash_attention = l.flash_attention;
-  const double formula_whole = (d.layers * kept_per_token(block, d, none) + d.vocab * (e + 4)) * b * s;
+  const double formula_whole = whole_model_activations(d, l, b);
   const double calibration = profile.activation_bytes >= 0 ? profile.activation_bytes / formula_whole : 1.0;
   const std::string activations_from =
       profile.activation_bytes >= 0

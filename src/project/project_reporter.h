@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "project/layout_search.h"
 #include "project/projection.h"
 
 namespace dtbench::project {
@@ -23,5 +24,13 @@ void write_projection_table(std::ostream& out, const ComputeProfile& profile, co
 
 // Every strategy's rows in one report (each row names its strategy).
 nlohmann::ordered_json projection_json(const ComputeProfile& profile, const std::vector<StrategyProjection>& all);
+
+// --search (search_reporter.cc): the inputs, then the best layouts, a line
+// each (layout, strategy, local batch, tokens/s per rank, iteration,
+// memory, what limits it); JSON with the same rows (schema dtbench.project,
+// a "search" object beside them).
+void write_search_table(std::ostream& out, const ComputeProfile& profile, const SearchOptions& s,
+                        const SearchOutcome& outcome);
+nlohmann::ordered_json search_json(const ComputeProfile& profile, const SearchOptions& s, const SearchOutcome& outcome);
 
 }  // namespace dtbench::project

@@ -153,6 +153,17 @@ void comm_findings(Findings& out, const std::vector<ReportSource>& sources, cons
 void projection_findings(Findings& out, const std::vector<ReportSource>& sources) {
   for (const auto& s : sources) {
     if (s.projection.empty()) continue;
+    if (s.projection_search) {  // rows are the layouts that fit, best first
+      const auto& best = s.projection.front();
+      out.sentences.push_back(fmt::format(
+          "{} on {} ({}): the fastest layout that fits {} per rank is {}, {:.4g} tokens/s per rank at {} per rank.",
+          s.projection_model, ranks_text(best.world_size), file_basename(s.path),
+          format_bytes(static_cast<std::uint64_t>(s.projection_memory_limit)), best.layout, best.tokens_per_s_per_rank,
+          format_bytes(static_cast<std::uint64_t>(best.memory_bytes))));
+      out.figures.push_back({fmt::format("{}: best layout at {}", s.projection_model, ranks_text(best.world_size)),
+                             fmt::format("{:.4g} tokens/s", best.tokens_per_s_per_rank), best.layout_label});
+      continue;
+    }
     int widest = 0;
     for (const auto& p : s.projection) widest = std::max(widest, p.world_size);
     const ProjectionPoint* best = nullptr;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "report/svg_chart.h"
 
 namespace dtbench::report {
@@ -24,11 +26,43 @@ std::vector<std::pair<std::string, std::vector<const ProjectionPoint*>>> by_stra
   return out;
 }
 
+// A --search report: its layouts' tokens/s per rank and memory per rank,
+// best first, as bars.
+void add_search_figures(std::vector<Figure>& figs, const ReportSource& s) {
+  const std::string what = (s.projection_model.empty() ? std::string("search") : s.projection_model) + " (" +
+                           file_basename(s.path) + ")";
+  std::vector<std::string> names;
+  std::string key;
+  BarSeries rate{"tokens/s per rank", {}}, mem{"GiB per rank", {}};
+  for (const auto& p : s.projection) {
+    names.push_back(p.layout_label);
+    key += fmt::format("{}{}: {}", key.empty() ? "" : "; ", p.layout_label.substr(0, p.layout_label.find(' ')), p.layout);
+    rate.values.push_back(p.tokens_per_s_per_rank);
+    mem.values.push_back(p.memory_bytes / kGiB);
+  }
+  const std::string id = slug(file_basename(s.path));
+  figs.push_back(chart_figure(
+      "search-rate-" + id,
+      fmt::format("`dtbench project --search` on {} ranks: the layouts that fit, best first, by projected tokens/s per "
+                  "rank (docs/metrics.md \"Projection: layouts\"). {}.",
+                  s.projection.front().world_size, key),
+      render_svg(BarChart{what + ": the best layouts' tokens/s per rank", "tokens/s per rank", names, {rate}, false})));
+  figs.push_back(chart_figure(
+      "search-memory-" + id,
+      fmt::format("Projected memory per rank of the same layouts, under the {:.1f} GiB limit.",
+                  s.projection_memory_limit / kGiB),
+      render_svg(BarChart{what + ": the best layouts' memory per rank", "GiB per rank", names, {mem}, false})));
+}
+
 }  // namespace
 
 void add_project_figures(std::vector<Figure>& figs, const std::vector<ReportSource>& sources) {
   for (const auto& s : sources) {
     if (s.kind != "project" || s.projection.empty()) continue;
+    if (s.projection_search) {
+      add_search_figures(figs, s);
+      continue;
+    }
     const std::string what = (s.projection_model.empty() ? std::string("projection") : s.projection_model) + " (" +
                              file_basename(s.path) + ")";
     const auto groups = by_strategy(s);

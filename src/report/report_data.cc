@@ -123,10 +123,18 @@ void load_project(ReportSource& src, const Json& doc) {
   const auto memory = json_value_or<Json>(doc, "memory", Json::object(), src.path);
   if (memory.contains("limit_bytes") && !memory.at("limit_bytes").is_null())
     src.projection_memory_limit = json_field<double>(memory, "limit_bytes", src.path + " memory");
+  src.projection_search = doc.contains("search") && doc.at("search").is_object();
   std::size_t i = 0;
   for (const auto& r : doc.at("rows")) {
     const std::string where = fmt::format("{} rows[{}]", src.path, i++);
     ProjectionPoint p;
+    if (src.projection_search) {
+      p.layout = json_field<std::string>(r, "name", where);
+      const auto l = json_field<Json>(r, "layout", where);
+      p.layout_label = fmt::format("#{} {} dp{} tp{} pp{}", i, json_field<std::string>(r, "strategy", where),
+                                   json_field<int>(l, "dp", where + " layout"), json_field<int>(l, "tp", where + " layout"),
+                                   json_field<int>(l, "pp", where + " layout"));
+    }
     p.world_size = json_field<int>(r, "world_size", where);
     p.nodes = json_field<int>(r, "nodes", where);
     p.iteration_s = json_field<double>(r, "iteration_s", where);

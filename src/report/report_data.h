@@ -38,6 +38,8 @@ struct ProjectionPoint {
   double examples_per_s = 0;    // whole job
   double tokens_per_s_per_rank = 0;  // token models; 0: not one
   double memory_bytes = -1;     // per rank (total); -1: not in the report
+  std::string layout;           // --search rows: the layout's name
+  std::string layout_label;     // and a short one for a chart's axis: "#1 zero2 dp32 tp4 pp2"
   bool has_measured = false;
   double measured_s = 0;
 };
@@ -54,6 +56,7 @@ struct ReportSource {
   std::vector<ProjectionPoint> projection;  // kind "project"
   std::string projection_model;             // kind "project": the profiled model
   double projection_memory_limit = 0;       // kind "project": --memory-per-rank (0: none)
+  bool projection_search = false;           // kind "project": a --search (rows are layouts of one world size)
 };
 
 // Reads one file (a report, a compare log or a --trace file). Throws UsageError naming it for anything that is not a

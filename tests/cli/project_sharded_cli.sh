@@ -314,5 +314,35 @@ expect_bad "an unknown schedule" -m "--pp-schedule: 'zb-v' is not a schedule (us
 expect_bad "an unknown recomputation" -m "--activation-checkpointing: 'op' is not a mode (" "${m[@]}" --activation-checkpointing op
 expect_bad "an unknown attention kernel" -m "--attention: 'paged' is not eager or flash" "${m[@]}" --attention paged
 
+# --search: every layout of 256 ranks for Llama 3.1 70B under 96 GB, ranked;
+# the JSON's rows fit and are in order; refusals.
+SEARCH=(--model llama3-70b --seq-len 8192 --batch-size 16 --optimizer adamw --param-dtype bf16 --ranks-per-node 8
+  --intra-bw 360GB/s --intra-latency 3us --inter-bw 8x400Gbit/s --inter-latency 10us --tflops 528.3
+  --optimizer-ms 30 --attention flash)
+"$DT" project "${SEARCH[@]}" --memory-per-rank 96GB --search --world-sizes 256 --top 5 --json search.json \
+  >search.out 2>search.err
+check "layout search (llama3-70b, 256 ranks, 96 GB)" $? "$(cat search.err)"
+grep -q '^Layout search: llama3-70b, 256 ranks' search.out && [ "$(grep -cE '^ *[1-5] [a-z0-9]+ on dp ' search.out)" = 5 ]
+check "the search table: five layouts" $? "$(head -n 12 search.out)"
+python3 - search.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s, rows = d["search"], d["rows"]
+assert s["world_size"] == 256 and s["fitting"] > 5 and s["candidates"] > s["fitting"], s
+assert len(rows) == 5
+for r in rows:
+    l = r["layout"]
+    assert l["dp"] * l["tp"] * l["pp"] == 256 and 8 % l["tp"] == 0, l
+    assert r["memory"]["total_bytes"] <= d["memory"]["limit_bytes"] == 96 * 2**30, r
+rates = [r["tokens_per_sec_per_rank"] for r in rows]
+assert rates == sorted(rates, reverse=True), rates
+PY
+check "search JSON: every row fits, ranked by tokens/s per rank" $? ""
+expect_bad "a search without a memory limit" -m "--search needs --memory-per-rank: the layouts th" "${SEARCH[@]}" --search --world-sizes 256
+expect_bad "a search with a layout flag" -m "--search chooses the layout: leave out --tp" "${SEARCH[@]}" --search --memory-per-rank 96GB --world-sizes 256 --tp 8
+expect_bad "a search over two world sizes" -m "--search lays out one world size: give --world-s" "${SEARCH[@]}" --search --memory-per-rank 96GB --world-sizes 8,16
+expect_bad "--top without --search" -m "--top and --global-batch go with --search" "${SEARCH[@]}" --memory-per-rank 96GB --top 3
+expect_bad "a memory limit no layout meets" -m "--search: none of 1260 layouts of 256 ranks fits in 1 GiB per rank; the smallest, zero2 on dp 2 x [tp 8, pp 16" "${SEARCH[@]}" --search --memory-per-rank 1GiB --world-sizes 256
+
 echo "project_sharded_cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -29,6 +29,13 @@ cd "$work"
   --world-sizes 2 --no-baseline --json wide.json > /dev/null 2>&1
 "$DTBENCH" report wide.json -o wide.html > /dev/null
 
+# A layout search: its layouts as bars, best first, and the finding.
+"$DTBENCH" project --model llama3-70b --seq-len 8192 --batch-size 16 --optimizer adamw --param-dtype bf16 \
+  --ranks-per-node 8 --intra-bw 360GB/s --intra-latency 3us --inter-bw 8x400Gbit/s --inter-latency 10us \
+  --tflops 528.3 --optimizer-ms 30 --attention flash --memory-per-rank 96GB --search --world-sizes 256 --top 5 \
+  --json search.json > /dev/null
+"$DTBENCH" report search.json -o search.html > /dev/null
+
 render() {  # html -> dumped DOM on stdout
   timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
     --user-data-dir="$work/profile" --dump-dom "file://$work/$1" 2> "$work/chromium.log"
@@ -36,6 +43,7 @@ render() {  # html -> dumped DOM on stdout
 
 render report.html > dom.html
 render wide.html > wide_dom.html
+render search.html > search_dom.html
 timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
   --user-data-dir="$work/profile" --window-size=900,1400 --screenshot="$work/shot.png" \
   "file://$work/report.html" 2>> "$work/chromium.log"
@@ -62,6 +70,11 @@ assert 'data-empty-charts="0"' in wbody and 'data-overlapping-ticks="0"' in wbod
 assert "Left out: mlp: scaling efficiency vs ranks" in wide and 'id="efficiency-mlp"' in wide
 assert '<figure id="efficiency-mlp"' not in wide
 assert "scaling efficiency is unknown" in wide
+search = open("search_dom.html").read()
+sbody = re.search(r"<body[^>]*>", search).group(0)
+assert 'data-charts="2"' in sbody and 'data-empty-charts="0"' in sbody and 'data-overlapping-ticks="0"' in sbody, sbody
+assert 'id="search-rate-search-json"' in search and 'id="search-memory-search-json"' in search
+assert re.search(r"llama3-70b on 256 ranks \(search.json\): the fastest layout that fits 96 GiB per rank is \S+ on dp", search)
 sizes = re.findall(r'<svg class="chart"[^>]*data-plot-width="([\d.]+)" data-plot-height="([\d.]+)" data-marks="(\d+)"', dom)
 assert len(sizes) == 14, sizes
 assert 'id="arrival-allreduce"' in dom and 'id="latency-broadcast"' in dom, "no arrival heat map or latency chart"

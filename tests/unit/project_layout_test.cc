@@ -2,10 +2,13 @@
 // activations per block (their own figures reproduced with dropout), the
 // microbatches each pipeline rank holds, the bubble, the stages' blocks,
 // a pipeline projection worked by hand, and what a layout refuses.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "core/error.h"
 #include "project/layout_model.h"
+#include "project/layout_search.h"
 #include "project/projection.h"
 
 namespace dtbench::project {
@@ -188,6 +191,82 @@ TEST(LayoutProjection, TensorParallelWorkedByHand) {
   const auto lp = project(p, o).front();
   EXPECT_NEAR(lp.iteration_s, 1.5 + 16 * 8.192e-6, 1e-12);
   EXPECT_DOUBLE_EQ(lp.memory.activations, 4 * (1024 + 1600) * 32 + 400 * 32);
+}
+
+ComputeProfile search_profile() {
+  ComputeProfile p;
+  p.source = "test";
+  p.batch_per_rank = 4;
+  p.tokens_per_example = 8;
+  p.forward_s = 1;
+  p.backward_s = 2;
+  p.grads = {{4e6, 2.0}};
+  p.parameters = 1e6;
+  p.units = {{2e5, 0.2}, {2e5, 0.2}, {2e5, 0.2}, {2e5, 0.2}, {2e5, 0.2}};
+  p.decoder = gpt(64, 4, 8);
+  return p;
+}
+
+// Known by construction: with one rank per node (tp 1 only) and ddp's 16
+// bytes of float32 states per parameter (SGD), 2 ranks fit a limit between
+// the pipeline's stage (half the parameters) and the whole model only with
+// pp 2; with no limit to speak of, pp 1 (no bubble) is faster.
+TEST(LayoutSearch, AModelThatFitsOnlyWithAPipeline) {
+  const auto p = search_profile();
+  ProjectOptions base;
+  base.net.ranks_per_node = 1;
+  base.net.inter.bus_bw = 1e12;
+  SearchOptions s;
+  s.world = 2;
+  s.strategies = {Strategy::kDdp};
+  s.memory_limit = 1e12;
+  auto wide = search_layouts(p, base, s);
+  ASSERT_FALSE(wide.best.empty());
+  EXPECT_EQ(wide.best.front().options.layout.pp, 1);
+  auto every = s;
+  every.top = 1000;
+  double pp1_least = 1e300, pp2_most = 0;
+  for (const auto& r : search_layouts(p, base, every).best) {
+    if (r.options.layout.pp == 1) pp1_least = std::min(pp1_least, r.row.memory.total());
+    else pp2_most = std::max(pp2_most, r.row.memory.total());
+  }
+  ASSERT_LT(pp2_most, pp1_least);  // every pipelined layout holds less than any unpipelined one
+  s.memory_limit = (pp2_most + pp1_least) / 2;
+  const auto tight = search_layouts(p, base, s);
+  ASSERT_FALSE(tight.best.empty());
+  for (const auto& r : tight.best) EXPECT_EQ(r.options.layout.pp, 2);
+  // Below every layout's figure: none fits, and the smallest is named.
+  s.memory_limit = 1;
+  const auto none = search_layouts(p, base, s);
+  EXPECT_TRUE(none.best.empty());
+  ASSERT_EQ(none.smallest.size(), 1u);
+  EXPECT_GT(none.smallest.front().row.memory.total(), 1);
+}
+
+// Two nodes of two ranks. Over a fast fabric the data-parallel layouts win
+// (no bubble, no TP collectives). Over a 1 MB/s fabric the 4 MB of
+// gradients must stay inside the nodes: the best layout puts the pipeline
+// across them (pp 2: each stage's dp x tp group is one node), and only its
+// microbatches' activations cross.
+TEST(LayoutSearch, ASlowFabricKeepsDataParallelismInsideTheNode) {
+  const auto p = search_profile();
+  ProjectOptions base;
+  base.net.ranks_per_node = 2;
+  base.net.intra.bus_bw = 1e12;
+  base.net.inter.bus_bw = 1e12;
+  SearchOptions s;
+  s.world = 4;
+  s.strategies = {Strategy::kDdp, Strategy::kFsdp};
+  s.memory_limit = 1e12;
+  const auto fast = search_layouts(p, base, s);
+  ASSERT_FALSE(fast.best.empty());
+  EXPECT_EQ(fast.best.front().options.layout.pp, 1);
+  EXPECT_EQ(fast.best.front().options.layout.tp, 1);
+  base.net.inter.bus_bw = 1e6;
+  const auto slow = search_layouts(p, base, s);
+  ASSERT_FALSE(slow.best.empty());
+  EXPECT_EQ(slow.best.front().options.layout.pp, 2) << slow.best.front().options.layout.describe();
+  EXPECT_EQ(slow.best.front().row.dp * slow.best.front().options.layout.tp, 2);
 }
 
 TEST(LayoutProjection, Refusals) {

@@ -21,6 +21,7 @@
 #include "project/comm_fit.h"
 #include "project/profile.h"
 #include "project/project_reporter.h"
+#include "project/layout_search.h"
 #include "project/projection.h"
 #include "report/json_io.h"
 #include "train/train_options.h"
@@ -28,11 +29,42 @@
 namespace dtbench::cli {
 namespace {
 
+// --search: every layout of the one world size, those that fit ranked; none
+// fitting is an error naming the smallest layout and what it needs.
+int run_search(const ProjectFlags& f, const project::ProjectOptions& o,
+               const std::vector<project::Strategy>& strategies, const project::ComputeProfile& p) {
+  project::SearchOptions s;
+  s.world = o.world_sizes.front();
+  s.memory_limit = o.memory_limit;
+  s.global_batch = f.global_batch;
+  s.strategies = strategies;
+  s.top = f.top;
+  const auto outcome = project::search_layouts(p, o, s);
+  if (outcome.best.empty()) {
+    if (outcome.smallest.empty())
+      throw UsageError(fmt::format("--search: no layout of {} ranks divides the model and the batch", s.world));
+    const auto& r = outcome.smallest.front();
+    throw UsageError(fmt::format(
+        "--search: none of {} layouts of {} ranks fits in {} per rank; the smallest, {}, needs {}",
+        outcome.candidates, s.world, format_bytes(static_cast<std::uint64_t>(s.memory_limit)),
+        project::layout_name(r), format_bytes(static_cast<std::uint64_t>(r.row.memory.total()))));
+  }
+  std::ostringstream text;
+  project::write_search_table(text, p, s, outcome);
+  std::cout << text.str();
+  if (!f.json.empty()) {
+    report::write_json_atomic(f.json, project::search_json(p, s, outcome));
+    std::cout << "Report: " << f.json << "\n";
+  }
+  return 0;
+}
+
 int run_project(const ProjectFlags& f) {
   // The flags passed project_plan in cmd_project.cc; the profile needs
   // LibTorch (the model's layers).
-  auto [o, strategies] = project_plan(f);
+  auto [o, strategies, search] = project_plan(f);
   project::ComputeProfile p = project_profile(f);
+  if (search) return run_search(f, o, strategies, p);
 
   std::vector<project::StrategyProjection> all;
   for (auto s : strategies) {
