@@ -200,6 +200,11 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
       }
       sp.activation_bytes = stage_activations(st, sh.blocks) * calibration;
       auto r = project_data_parallel(sp, dpo).front();
+      if (dp == 1) {
+        // One replica: no data-parallel strategy runs (dtbench train drops
+        // it), so none of its buffers or gathered units exist.
+        r.memory.buffers = r.memory.kept_buffers = r.memory.gathered = 0;
+      }
       r.recompute_s = recompute;
       r.stages = {{sh.blocks, sh.parameters, microbatches_in_flight(l, st), r.memory}};
       per_stage.push_back(r);
@@ -260,9 +265,18 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
     row.fits.reset();
     row.largest_batch = -1;
     if (opts.memory_limit > 0) row.fits = row.memory.total() <= opts.memory_limit;
-    // Measured rows ran without this layout: none is set beside it.
+    // A measured row of this tensor-parallel degree and recomputation (no
+    // pipeline: dtbench train has none), of this strategy or of one replica
+    // (no strategy).
     row.measured_s.reset();
     row.measured_peak_bytes.reset();
+    if (l.pp == 1)
+      for (const auto& m : profile.measured)
+        if (m.world_size == world && m.tp == l.tp && m.recompute == recompute_name(l.recompute) &&
+            (dp == 1 || measured_as(opts.strategy, m.reducer))) {
+          row.measured_s = m.seconds;
+          if (m.peak_bytes >= 0) row.measured_peak_bytes = m.peak_bytes;
+        }
     if (row.iteration_s > 0) {
       row.examples_per_s = dp * b / row.iteration_s;
       row.tokens_per_s_per_rank = b * static_cast<double>(profile.tokens_per_example) / row.iteration_s / (t * pp);

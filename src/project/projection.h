@@ -28,6 +28,8 @@ struct MeasuredRow {
   double seconds = 0;
   double peak_bytes = -1;
   std::int64_t batch_per_rank = 0, tokens_per_example = 0;  // the shape it ran (0: not known)
+  int tp = 1;  // its tensor-parallel degree (set beside a layout's projection of the same tp only)
+  std::string recompute = "none";  // its --activation-checkpointing
 };
 
 // Whether a measured row of `reducer` is a run of strategy `s`: horovod and
