@@ -134,6 +134,7 @@ ProjectPlan project_plan(const ProjectFlags& f) {
     auto& l = o.layout;
     l.tp = f.tp;
     l.pp = f.pp;
+    l.cp = f.cp;
     l.microbatches = f.microbatches;
     l.stages_per_rank = f.stages_per_rank;
     l.schedule = project::parse_pp_schedule(f.pp_schedule);
@@ -284,6 +285,10 @@ Action register_project(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--tp", f->tp, "Layout: tensor-parallel degree (Megatron-LM's split of a decoder's blocks, inside a "
                   "node while it fits)")->capture_default_str();
+  cmd->add_option("--cp", f->cp,
+                  "Layout: context-parallel degree (each sequence split over cp ranks, ring attention's key/value "
+                  "passes; the strategy shards over dp x cp)")
+      ->capture_default_str();
   cmd->add_option("--pp", f->pp, "Layout: pipeline stages (blocks split evenly, embedding first, head last)")
       ->capture_default_str();
   cmd->add_option("--pp-schedule", f->pp_schedule, "Layout: gpipe, 1f1b or interleaved-1f1b (with --pp)")
@@ -318,7 +323,7 @@ Action register_project(CLI::App& app) {
     f->pp_schedule_given = cmd->get_option("--pp-schedule")->count() > 0;
     f->reducers_given = cmd->get_option("--reducer")->count() > 0;
     f->top_given = cmd->get_option("--top")->count() > 0;
-    for (const char* name : {"--tp", "--pp", "--pp-schedule", "--microbatches", "--stages-per-rank",
+    for (const char* name : {"--tp", "--pp", "--cp", "--pp-schedule", "--microbatches", "--stages-per-rank",
                              "--sequence-parallel", "--loss-parallel", "--activation-checkpointing"})
       if (cmd->get_option(name)->count() > 0) f->layout_given.push_back(name);
     f->bucket_cap_given = cap->count() > 0;

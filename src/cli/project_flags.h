@@ -40,7 +40,7 @@ struct ProjectFlags {
   std::string reduce_scatter = "native";
   double fusion_threshold_mb = -1, cycle_time_ms = -1;  // horovod's (-1: HOROVOD_* or Horovod's defaults)
   // The layout around the strategy, as `dtbench train` takes it.
-  int tp = 1, pp = 1, microbatches = 1, stages_per_rank = 1;
+  int tp = 1, pp = 1, cp = 1, microbatches = 1, stages_per_rank = 1;
   std::string pp_schedule = "1f1b", activation_checkpointing = "none", amp = "none", attention = "eager";
   bool sequence_parallel = false, loss_parallel = false;
   bool pp_schedule_given = false;  // set after parsing

@@ -43,6 +43,7 @@ Recompute parse_recompute_mode(const std::string& text) {
 std::string LayoutOptions::describe() const {
   std::string out;
   auto add = [&out](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };
+  if (cp > 1) add(fmt::format("cp {}", cp));
   if (tp > 1) add(fmt::format("tp {}", tp));
   if (pp > 1) {
     std::string p = fmt::format("pp {} {}", pp, pp_schedule_name(schedule));
@@ -111,7 +112,7 @@ double bubble_fraction(const LayoutOptions& l) {
 }
 
 void check_layout(const LayoutOptions& l, const DecoderShape* d, long long local_batch) {
-  if (l.tp < 1 || l.pp < 1) throw UsageError("--tp and --pp must be at least 1");
+  if (l.tp < 1 || l.pp < 1 || l.cp < 1) throw UsageError("--tp, --pp and --cp must be at least 1");
   if (l.microbatches < 1 || l.stages_per_rank < 1)
     throw UsageError("--microbatches and --stages-per-rank must be at least 1");
   if (l.pp == 1 && l.microbatches > 1)
@@ -126,13 +127,16 @@ void check_layout(const LayoutOptions& l, const DecoderShape* d, long long local
     throw UsageError(fmt::format("--pp-schedule interleaved-1f1b: --microbatches {} is not a multiple of --pp {} "
                                  "(Megatron-LM's and PyTorch's interleaved schedules need it)",
                                  l.microbatches, l.pp));
-  const bool model_parallel = l.tp > 1 || l.pp > 1 || l.sequence_parallel || l.loss_parallel;
+  const bool model_parallel = l.tp > 1 || l.pp > 1 || l.cp > 1 || l.sequence_parallel || l.loss_parallel;
   if (d == nullptr) {
     if (model_parallel || l.recompute != Recompute::kNone)
-      throw UsageError("--tp, --pp, --sequence-parallel, --loss-parallel and --activation-checkpointing project a "
-                       "decoder's layout (gpt2, llama families: --model, or a --profile report of one)");
+      throw UsageError("--tp, --pp, --cp, --sequence-parallel, --loss-parallel and --activation-checkpointing project "
+                       "a decoder's layout (gpt2, llama families: --model, or a --profile report of one)");
     return;
   }
+  if (std::fmod(d->seq, 2.0 * l.cp) != 0 && l.cp > 1)
+    throw UsageError(fmt::format("--cp {}: the sequence of {} tokens does not split into 2 x {} balanced chunks",
+                                 l.cp, d->seq, l.cp));
   if (l.sequence_parallel && l.tp == 1) throw UsageError("--sequence-parallel shards along the TP group: give --tp");
   if (l.loss_parallel && l.tp == 1) throw UsageError("--loss-parallel splits the head over the TP group: give --tp");
   const double chunks = static_cast<double>(l.pp) * l.stages_per_rank;

@@ -29,6 +29,10 @@ Recompute parse_recompute_mode(const std::string& text);
 
 struct LayoutOptions {
   int tp = 1, pp = 1;
+  // Context parallelism: each sequence split over cp ranks (torchtitan's
+  // ring attention: keys and values passed around the group, overlapped
+  // with the attention core); the data-parallel strategy shards over dp x cp.
+  int cp = 1;
   PpSchedule schedule = PpSchedule::k1f1b;
   int microbatches = 1;     // M: the local batch split into M pipeline microbatches
   int stages_per_rank = 1;  // v: interleaved-1f1b's model chunks per rank
@@ -45,7 +49,7 @@ struct LayoutOptions {
   double activation_bytes = 4;  // bytes per activation element: 2 under bf16/fp16, 4 in float32
 
   bool is_default() const {
-    return tp == 1 && pp == 1 && microbatches == 1 && !sequence_parallel && recompute == Recompute::kNone;
+    return tp == 1 && pp == 1 && cp == 1 && microbatches == 1 && !sequence_parallel && recompute == Recompute::kNone;
   }
   // "tp 8 x pp 8 interleaved-1f1b v2 M16, SP, full AC" (degrees above 1 and
   // what is set only).
@@ -104,7 +108,8 @@ double bubble_fraction(const LayoutOptions& l);
 double pipeline_slots(const LayoutOptions& l);
 
 // Throws UsageError (one line) for what the layout cannot take: degrees
-// below 1, microbatches without a pipeline or not dividing the local batch, interleaving without its schedule or
+// below 1, a sequence not divisible by 2 x cp (ring attention's balanced
+// halves), microbatches without a pipeline or not dividing the local batch, interleaving without its schedule or
 // with more chunks than blocks, more stages than blocks, heads, kv-heads,
 // the MLP's width or (loss_parallel) the vocabulary not divisible by tp.
 void check_layout(const LayoutOptions& l, const DecoderShape* d, long long local_batch);

@@ -110,10 +110,11 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
     throw UsageError("fsdp with --pp: the projection gathers each unit once per step, as torchtitan runs FSDP under a "
                      "pipeline (units kept gathered between microbatches): add --reshard-after-forward false");
   const DecoderShape& d = *profile.decoder;
-  const double t = l.tp, pp = l.pp, m = l.microbatches;
+  const double t = l.tp, pp = l.pp, m = l.microbatches, c = l.cp;
   const double v = l.schedule == PpSchedule::kInterleaved1f1b ? l.stages_per_rank : 1;
   const double b = static_cast<double>(profile.batch_per_rank), s = d.seq;
-  const double mb_tokens = b / m * s;
+  // The tokens of one microbatch a rank holds: its 1/cp of the sequence.
+  const double mb_tokens = b / m * s / c;
   const double e = l.activation_bytes;
 
   // Activations: Korthikanti's per block, the stage's blocks, the
@@ -159,15 +160,19 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
   const double core_share = 2 * d.hidden * s / (block_weights + 2 * d.hidden * s);
 
   auto compose = [&](int world) {
-    if (world % (l.tp * l.pp) != 0)
-      throw UsageError(fmt::format("--world-sizes: {} ranks are not a multiple of tp {} x pp {}", world, l.tp, l.pp));
-    const int dp = world / (l.tp * l.pp);
-    // The data-parallel groups: tp ranks apart, so a node holds
-    // ranks_per_node / tp of each, and the node's tp groups share its NICs.
+    const int model_parallel = l.tp * l.pp * l.cp;
+    if (world % model_parallel != 0)
+      throw UsageError(fmt::format("--world-sizes: {} ranks are not a multiple of tp {} x pp {} x cp {}", world, l.tp,
+                                   l.pp, l.cp));
+    const int dp = world / model_parallel;
+    // The data-parallel groups (with cp, dp x cp ranks: the strategy shards
+    // and reduces over both, as torchtitan's dp_shard_cp mesh): tp ranks
+    // apart, so a node holds ranks_per_node / tp of each, and the node's tp
+    // groups share its NICs.
     ProjectOptions dpo = opts;
     dpo.layout = LayoutOptions{};
     dpo.memory.accumulate_unsharded = l.pp > 1 && l.microbatches > 1;
-    dpo.world_sizes = {dp};
+    dpo.world_sizes = {dp * l.cp};
     const int rpn = std::max(1, opts.net.ranks_per_node);
     const double sharers = std::min(l.tp, rpn);
     dpo.net.ranks_per_node = std::max(1, rpn / l.tp);
@@ -188,8 +193,8 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
       ComputeProfile sp = profile;
       sp.one_rank.clear();
       sp.measured.clear();
-      sp.forward_s = profile.forward_s * sh.compute / m;
-      sp.backward_s = (profile.backward_s * sh.compute + recompute) / m;
+      sp.forward_s = profile.forward_s * sh.compute / (m * c);
+      sp.backward_s = (profile.backward_s * sh.compute + recompute) / (m * c);
       sp.optimizer_s = profile.optimizer_s * sh.parameters / whole;
       sp.parameters = sh.parameters;
       sp.units = sh.units;
@@ -200,12 +205,12 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
       }
       sp.activation_bytes = stage_activations(st, sh.blocks) * calibration;
       auto r = project_data_parallel(sp, dpo).front();
-      if (dp == 1) {
+      if (dp * l.cp == 1) {
         // One replica: no data-parallel strategy runs (dtbench train drops
         // it), so none of its buffers or gathered units exist.
         r.memory.buffers = r.memory.kept_buffers = r.memory.gathered = 0;
       }
-      r.recompute_s = recompute;
+      r.recompute_s = recompute / c;
       r.stages = {{sh.blocks, sh.parameters, microbatches_in_flight(l, st), r.memory}};
       per_stage.push_back(r);
     }
@@ -237,8 +242,25 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
       const Level& level = across ? opts.net.inter : opts.net.intra;
       xfer = opts.net.base_latency_s + level.latency_s + bytes * level.seconds_per_byte(bytes) * (across ? rpn : 1);
     }
-    const double compute = (profile.forward_s + profile.backward_s) * sh.compute + row.recompute_s;
-    const double work = compute / m + tp_per_mb + (l.pp > 1 ? 2 * v * xfer : 0.0);
+    // CP: in each block, ring attention passes the rank's keys and values
+    // (h/tp wide: repeated to every head before attention) around the cp
+    // ranks in cp - 1 steps forward; backward passes them again with their
+    // gradients (twice the bytes). Each step overlaps one block of the
+    // attention core (its 1/cp); only what the core does not cover shows.
+    double cp_per_mb = 0;
+    if (l.cp > 1) {
+      const double bytes = 2 * mb_tokens * d.hidden * e / t;
+      const bool across = l.cp * l.tp > rpn;
+      const Level& level = across ? opts.net.inter : opts.net.intra;
+      const double pass = opts.net.base_latency_s + level.latency_s +
+                          bytes * level.seconds_per_byte(bytes) * (across ? std::min(rpn, world) : 1);
+      const double core = profile.forward_s * (sh.blocks > 0 ? sh.block_compute / sh.blocks : 0) * core_share / (m * c);
+      const double forward = (c - 1) * std::max(0.0, pass - core / c);
+      const double backward = (c - 1) * std::max(0.0, 2 * pass - 2 * core / c);
+      cp_per_mb = sh.blocks * ((l.recompute == Recompute::kFull ? 2 : 1) * forward + backward);
+    }
+    const double compute = ((profile.forward_s + profile.backward_s) * sh.compute) / c + row.recompute_s;
+    const double work = compute / m + tp_per_mb + cp_per_mb + (l.pp > 1 ? 2 * v * xfer : 0.0);
     const double slots = pipeline_slots(l);
     const double pipeline = slots * work;
     // The strategy's row holds one microbatch's compute; the rest of it
@@ -248,6 +270,8 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
     row.bubble_s = (slots - m) * work;
     row.tp_comm_s = m * tp_per_mb;
     row.pp_comm_s = l.pp > 1 ? m * 2 * v * xfer : 0.0;
+    row.cp_comm_s = m * cp_per_mb;
+    row.cp = l.cp;
     row.world_size = world;
     row.nodes = nodes_for(opts.net, world);
     row.dp = dp;
@@ -270,20 +294,20 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
     // (no strategy).
     row.measured_s.reset();
     row.measured_peak_bytes.reset();
-    if (l.pp == 1)
-      for (const auto& m : profile.measured)
-        if (m.world_size == world && m.tp == l.tp && m.recompute == recompute_name(l.recompute) &&
-            (dp == 1 || measured_as(opts.strategy, m.reducer))) {
-          row.measured_s = m.seconds;
-          if (m.peak_bytes >= 0) row.measured_peak_bytes = m.peak_bytes;
+    if (l.pp == 1 && l.cp == 1)
+      for (const auto& meas : profile.measured)
+        if (meas.world_size == world && meas.tp == l.tp && meas.recompute == recompute_name(l.recompute) &&
+            (dp == 1 || measured_as(opts.strategy, meas.reducer))) {
+          row.measured_s = meas.seconds;
+          if (meas.peak_bytes >= 0) row.measured_peak_bytes = meas.peak_bytes;
         }
     if (row.iteration_s > 0) {
       row.examples_per_s = dp * b / row.iteration_s;
-      row.tokens_per_s_per_rank = b * static_cast<double>(profile.tokens_per_example) / row.iteration_s / (t * pp);
+      row.tokens_per_s_per_rank = b * static_cast<double>(profile.tokens_per_example) / row.iteration_s / (t * pp * c);
     }
     return row;
   };
-  const double base = compose(l.tp * l.pp).iteration_s;
+  const double base = compose(l.tp * l.pp * l.cp).iteration_s;
   std::vector<ProjectionRow> rows;
   for (int w : opts.world_sizes) {
     if (w < 1) throw UsageError(fmt::format("--world-sizes: {} is not a rank count", w));

@@ -134,6 +134,7 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
   const bool contended = o.cores_per_node > 0;
   if (contended) out << fmt::format(" {:>13}", "contention ms");
   if (layout) out << fmt::format(" {:>5} {:>10} {:>10} {:>10} {:>12}", "dp", "bubble ms", "TP ms", "PP ms", "recompute ms");
+  if (l.cp > 1) out << fmt::format(" {:>10}", "CP ms");
   if (any_measured) out << fmt::format(" {:>12} {:>7}", "measured ms", "error");
   bool any_peak = false;
   for (const auto& r : rows) any_peak = any_peak || r.measured_peak_bytes.has_value();
@@ -152,6 +153,7 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
     if (layout)
       out << fmt::format(" {:>5} {:>10.2f} {:>10.2f} {:>10.2f} {:>12.2f}", r.dp, r.bubble_s * 1e3, r.tp_comm_s * 1e3,
                          r.pp_comm_s * 1e3, r.recompute_s * 1e3);
+    if (l.cp > 1) out << fmt::format(" {:>10.2f}", r.cp_comm_s * 1e3);
     if (r.measured_s)
       out << fmt::format(" {:>12.2f} {:>+6.1f}%", *r.measured_s * 1e3, (r.iteration_s / *r.measured_s - 1) * 100);
     else if (any_measured)
@@ -170,7 +172,7 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
   }
   if (layout)
     out << "\nlayout: efficiency against the layout on tp x pp ranks (dp 1); tokens/s/rank = local batch x tokens / "
-           "iteration / (tp x pp), as torchtitan counts per GPU; mem/rank = the largest pipeline stage's (each stage's in "
+           "iteration / (tp x pp x cp), as torchtitan counts per GPU; mem/rank = the largest pipeline stage's (each stage's in "
            "the JSON) (docs/metrics.md \"Projection: layouts\")";
   out << "\nefficiency = iteration(1 rank) / iteration(N); error = projected / measured - 1; mem/rank = the peak: model "
          "states + gathered units + buffers + activations, without the gradients not yet made in backward (or the "
@@ -251,11 +253,12 @@ Json projection_json(const ComputeProfile& p, const std::vector<StrategyProjecti
                    {"total_bytes", r.memory.total()},
                    {"fits", r.fits ? Json(*r.fits) : Json(nullptr)},
                    {"largest_batch", r.largest_batch >= 0 ? Json(r.largest_batch) : Json(nullptr)}};
-    j["layout"] = {{"dp", r.dp}, {"tp", r.tp}, {"pp", r.pp}};
+    j["layout"] = {{"dp", r.dp}, {"tp", r.tp}, {"pp", r.pp}, {"cp", r.cp}};
     j["bubble_s"] = r.bubble_s;
     j["tp_comm_s"] = r.tp_comm_s;
     j["pp_comm_s"] = r.pp_comm_s;
     j["recompute_s"] = r.recompute_s;
+    j["cp_comm_s"] = r.cp_comm_s;
     Json stages = Json::array();
     for (const auto& st : r.stages)
       stages.push_back({{"blocks", st.blocks},
@@ -270,6 +273,7 @@ Json projection_json(const ComputeProfile& p, const std::vector<StrategyProjecti
   const auto& l = o.layout;
   Json layout{{"tp", l.tp},
               {"pp", l.pp},
+              {"cp", l.cp},
               {"pp_schedule", l.pp > 1 ? Json(pp_schedule_name(l.schedule)) : Json(nullptr)},
               {"microbatches", l.microbatches},
               {"stages_per_rank", l.stages_per_rank},

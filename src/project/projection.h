@@ -146,11 +146,12 @@ struct ProjectionRow {
   std::optional<bool> fits;             // total <= memory_limit, when a limit is given
   std::int64_t largest_batch = -1;      // per rank within memory_limit (-1: no limit or no activation figure)
   // The layout (tp 1, pp 1, dp = world_size without one).
-  int dp = 1, tp = 1, pp = 1;
+  int dp = 1, tp = 1, pp = 1, cp = 1;
   double bubble_s = 0;     // the pipeline's idle time per iteration
   double tp_comm_s = 0;    // tensor parallelism's collectives per iteration (exposed: not overlapped)
   double pp_comm_s = 0;    // the stage's sends and receives per iteration (on the critical path)
   double recompute_s = 0;  // activation recomputation's extra forward per iteration
+  double cp_comm_s = 0;    // context parallelism's key/value passes the attention core did not cover
   // Each pipeline stage's figures (one entry without a pipeline): its
   // blocks, the parameter elements a rank of it holds, the microbatches in
   // flight at its peak and its memory per rank; `memory` is the largest.

@@ -269,6 +269,45 @@ TEST(LayoutSearch, ASlowFabricKeepsDataParallelismInsideTheNode) {
   EXPECT_EQ(slow.best.front().row.dp * slow.best.front().options.layout.tp, 2);
 }
 
+// Context parallelism, cp 2 on one node (1 MB/s, no latency), dp 1: each rank
+// holds 16 of the 32 tokens and computes half the 3 s. In each block ring
+// attention passes the rank's keys and values (2 x 16 tokens x 64 x 4 B =
+// 8,192 B: 8.192 ms) once forward and twice the bytes backward, against
+// 1/cp of the block's attention core: 1 s x 0.2 (a block's forward) x
+// 1,024/50,176 (2hs of 4h^2 + 2hf + 2hs multiply-adds per token) / cp,
+// over cp = 1.0204 ms. Exposed: 4 blocks x ((8.192 - 1.0204) + 2 x (8.192 -
+// 1.0204)) ms.
+TEST(LayoutProjection, ContextParallelWorkedByHand) {
+  ComputeProfile p;
+  p.source = "test";
+  p.batch_per_rank = 4;
+  p.tokens_per_example = 8;
+  p.forward_s = 1;
+  p.backward_s = 2;
+  p.grads = {{4000, 2.0}};
+  p.parameters = 1000;
+  p.units = {{200, 0.2}, {200, 0.2}, {200, 0.2}, {200, 0.2}, {200, 0.2}};
+  p.decoder = gpt(64, 4, 8);
+  ProjectOptions o;
+  o.world_sizes = {2};
+  o.net.ranks_per_node = 2;
+  o.net.intra.bus_bw = 1e6;
+  o.layout.cp = 2;
+  const auto r = project(p, o).front();
+  const double core_per_step = 0.2 * 1024.0 / 50176 / 2 / 2;
+  const double cp = 4 * 3 * (8.192e-3 - core_per_step);
+  EXPECT_EQ(r.cp, 2);
+  EXPECT_EQ(r.dp, 1);
+  EXPECT_NEAR(r.cp_comm_s, cp, 1e-12);
+  EXPECT_NEAR(r.iteration_s - r.exposed_s, 1.5 + cp, 1e-12);  // the strategy's allreduce runs over dp x cp = 2 ranks
+  EXPECT_NEAR(r.tokens_per_s_per_rank, 32 / r.iteration_s / 2, 1e-9);
+  // 16 tokens a rank: 4 blocks x 4,224 B, the logits and log-probabilities 800 B.
+  EXPECT_DOUBLE_EQ(r.memory.activations, 4 * 4224 * 16 + 800 * 16);
+  o.layout.cp = 3;
+  o.world_sizes = {3};
+  EXPECT_THROW(project(p, o), UsageError);  // 8 tokens are not 2 x 3 chunks
+}
+
 TEST(LayoutProjection, Refusals) {
   ComputeProfile p;
   p.source = "test";

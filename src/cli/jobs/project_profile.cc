@@ -1,5 +1,7 @@
 #include "cli/jobs/project_profile.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -154,7 +156,14 @@ project::ComputeProfile model_profile(const ProjectFlags& f) {
     // root unit's compute). Backward makes an untied head's gradient first;
     // the rest of the root (the embedding, a tied head) is ready at the end.
     const auto t = shaped_options(f);
-    train::validate(t);
+    // train's limit on the sequence guards an allocation; a projection of
+    // shapes allocates nothing (torchtitan's context-parallel runs reach
+    // 262,144 tokens).
+    if (t.seq_len > (std::int64_t{1} << 24))
+      throw UsageError(fmt::format("--seq-len {} must be at most {}", t.seq_len, std::int64_t{1} << 24));
+    auto checked = t;
+    checked.seq_len = std::min<std::int64_t>(t.seq_len, 65536);
+    train::validate(checked);
     if (t.ffn_hidden_size > 0 && !entry.sets_ffn_hidden)
       throw UsageError(fmt::format("--ffn-hidden-size sets a Llama's feed-forward width; {}'s is fixed", entry.name));
     const auto shape = train::model_options(t);
