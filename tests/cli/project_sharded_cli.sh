@@ -292,7 +292,7 @@ assert (l["tp"], l["pp"], l["pp_schedule"], l["microbatches"], l["stages_per_ran
 assert l["activation_checkpointing"] == "full" and l["activation_element_bytes"] == 2 and l["attention"] == "flash"
 for r in d["rows"]:
     n = r["world_size"]
-    assert r["layout"] == {"dp": n // 64, "tp": 8, "pp": 8}, r["layout"]
+    assert r["layout"] == {"dp": n // 64, "tp": 8, "pp": 8, "cp": 1}, r["layout"]
     st = r["stages"]
     assert [s["blocks"] for s in st] == [16] * 6 + [15] * 2, st            # 126 blocks
     assert abs(r["memory"]["total_bytes"] - max(s["total_bytes"] for s in st)) < 1
@@ -308,7 +308,7 @@ expect_bad "more stages than blocks" -m "--pp 32 x --stages-per-rank 4 is more s
 expect_bad "heads not divisible by tp" -m "--tp 3: the model's 128 heads are not divisible" "${BASE[@]}" --reshard-after-forward false --tp 3 --pp 8 --stages-per-rank 2 --microbatches 32 --world-sizes 24
 expect_bad "microbatches not dividing the batch" -m "--microbatches 24 does not divide the local batch" "${BASE[@]}" --reshard-after-forward false --tp 8 --pp 8 --stages-per-rank 2 --microbatches 24 --world-sizes 512
 expect_bad "fsdp resharding under a pipeline" -m "fsdp with --pp: the projection gathers each unit" "${BASE[@]}" --tp 8 --pp 8 --stages-per-rank 2 --microbatches 32 --world-sizes 512
-expect_bad "a layout on an image model" -m "--tp, --pp, --sequence-parallel, --loss-parallel" --model resnet18 --batch-size 2 --image-size 32 --forward-ms 1 --backward-ms 2 --optimizer-ms 1 --ranks-per-node 2 --intra-bw 1GB/s --intra-latency 5us --tp 2 --world-sizes 2
+expect_bad "a layout on an image model" -m "--tp, --pp, --cp, --sequence-parallel, --loss-pa" --model resnet18 --batch-size 2 --image-size 32 --forward-ms 1 --backward-ms 2 --optimizer-ms 1 --ranks-per-node 2 --intra-bw 1GB/s --intra-latency 5us --tp 2 --world-sizes 2
 expect_bad "a schedule without a pipeline" -m "--pp-schedule orders a pipeline's microbatches: " "${m[@]}" --pp-schedule gpipe
 expect_bad "an unknown schedule" -m "--pp-schedule: 'zb-v' is not a schedule (use gpip" "${m[@]}" --pp-schedule zb-v
 expect_bad "an unknown recomputation" -m "--activation-checkpointing: 'op' is not a mode (" "${m[@]}" --activation-checkpointing op
@@ -343,6 +343,22 @@ expect_bad "a search with a layout flag" -m "--search chooses the layout: leave 
 expect_bad "a search over two world sizes" -m "--search lays out one world size: give --world-s" "${SEARCH[@]}" --search --memory-per-rank 96GB --world-sizes 8,16
 expect_bad "--top without --search" -m "--top and --global-batch go with --search" "${SEARCH[@]}" --memory-per-rank 96GB --top 3
 expect_bad "a memory limit no layout meets" -m "--search: none of 1260 layouts of 256 ranks fits in 1 GiB per rank; the smallest, zero2 on dp 2 x [tp 8, pp 16" "${SEARCH[@]}" --search --memory-per-rank 1GiB --world-sizes 256
+
+# Context parallelism: torchtitan's Llama 3.1 8B at 262,144 tokens, FSDP 1 x CP 8.
+"$DT" project --model llama3-8b --seq-len 262144 --batch-size 1 --reducer fsdp --optimizer adamw --param-dtype bf16 \
+  --ranks-per-node 8 --intra-bw 360GB/s --intra-latency 3us --tflops 528.3 --optimizer-ms 30 --attention flash \
+  --activation-checkpointing full --cp 8 --world-sizes 8 --json cp.json >cp.out 2>cp.err
+check "context parallelism (llama3-8b, 262,144 tokens, cp 8)" $? "$(cat cp.err)"
+python3 - cp.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["rows"][0]
+assert d["layout"]["cp"] == 8 and r["layout"] == {"dp": 1, "tp": 1, "pp": 1, "cp": 8}, r["layout"]
+assert abs(r["tokens_per_sec_per_rank"] - 262144 / r["iteration_s"] / 8) < 1e-6
+assert r["cp_comm_s"] >= 0
+PY
+check "context-parallel JSON: layout and tokens per GPU" $? ""
+expect_bad "a sequence cp does not split" -m "--cp 3: the sequence of 8192 tokens does not split" "${SEARCH[@]}" --reducer fsdp --cp 3 --world-sizes 3
 
 echo "project_sharded_cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]
