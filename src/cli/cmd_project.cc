@@ -95,7 +95,8 @@ ProjectPlan project_plan(const ProjectFlags& f) {
   } else if (f.top_given || f.global_batch != 0) {
     throw UsageError("--top and --global-batch go with --search");
   }
-  if (f.global_batch < 0) throw UsageError("--global-batch must be positive");
+  if (f.global_batch < 0 || f.global_batch > (std::int64_t{1} << 40))
+    throw UsageError("--global-batch must be between 1 and 2^40");
   const auto& strategies = plan.strategies;
   if (f.optimizer == "sgd") o.memory.optimizer_states = 1;
   else if (f.optimizer == "adamw") o.memory.optimizer_states = 2;

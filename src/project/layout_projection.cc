@@ -71,17 +71,39 @@ std::vector<StageShare> stage_shares(const ComputeProfile& p, const LayoutOption
 
 // Bytes one rank's activations take for the whole model at tp 1 without
 // recomputation, by the formula (blocks, logits and log-probabilities).
-double whole_model_activations(const DecoderShape& d, const LayoutOptions& l, double batch) {
+double whole_model_activations(const DecoderShape& d, double element_bytes, bool flash, double batch) {
   LayoutOptions none;
-  none.activation_bytes = l.activation_bytes;
-  none.flash_attention = l.flash_attention;
-  const auto block = block_activations(d, l.activation_bytes, l.flash_attention);
-  return (d.layers * kept_per_token(block, d, none) + d.vocab * (l.activation_bytes + 4)) * batch * d.seq;
+  none.activation_bytes = element_bytes;
+  none.flash_attention = flash;
+  const auto block = block_activations(d, element_bytes, flash);
+  return (d.layers * kept_per_token(block, d, none) + d.vocab * (element_bytes + 4)) * batch * d.seq;
 }
 
-ComputeProfile with_formula_activations(const ComputeProfile& p, const LayoutOptions& l) {
+// What the profile's activation figure was measured in (layout_model.h):
+// a report's precision and dtbench's eager attention, or (a stated figure)
+// the projection's own.
+struct Reference {
+  double element_bytes;
+  bool flash;
+};
+Reference reference_of(const ComputeProfile& p, const LayoutOptions& l) {
+  if (p.activation_element_bytes > 0) return {p.activation_element_bytes, false};
+  return {l.activation_bytes, l.flash_attention};
+}
+
+// The profile's activations at the layout's precision and attention kernel
+// (no layout): the formula's where nobody measured or stated them, else the
+// figure times the formula's ratio between the two.
+ComputeProfile with_layout_activations(const ComputeProfile& p, const LayoutOptions& l) {
   ComputeProfile out = p;
-  out.activation_bytes = whole_model_activations(*p.decoder, l, static_cast<double>(p.batch_per_rank));
+  const double b = static_cast<double>(p.batch_per_rank);
+  const double asked = whole_model_activations(*p.decoder, l.activation_bytes, l.flash_attention, b);
+  if (p.activation_bytes < 0) {
+    out.activation_bytes = asked;
+  } else {
+    const auto ref = reference_of(p, l);
+    out.activation_bytes = p.activation_bytes * asked / whole_model_activations(*p.decoder, ref.element_bytes, ref.flash, b);
+  }
   return out;
 }
 
@@ -91,10 +113,10 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
   const LayoutOptions& l = opts.layout;
   check_layout(l, profile.decoder ? &*profile.decoder : nullptr, profile.batch_per_rank);
   if (l.is_default() && !l.loss_parallel) {
-    // A decoder whose activations nobody measured or stated: the formula's
-    // (the whole model at tp 1, no recomputation), as a layout's.
+    // A decoder: its activations at the precision and attention kernel
+    // asked for (the formula's where nobody measured or stated them).
     const bool formula = profile.decoder && profile.activation_bytes < 0;
-    auto rows = project_data_parallel(formula ? with_formula_activations(profile, l) : profile, opts);
+    auto rows = project_data_parallel(profile.decoder ? with_layout_activations(profile, l) : profile, opts);
     for (auto& r : rows)
       if (formula) r.activations_from = "Korthikanti's formula";
     for (auto& r : rows)
@@ -106,6 +128,13 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
     throw UsageError("--cores-per-node: CPU contention is modelled for data parallelism alone, not with a layout");
   if (profile.units.empty())
     throw UsageError(fmt::format("{}: no units (blocks) known for this profile's model to lay out", profile.source));
+  if (profile.activations_recompute != "none")
+    throw UsageError(fmt::format("{}: its rows ran with --activation-checkpointing {}; a layout's profile is a run "
+                                 "without recomputation (the projection adds it)",
+                                 profile.source, profile.activations_recompute));
+  if (opts.strategy == Strategy::kZero2 && l.pp > 1)
+    throw UsageError("zero2 with --pp: its gradient shards would need a reduce-scatter per microbatch (DeepSpeed "
+                     "refuses ZeRO-2 under a pipeline); use zero1 or fsdp");
   if (opts.strategy == Strategy::kFsdp && l.pp > 1 && opts.memory.reshard_after_forward)
     throw UsageError("fsdp with --pp: the projection gathers each unit once per step, as torchtitan runs FSDP under a "
                      "pipeline (units kept gathered between microbatches): add --reshard-after-forward false");
@@ -129,15 +158,20 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
                          : l.recompute == Recompute::kSelective ? block.core / t
                                                                 : 0.0;
   const double logits = d.vocab * (e + 4) / (l.loss_parallel ? t : 1);
+  // GPipe runs every microbatch's forward, loss included, before the first
+  // backward: the last stage holds all M microbatches' logits; 1F1B's last
+  // stage runs each backward right after its forward.
+  const double logits_in_flight = l.pp > 1 && l.schedule == PpSchedule::kGpipe ? m : 1;
   auto stage_activations = [&](int stage, int blocks) {
     double a = blocks * kept * mb_tokens * microbatches_in_flight(l, stage) + working * mb_tokens;
-    if (stage == l.pp - 1) a += logits * mb_tokens;
+    if (stage == l.pp - 1) a += logits * mb_tokens * logits_in_flight;
     return a;
   };
   // A stated or measured figure (the whole model at tp 1 without
   // recomputation) calibrates the formula: the layout's figure times
   // stated / formula.
-  const double formula_whole = whole_model_activations(d, l, b);
+  const auto ref = reference_of(profile, l);
+  const double formula_whole = whole_model_activations(d, ref.element_bytes, ref.flash, b);
   const double calibration = profile.activation_bytes >= 0 ? profile.activation_bytes / formula_whole : 1.0;
   const std::string activations_from =
       profile.activation_bytes >= 0
@@ -214,12 +248,6 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
       r.stages = {{sh.blocks, sh.parameters, microbatches_in_flight(l, st), r.memory}};
       per_stage.push_back(r);
     }
-    // The slowest stage sets the pipeline's pace.
-    std::size_t slow = 0;
-    for (std::size_t i = 1; i < shares.size(); ++i)
-      if (shares[i].compute > shares[slow].compute) slow = i;
-    row = per_stage[slow];
-    const auto& sh = shares[slow];
     // TP: per block and microbatch two collectives forward and two backward
     // (two more with full recomputation, which repeats the forward), of the
     // microbatch's activations: allreduces, or with SP a reduce-scatter and
@@ -231,7 +259,6 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
                    ? ring_shard_collective_seconds(opts.net, tp_bytes, l.tp, ShardCollective::kReduceScatter) +
                          ring_shard_collective_seconds(opts.net, tp_bytes, l.tp, ShardCollective::kAllGather)
                    : allreduce_cost(opts.net, tp_bytes, l.tp, opts.algo).seconds;
-    const double tp_per_mb = sh.blocks * (l.recompute == Recompute::kFull ? 6 : 4) * tp_one;
     // PP: each microbatch's activations to the next stage forward and their
     // gradients back, per chunk; on the fabric once the job spans nodes
     // (every rank of a node sends at once through its NICs).
@@ -247,30 +274,53 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
     // ranks in cp - 1 steps forward; backward passes them again with their
     // gradients (twice the bytes). Each step overlaps one block of the
     // attention core (its 1/cp); only what the core does not cover shows.
-    double cp_per_mb = 0;
+    double pass = 0;
     if (l.cp > 1) {
       const double bytes = 2 * mb_tokens * d.hidden * e / t;
       const bool across = l.cp * l.tp > rpn;
       const Level& level = across ? opts.net.inter : opts.net.intra;
-      const double pass = opts.net.base_latency_s + level.latency_s +
-                          bytes * level.seconds_per_byte(bytes) * (across ? std::min(rpn, world) : 1);
-      const double core = profile.forward_s * (sh.blocks > 0 ? sh.block_compute / sh.blocks : 0) * core_share / (m * c);
-      const double forward = (c - 1) * std::max(0.0, pass - core / c);
-      const double backward = (c - 1) * std::max(0.0, 2 * pass - 2 * core / c);
-      cp_per_mb = sh.blocks * ((l.recompute == Recompute::kFull ? 2 : 1) * forward + backward);
+      pass = opts.net.base_latency_s + level.latency_s +
+             bytes * level.seconds_per_byte(bytes) * (across ? std::min(rpn, world) : 1);
     }
-    const double compute = ((profile.forward_s + profile.backward_s) * sh.compute) / c + row.recompute_s;
-    const double work = compute / m + tp_per_mb + cp_per_mb + (l.pp > 1 ? 2 * v * xfer : 0.0);
+    // Each stage's work per microbatch (its compute and what of TP, CP and
+    // PP does not overlap it) and its tail (what the strategy adds once per
+    // step: exposed data-parallel communication, its fixed cost, the
+    // optimizer's step on the stage's share). The slowest stage's work sets
+    // the pipeline's pace; the longest tail ends the step.
+    struct Pace {
+      double compute = 0, tp = 0, cp = 0, work = 0, tail = 0;
+    };
+    std::vector<Pace> paces;
+    for (std::size_t i = 0; i < shares.size(); ++i) {
+      const auto& sh = shares[i];
+      Pace pc;
+      pc.compute = ((profile.forward_s + profile.backward_s) * sh.compute) / c + per_stage[i].recompute_s;
+      pc.tp = sh.blocks * (l.recompute == Recompute::kFull ? 6 : 4) * tp_one;
+      if (l.cp > 1) {
+        const double core =
+            profile.forward_s * (sh.blocks > 0 ? sh.block_compute / sh.blocks : 0) * core_share / (m * c);
+        const double forward = (c - 1) * std::max(0.0, pass - core / c);
+        const double backward = (c - 1) * std::max(0.0, 2 * pass - 2 * core / c);
+        pc.cp = sh.blocks * ((l.recompute == Recompute::kFull ? 2 : 1) * forward + backward);
+      }
+      pc.work = pc.compute / m + pc.tp + pc.cp + (l.pp > 1 ? 2 * v * xfer : 0.0);
+      // The strategy's row holds one microbatch's compute; the rest of it comes once.
+      pc.tail = per_stage[i].iteration_s - pc.compute / m;
+      paces.push_back(pc);
+    }
+    std::size_t slow = 0, last = 0;
+    for (std::size_t i = 1; i < paces.size(); ++i) {
+      if (paces[i].work > paces[slow].work) slow = i;
+      if (paces[i].tail > paces[last].tail) last = i;
+    }
+    row = per_stage[last];
     const double slots = pipeline_slots(l);
-    const double pipeline = slots * work;
-    // The strategy's row holds one microbatch's compute; the rest of it
-    // (exposed data-parallel communication, its fixed cost, the optimizer's
-    // step) comes once per iteration.
-    row.iteration_s = pipeline + row.iteration_s - compute / m;
-    row.bubble_s = (slots - m) * work;
-    row.tp_comm_s = m * tp_per_mb;
+    row.iteration_s = slots * paces[slow].work + paces[last].tail;
+    row.recompute_s = per_stage[slow].recompute_s;
+    row.bubble_s = (slots - m) * paces[slow].work;
+    row.tp_comm_s = m * paces[slow].tp;
     row.pp_comm_s = l.pp > 1 ? m * 2 * v * xfer : 0.0;
-    row.cp_comm_s = m * cp_per_mb;
+    row.cp_comm_s = m * paces[slow].cp;
     row.cp = l.cp;
     row.world_size = world;
     row.nodes = nodes_for(opts.net, world);
@@ -289,14 +339,18 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
     row.fits.reset();
     row.largest_batch = -1;
     if (opts.memory_limit > 0) row.fits = row.memory.total() <= opts.memory_limit;
-    // A measured row of this tensor-parallel degree and recomputation (no
-    // pipeline: dtbench train has none), of this strategy or of one replica
-    // (no strategy).
+    // A measured row of this tensor-parallel degree, recomputation and
+    // precision (no pipeline: dtbench train has none), of this strategy or of
+    // one replica (no strategy).
     row.measured_s.reset();
     row.measured_peak_bytes.reset();
-    if (l.pp == 1 && l.cp == 1)
+    // dtbench train's TP has no SP, no loss parallel and eager attention.
+    const bool trained_layout = l.pp == 1 && l.cp == 1 && !l.sequence_parallel && !l.loss_parallel &&
+                                !l.flash_attention;
+    if (trained_layout)
       for (const auto& meas : profile.measured)
         if (meas.world_size == world && meas.tp == l.tp && meas.recompute == recompute_name(l.recompute) &&
+            (meas.amp != "none") == (l.activation_bytes == 2) &&
             (dp == 1 || measured_as(opts.strategy, meas.reducer))) {
           row.measured_s = meas.seconds;
           if (meas.peak_bytes >= 0) row.measured_peak_bytes = meas.peak_bytes;

@@ -62,8 +62,7 @@ SearchOutcome search_layouts(const ComputeProfile& profile, const ProjectOptions
   SearchOutcome out;
   std::vector<SearchResult> all;
   for (int tp : divisors(std::min(rpn, s.world))) {
-    if (s.world % tp != 0 || !divisible(d.heads, tp) || !divisible(d.kv_heads, tp) || !divisible(d.ffn, tp) ||
-        !divisible(d.vocab, tp))
+    if (s.world % tp != 0 || !divisible(d.heads, tp) || !divisible(d.kv_heads, tp) || !divisible(d.ffn, tp))
       continue;
     for (int pp : divisors(s.world / tp)) {
       if (pp > layers) continue;
@@ -82,7 +81,8 @@ SearchOutcome search_layouts(const ComputeProfile& profile, const ProjectOptions
       if (pp == 1) {
         pipes.push_back({PpSchedule::k1f1b, 1, 1});
       } else {
-        for (std::int64_t m = pp; m <= local; m *= 2) {
+        // M = P, 2P, 4P, ... while it divides the local batch (and fits an int).
+        for (std::int64_t m = pp; m <= local && m <= (std::int64_t{1} << 30); m *= 2) {
           if (local % m != 0) continue;
           pipes.push_back({PpSchedule::k1f1b, 1, static_cast<int>(m)});
           if (2 * pp <= layers) pipes.push_back({PpSchedule::kInterleaved1f1b, 2, static_cast<int>(m)});
@@ -91,6 +91,8 @@ SearchOutcome search_layouts(const ComputeProfile& profile, const ProjectOptions
       for (const auto& pipe : pipes)
         for (auto strategy : s.strategies)
           for (auto ac : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+            // DeepSpeed refuses ZeRO-2 under a pipeline (layout_projection.cc).
+            if (strategy == Strategy::kZero2 && pp > 1) continue;
             ProjectOptions o = base;
             o.strategy = strategy;
             o.world_sizes = {s.world};
@@ -107,7 +109,9 @@ SearchOutcome search_layouts(const ComputeProfile& profile, const ProjectOptions
             l.stages_per_rank = pipe.v;
             l.microbatches = pipe.m;
             l.sequence_parallel = tp > 1;
-            l.loss_parallel = tp > 1;
+            // Loss parallel where the vocabulary splits (GPT-2's 50,257 does
+            // not: its head stays replicated).
+            l.loss_parallel = tp > 1 && divisible(d.vocab, tp);
             l.recompute = ac;
             if (strategy == Strategy::kFsdp && pp > 1) o.memory.reshard_after_forward = false;
             SearchResult r;

@@ -43,8 +43,9 @@ struct SearchOutcome {
 // dividing world / tp up to the blocks; 1F1B and interleaved 1F1B with two
 // stages per rank where the blocks allow; microbatches from P up to the
 // local batch, powers of two times P that divide it; none, selective and
-// full recomputation; SP and loss parallel on with tp > 1; fsdp without
-// resharding under a pipeline).
+// full recomputation; SP on with tp > 1, loss parallel too where the
+// vocabulary divides by tp; fsdp without resharding under a pipeline, zero2
+// not under one).
 SearchOutcome search_layouts(const ComputeProfile& profile, const ProjectOptions& base, const SearchOptions& s);
 
 // "zero2 on dp 32 x [tp 4, pp 2 1f1b M16, SP, loss parallel]".

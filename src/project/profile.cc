@@ -77,6 +77,14 @@ ComputeProfile profile_from_ddp_report(const Json& doc, const std::string& path,
   p.batch_per_rank = run.batch_per_rank;
   p.tokens_per_example = run.tokens_per_example;
   p.threads = run.threads;
+  {
+    // What its activations were measured in: dtbench's eager attention, in
+    // 16 bits under --amp, after --activation-checkpointing's recomputation.
+    const auto config = report::json_value_or<Json>(doc, "config", Json::object(), path);
+    p.activation_element_bytes =
+        report::json_value_or<std::string>(config, "amp", "none", path) == "none" ? 4.0 : 2.0;
+    p.activations_recompute = report::json_value_or<std::string>(config, "activation_checkpointing", "none", path);
+  }
   const double total_1r = p50(report::slowest_rank_times(run));
   double trace_backward = -1;
   if (trace->contains("backward_compute_ms_p50") && trace->at("backward_compute_ms_p50").is_number())
@@ -200,13 +208,14 @@ std::vector<MeasuredRow> rows_where(const Json& doc, const std::string& path, bo
   std::vector<MeasuredRow> out;
   const auto config = report::json_value_or<Json>(doc, "config", Json::object(), path);
   const auto recompute = report::json_value_or<std::string>(config, "activation_checkpointing", "none", path);
+  const auto amp = report::json_value_or<std::string>(config, "amp", "none", path);
   for (const auto& r : runs_of(doc, path)) {
     const auto run = report::ddp_run_from_json(r, path);
     // A tensor-parallel row (reducer none where it is one replica) is set
     // beside a layout's projection only, never a 1-rank calibration.
     if ((run.world_size == 1) != one_rank || (run.reducer == "none" && run.tp == 1) || (one_rank && run.tp > 1)) continue;
     out.push_back({run.reducer, run.world_size, p50(report::slowest_rank_times(run)),
-                   static_cast<double>(run.peak_bytes), run.batch_per_rank, run.tokens_per_example, run.tp, recompute});
+                   static_cast<double>(run.peak_bytes), run.batch_per_rank, run.tokens_per_example, run.tp, recompute, amp});
   }
   return out;
 }

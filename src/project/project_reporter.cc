@@ -99,7 +99,8 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
   std::string activations = "not known (left out)";
   if (known) {
     const auto& r = rows.front();
-    const std::string from = r.activations_from.rfind("Korthikanti", 0) == 0 ? r.activations_from + ", the largest stage's"
+    const std::string from = r.activations_from.rfind("Korthikanti", 0) == 0
+                                 ? r.activations_from + (o.layout.pp > 1 ? ", the largest stage's" : "")
                              : r.activations_from != "profile" ? r.activations_from + "'s peak less the formula"
                              : p.source == "command line"   ? std::string("stated")
                                                             : std::string("the \"no ddp\" row's peak less its parameters and optimizer state");
@@ -171,10 +172,12 @@ void write_projection_table(std::ostream& out, const ComputeProfile& p, const Pr
     out << "\n";
   }
   if (layout)
-    out << "\nlayout: efficiency against the layout on tp x pp ranks (dp 1); tokens/s/rank = local batch x tokens / "
-           "iteration / (tp x pp x cp), as torchtitan counts per GPU; mem/rank = the largest pipeline stage's (each stage's in "
-           "the JSON) (docs/metrics.md \"Projection: layouts\")";
-  out << "\nefficiency = iteration(1 rank) / iteration(N); error = projected / measured - 1; mem/rank = the peak: model "
+    out << "\nlayout (docs/metrics.md \"Projection: layouts\"): tokens/s/rank = local batch x tokens / iteration / "
+           "(tp x pp x cp), as torchtitan counts per GPU; mem/rank = the largest pipeline stage's (each stage's in the "
+           "JSON)";
+  out << (layout ? "\nefficiency = iteration of the layout at dp 1 (tp x pp x cp ranks) / iteration(N)"
+                 : "\nefficiency = iteration(1 rank) / iteration(N)");
+  out << "; error = projected / measured - 1; mem/rank = the peak: model "
          "states + gathered units + buffers + activations, without the gradients not yet made in backward (or the "
          "model states and the buffers kept after it, ddp's buckets and horovod's fusion buffer, when more) "
          "(docs/metrics.md \"Projection: sharded strategies\")\n";

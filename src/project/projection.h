@@ -30,6 +30,7 @@ struct MeasuredRow {
   std::int64_t batch_per_rank = 0, tokens_per_example = 0;  // the shape it ran (0: not known)
   int tp = 1;  // its tensor-parallel degree (set beside a layout's projection of the same tp only)
   std::string recompute = "none";  // its --activation-checkpointing
+  std::string amp = "none";        // its --amp
 };
 
 // Whether a measured row of `reducer` is a run of strategy `s`: horovod and
@@ -77,6 +78,12 @@ struct ComputeProfile {
     double activation_bytes = -1;  // the profile's activations as measured (< 0: not known)
   };
   std::optional<Rescaled> rescaled;
+  // What activation_bytes was measured in (a report: 4 or 2 bytes an
+  // element by its --amp, dtbench's eager attention, its
+  // --activation-checkpointing); 0: a stated figure, read in the precision
+  // and attention kernel the projection is asked for, without recomputation.
+  double activation_element_bytes = 0;
+  std::string activations_recompute = "none";
   // The decoder's shape where the model has one (gpt2, llama families): what
   // a layout (tensor, pipeline, sequence parallelism, recomputation) needs.
   std::optional<DecoderShape> decoder;

@@ -19,9 +19,9 @@ void write_search_table(std::ostream& out, const ComputeProfile& p, const Search
                      s.global_batch > 0 ? fmt::format("global batch {}", s.global_batch)
                                         : fmt::format("batch {} per data-parallel rank", p.batch_per_rank),
                      p.source);
-  out << fmt::format("  {} layouts projected, {} fit; SP and loss parallel with every tp > 1, interleaved 1F1B "
-                     "with 2 stages per rank, fsdp unresharded under a pipeline (docs/metrics.md \"Projection: "
-                     "layouts\")\n\n",
+  out << fmt::format("  {} layouts projected, {} fit; SP with every tp > 1, loss parallel where the vocabulary "
+                     "divides, interleaved 1F1B with 2 stages per rank, fsdp unresharded and no zero2 under a pipeline "
+                     "(docs/metrics.md \"Projection: layouts\")\n\n",
                      o.candidates, o.fitting);
   out << fmt::format("{:>3} {:<76} {:>6} {:>14} {:>11} {:>12} {}\n", "#", "layout", "batch", "tokens/s/rank",
                      "iter (ms)", "mem/rank GiB", "limited by");
@@ -57,7 +57,8 @@ Json search_json(const ComputeProfile& p, const SearchOptions& s, const SearchOu
                     {"iteration_s", r.row.iteration_s},
                     {"tokens_per_sec_per_rank", r.row.tokens_per_s_per_rank},
                     {"examples_per_sec", r.row.examples_per_s},
-                    {"scaling_efficiency", r.row.efficiency},
+                    {"scaling_efficiency", r.row.efficiency},  // against the same layout at dp 1
+                    {"efficiency_baseline", "the same layout at dp 1"},
                     {"exposed_comm_s", r.row.exposed_s},
                     {"bubble_s", r.row.bubble_s},
                     {"tp_comm_s", r.row.tp_comm_s},

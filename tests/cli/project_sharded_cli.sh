@@ -342,7 +342,7 @@ expect_bad "a search without a memory limit" -m "--search needs --memory-per-ran
 expect_bad "a search with a layout flag" -m "--search chooses the layout: leave out --tp" "${SEARCH[@]}" --search --memory-per-rank 96GB --world-sizes 256 --tp 8
 expect_bad "a search over two world sizes" -m "--search lays out one world size: give --world-s" "${SEARCH[@]}" --search --memory-per-rank 96GB --world-sizes 8,16
 expect_bad "--top without --search" -m "--top and --global-batch go with --search" "${SEARCH[@]}" --memory-per-rank 96GB --top 3
-expect_bad "a memory limit no layout meets" -m "--search: none of 1260 layouts of 256 ranks fits in 1 GiB per rank; the smallest, zero2 on dp 2 x [tp 8, pp 16" "${SEARCH[@]}" --search --memory-per-rank 1GiB --world-sizes 256
+expect_bad "a memory limit no layout meets" -m "--search: none of 1020 layouts of 256 ranks fits in 1 GiB per rank; the smallest, fsdp on dp 2 x [tp 8, pp 16" "${SEARCH[@]}" --search --memory-per-rank 1GiB --world-sizes 256
 
 # Context parallelism: torchtitan's Llama 3.1 8B at 262,144 tokens, FSDP 1 x CP 8.
 "$DT" project --model llama3-8b --seq-len 262144 --batch-size 1 --reducer fsdp --optimizer adamw --param-dtype bf16 \

@@ -114,7 +114,9 @@ TEST(LayoutPipeline, MicrobatchesInFlightAndBubble) {
 //   bubble: 1 slot; transfers: 4 x 2 x 2.048 us
 //   activations, stage 1: 2 blocks x (16h + as = 1,056 elements = 4,224 B)
 //     per token x 8 tokens x 4 in flight = 270,336, plus the logits and
-//     log-probabilities: 100 x (4 + 4) B x 8 tokens = 6,400: 276,736
+//     log-probabilities of all 4 microbatches (GPipe runs every forward
+//     and loss before the first backward): 4 x 100 x (4 + 4) B x 8 tokens
+//     = 25,600: 295,936
 TEST(LayoutProjection, PipelineWorkedByHand) {
   ComputeProfile p;
   p.source = "test";
@@ -145,8 +147,8 @@ TEST(LayoutProjection, PipelineWorkedByHand) {
   ASSERT_EQ(r.stages.size(), 2u);
   EXPECT_EQ(r.stages[0].blocks, 2);
   EXPECT_DOUBLE_EQ(r.stages[0].memory.activations, 270336);
-  EXPECT_DOUBLE_EQ(r.stages[1].memory.activations, 276736);
-  EXPECT_DOUBLE_EQ(r.memory.activations, 276736);
+  EXPECT_DOUBLE_EQ(r.stages[1].memory.activations, 295936);
+  EXPECT_DOUBLE_EQ(r.memory.activations, 295936);
   // tokens per rank: 4 x 8 per iteration over tp x pp = 2 ranks.
   EXPECT_NEAR(r.tokens_per_s_per_rank, 32 / r.iteration_s / 2, 1e-9);
   // Full recomputation: one more forward of the blocks (0.4 of the 1 s
@@ -157,7 +159,12 @@ TEST(LayoutProjection, PipelineWorkedByHand) {
   EXPECT_NEAR(full.iteration_s, 5 * (2.2 / 4 + 2 * 2.048e-6), 1e-12);
   // Stage 1 keeps each block's input (h = 64 floats per token) and one
   // block's whole working set while it recomputes.
-  EXPECT_DOUBLE_EQ(full.stages[1].memory.activations, 2 * 256 * 8 * 4 + 4224 * 8 + 6400);
+  EXPECT_DOUBLE_EQ(full.stages[1].memory.activations, 2 * 256 * 8 * 4 + 4224 * 8 + 4 * 6400);
+  // 1F1B's last stage runs each backward right after its forward: one
+  // microbatch of logits, and P - rank = 1 microbatch of blocks in flight.
+  o.layout.schedule = PpSchedule::k1f1b;
+  o.layout.recompute = Recompute::kNone;
+  EXPECT_DOUBLE_EQ(project(p, o).front().stages[1].memory.activations, 2 * 4224 * 8 + 6400);
 }
 
 // The same model on tp 2 inside a node (1 GB/s, no latency), dp 1: the

@@ -64,6 +64,9 @@ int run_project(const ProjectFlags& f) {
   // LibTorch (the model's layers).
   auto [o, strategies, search] = project_plan(f);
   project::ComputeProfile p = project_profile(f);
+  if (!p.decoder && (f.amp != "none" || f.attention != "eager"))
+    throw UsageError(fmt::format("--amp and --attention set a decoder's activations (gpt2, llama families); {} has "
+                                 "none to set", p.model.empty() ? p.source : p.model));
   if (search) return run_search(f, o, strategies, p);
 
   std::vector<project::StrategyProjection> all;
