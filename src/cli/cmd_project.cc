@@ -139,7 +139,7 @@ ProjectPlan project_plan(const ProjectFlags& f) {
     l.microbatches = f.microbatches;
     l.stages_per_rank = f.stages_per_rank;
     l.schedule = project::parse_pp_schedule(f.pp_schedule);
-    l.recompute = project::parse_recompute_mode(f.activation_checkpointing);
+    l.recompute = layout::parse_recompute(f.activation_checkpointing);
     l.sequence_parallel = f.sequence_parallel;
     l.loss_parallel = f.loss_parallel;
     if (f.attention == "flash") l.flash_attention = true;

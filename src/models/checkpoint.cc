@@ -154,22 +154,6 @@ class Checkpoint : public torch::autograd::Function<Checkpoint> {
 
 }  // namespace
 
-const char* recompute_name(Recompute r) {
-  switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kFull: return "full";
-    case Recompute::kSelective: return "selective";
-  }
-  return "?";
-}
-
-Recompute parse_recompute(const std::string& name) {
-  if (name == "none") return Recompute::kNone;
-  if (name == "full") return Recompute::kFull;
-  if (name == "selective") return Recompute::kSelective;
-  throw UsageError(fmt::format("--activation-checkpointing '{}' is not none, full or selective", name));
-}
-
 torch::Tensor checkpoint(Region region, const std::vector<torch::Tensor>& inputs,
                          const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& buffers) {
   if (!torch::GradMode::is_enabled()) return region(inputs);

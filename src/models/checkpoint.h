@@ -13,25 +13,14 @@
 
 #include <torch/types.h>
 
+#include "layout/recompute.h"
+
 namespace dtbench::models {
 
-// What a model recomputes in backward (--activation-checkpointing):
-//  kNone:      nothing; every block keeps its activations.
-//  kFull:      every unit (models/units.h: a transformer block, a ResNet
-//              block, an MLP's hidden layer) keeps its input only and runs
-//              forward again in backward (torchtitan's "full").
-//  kSelective: in every attention block, the attention core (scores QKᵀ,
-//              causal mask, softmax, the weighted sum of V; grouped-query
-//              heads' repetition of K and V) keeps q, k and v only and is
-//              recomputed — Megatron-LM's selective recomputation
-//              (Korthikanti et al. 2022), the part whose activations grow
-//              with the sequence squared. torchtitan's "selective" (op-level
-//              policy or every n-th layer) recomputes other parts.
-enum class Recompute { kNone, kFull, kSelective };
-
-const char* recompute_name(Recompute r);
-// "none", "full" or "selective"; throws UsageError otherwise.
-Recompute parse_recompute(const std::string& name);
+// What a model recomputes in backward (--activation-checkpointing).
+using layout::Recompute;
+using layout::recompute_name;
+using layout::parse_recompute;
 
 using Region = std::function<torch::Tensor(const std::vector<torch::Tensor>& inputs)>;
 

@@ -24,22 +24,6 @@ PpSchedule parse_pp_schedule(const std::string& text) {
   throw UsageError(fmt::format("--pp-schedule: '{}' is not a schedule (use gpipe, 1f1b or interleaved-1f1b)", text));
 }
 
-const char* recompute_name(Recompute r) {
-  switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kFull: return "full";
-    case Recompute::kSelective: return "selective";
-  }
-  return "?";
-}
-
-Recompute parse_recompute_mode(const std::string& text) {
-  for (auto r : {Recompute::kNone, Recompute::kFull, Recompute::kSelective})
-    if (text == recompute_name(r)) return r;
-  throw UsageError(
-      fmt::format("--activation-checkpointing: '{}' is not a mode (use none, full or selective)", text));
-}
-
 std::string LayoutOptions::describe() const {
   std::string out;
   auto add = [&out](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };

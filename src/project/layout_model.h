@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "layout/recompute.h"
+
 namespace dtbench::project {
 
 // torch.distributed.pipelining's schedules: ScheduleGPipe, Schedule1F1B,
@@ -19,13 +21,9 @@ const char* pp_schedule_name(PpSchedule s);
 // "gpipe", "1f1b" or "interleaved-1f1b"; throws UsageError naming them.
 PpSchedule parse_pp_schedule(const std::string& text);
 
-// --activation-checkpointing as `dtbench train` runs it: full recomputes a
-// block's forward in backward, keeping only its input; selective
-// (Megatron-LM's) recomputes the attention core (scores, softmax, the
-// weighted sum).
-enum class Recompute { kNone, kFull, kSelective };
-const char* recompute_name(Recompute r);
-Recompute parse_recompute_mode(const std::string& text);
+// --activation-checkpointing as `dtbench train` runs it (layout/recompute.h).
+using layout::Recompute;
+using layout::recompute_name;
 
 struct LayoutOptions {
   int tp = 1, pp = 1;

@@ -26,6 +26,25 @@ DecoderShape gpt(double h, double a, double s) {
   return d;
 }
 
+// A 4-block GPT (h 64, 4 heads, vocabulary 100, 8 tokens, batch 4): units
+// of 0.2 of the compute each (the root first), forward 1 s, backward 2 s,
+// 1,000 x `scale` parameters whose gradients (4 B each) are ready at the
+// end of backward.
+ComputeProfile small_profile(double scale = 1) {
+  ComputeProfile p;
+  p.source = "test";
+  p.batch_per_rank = 4;
+  p.tokens_per_example = 8;
+  p.forward_s = 1;
+  p.backward_s = 2;
+  p.grads = {{4000 * scale, 2.0}};
+  p.parameters = 1000 * scale;
+  const UnitWork unit{200 * scale, 0.2};
+  p.units = {unit, unit, unit, unit, unit};
+  p.decoder = gpt(64, 4, 8);
+  return p;
+}
+
 // Korthikanti et al. 2022, section 4 (bytes per token of one layer, 16-bit
 // activations, GPT with dropout), at h 1024, a 16, s 2048, t 4:
 //   no parallelism             34h + 5as      = 34,816 + 163,840 = 198,656
@@ -118,16 +137,7 @@ TEST(LayoutPipeline, MicrobatchesInFlightAndBubble) {
 //     and loss before the first backward): 4 x 100 x (4 + 4) B x 8 tokens
 //     = 25,600: 295,936
 TEST(LayoutProjection, PipelineWorkedByHand) {
-  ComputeProfile p;
-  p.source = "test";
-  p.batch_per_rank = 4;
-  p.tokens_per_example = 8;
-  p.forward_s = 1;
-  p.backward_s = 2;
-  p.grads = {{4000, 2.0}};
-  p.parameters = 1000;
-  p.units = {{200, 0.2}, {200, 0.2}, {200, 0.2}, {200, 0.2}, {200, 0.2}};
-  p.decoder = gpt(64, 4, 8);
+  const auto p = small_profile();
   ProjectOptions o;
   o.world_sizes = {2};
   o.net.ranks_per_node = 2;
@@ -174,16 +184,7 @@ TEST(LayoutProjection, PipelineWorkedByHand) {
 // x 8.192 us exposed. Activations: 4h + (12h + as)/2 per token of a block
 // (1,024 + 3,200/2 B), the logits whole (replicated head).
 TEST(LayoutProjection, TensorParallelWorkedByHand) {
-  ComputeProfile p;
-  p.source = "test";
-  p.batch_per_rank = 4;
-  p.tokens_per_example = 8;
-  p.forward_s = 1;
-  p.backward_s = 2;
-  p.grads = {{4000, 2.0}};
-  p.parameters = 1000;
-  p.units = {{200, 0.2}, {200, 0.2}, {200, 0.2}, {200, 0.2}, {200, 0.2}};
-  p.decoder = gpt(64, 4, 8);
+  const auto p = small_profile();
   ProjectOptions o;
   o.world_sizes = {2};
   o.net.ranks_per_node = 2;
@@ -200,26 +201,13 @@ TEST(LayoutProjection, TensorParallelWorkedByHand) {
   EXPECT_DOUBLE_EQ(lp.memory.activations, 4 * (1024 + 1600) * 32 + 400 * 32);
 }
 
-ComputeProfile search_profile() {
-  ComputeProfile p;
-  p.source = "test";
-  p.batch_per_rank = 4;
-  p.tokens_per_example = 8;
-  p.forward_s = 1;
-  p.backward_s = 2;
-  p.grads = {{4e6, 2.0}};
-  p.parameters = 1e6;
-  p.units = {{2e5, 0.2}, {2e5, 0.2}, {2e5, 0.2}, {2e5, 0.2}, {2e5, 0.2}};
-  p.decoder = gpt(64, 4, 8);
-  return p;
-}
 
 // Known by construction: with one rank per node (tp 1 only) and ddp's 16
 // bytes of float32 states per parameter (SGD), 2 ranks fit a limit between
 // the pipeline's stage (half the parameters) and the whole model only with
 // pp 2; with no limit to speak of, pp 1 (no bubble) is faster.
 TEST(LayoutSearch, AModelThatFitsOnlyWithAPipeline) {
-  const auto p = search_profile();
+  const auto p = small_profile(1000);
   ProjectOptions base;
   base.net.ranks_per_node = 1;
   base.net.inter.bus_bw = 1e12;
@@ -256,7 +244,7 @@ TEST(LayoutSearch, AModelThatFitsOnlyWithAPipeline) {
 // across them (pp 2: each stage's dp x tp group is one node), and only its
 // microbatches' activations cross.
 TEST(LayoutSearch, ASlowFabricKeepsDataParallelismInsideTheNode) {
-  const auto p = search_profile();
+  const auto p = small_profile(1000);
   ProjectOptions base;
   base.net.ranks_per_node = 2;
   base.net.intra.bus_bw = 1e12;
@@ -285,16 +273,7 @@ TEST(LayoutSearch, ASlowFabricKeepsDataParallelismInsideTheNode) {
 // over cp = 1.0204 ms. Exposed: 4 blocks x ((8.192 - 1.0204) + 2 x (8.192 -
 // 1.0204)) ms.
 TEST(LayoutProjection, ContextParallelWorkedByHand) {
-  ComputeProfile p;
-  p.source = "test";
-  p.batch_per_rank = 4;
-  p.tokens_per_example = 8;
-  p.forward_s = 1;
-  p.backward_s = 2;
-  p.grads = {{4000, 2.0}};
-  p.parameters = 1000;
-  p.units = {{200, 0.2}, {200, 0.2}, {200, 0.2}, {200, 0.2}, {200, 0.2}};
-  p.decoder = gpt(64, 4, 8);
+  const auto p = small_profile();
   ProjectOptions o;
   o.world_sizes = {2};
   o.net.ranks_per_node = 2;
@@ -316,15 +295,7 @@ TEST(LayoutProjection, ContextParallelWorkedByHand) {
 }
 
 TEST(LayoutProjection, Refusals) {
-  ComputeProfile p;
-  p.source = "test";
-  p.batch_per_rank = 4;
-  p.tokens_per_example = 8;
-  p.forward_s = 1;
-  p.backward_s = 2;
-  p.grads = {{4000, 2.0}};
-  p.units = {{200, 0.2}, {200, 0.2}, {200, 0.2}, {200, 0.2}, {200, 0.2}};
-  p.decoder = gpt(64, 4, 8);
+  auto p = small_profile();
   ProjectOptions o;
   o.world_sizes = {6};
   o.net.ranks_per_node = 8;
@@ -351,7 +322,7 @@ TEST(LayoutProjection, Refusals) {
   p.decoder.reset();
   EXPECT_THROW(project(p, o), UsageError);  // recomputation needs a decoder's blocks
   EXPECT_THROW(parse_pp_schedule("zb"), UsageError);
-  EXPECT_THROW(parse_recompute_mode("op"), UsageError);
+  EXPECT_THROW(layout::parse_recompute("op"), UsageError);
 }
 
 }  // namespace
