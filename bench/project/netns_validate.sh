@@ -28,7 +28,10 @@
 # Usage: netns_validate.sh path/to/dtbench
 #   CAPS=100,300,1000 (Mbit/s)  BUCKETS=25,4 (MiB)  MODEL=resnet18 IMAGE=64 BATCH=8
 #   ITERS=10 WARMUP=2 THREADS=1 ROUNDS=3 LIMIT_PCT=10 SHARDED_LOW_PCT=LIMIT_PCT LOOPBACK=1 CORES=$(nproc)
-#   REDUCERS=ddp[,zero2,fsdp]  MODEL_ARGS="" (more model flags: --layers 4 --width 256 ...)
+#   REDUCERS=ddp[,zero2,fsdp,tp2]  MODEL_ARGS="" (more model flags: --layers 4 --width 256 ...)
+# tp2 (a gpt2 or llama MODEL): `ddp --tp 2` across the two hosts (one
+# replica, no data-parallel strategy) against `project --tp 2` from a ddp
+# profile (docs/PERFORMANCE.md "Projection of layouts"); time and memory.
 set -u
 DT=$(readlink -f "$1")
 CAPS=${CAPS:-100,300,1000}; BUCKETS=${BUCKETS:-25,4}
@@ -118,7 +121,10 @@ results=$tmp/results.txt
 # and without the contention term (ddp; the sharded ones without), records both.
 project_both() {
   local link=$1 bucket=$2 reducer=$3 rnd=$4 cores=$5; shift 5
-  if [ "$reducer" = ddp ]; then
+  if [ "$reducer" = tp2 ]; then
+    "$DT" project "$@" --tp 2 --json "$tmp/proj.json" >"$tmp/proj.out" 2>&1 &&
+      cp "$tmp/proj.json" "$tmp/proj0.json" || { cat "$tmp/proj.out"; exit 1; }
+  elif [ "$reducer" = ddp ]; then
     "$DT" project "$@" --cores-per-node "$cores" --json "$tmp/proj.json" >"$tmp/proj.out" 2>&1 &&
       "$DT" project "$@" --json "$tmp/proj0.json" >>"$tmp/proj.out" 2>&1 || { cat "$tmp/proj.out"; exit 1; }
   else
@@ -138,8 +144,13 @@ for round in $(seq 1 "$ROUNDS"); do
     two_nodes "comm$cap" "${sweep[@]}" --json "$tmp/comm$cap.json"
     for b in "${buckets[@]}"; do
       for r in "${reducers[@]}"; do
-        profile "$b" "$r"
-        two_nodes "$r$cap-$b" "${train[@]}" --reducer "$r" --bucket-cap-mb "$b" --no-baseline --json "$tmp/$r$cap-$b.json"
+        if [ "$r" = tp2 ]; then
+          profile "$b" ddp
+          two_nodes "$r$cap-$b" "${train[@]}" --tp 2 --bucket-cap-mb "$b" --no-baseline --json "$tmp/$r$cap-$b.json"
+        else
+          profile "$b" "$r"
+          two_nodes "$r$cap-$b" "${train[@]}" --reducer "$r" --bucket-cap-mb "$b" --no-baseline --json "$tmp/$r$cap-$b.json"
+        fi
         project_both "2 hosts, ${cap} Mbit/s" "$b" "$r" "$round" "$(awk -v c="$CORES" 'BEGIN { print c / 2 }')" \
           --profile "$tmp/profile$b.json" --comm-inter "$tmp/comm$cap.json" --ranks-per-node 1 \
           --world-sizes 2 --algo ring --measured "$tmp/$r$cap-$b.json" --measured "$tmp/profile$b.peer.json"
@@ -151,8 +162,14 @@ for round in $(seq 1 "$ROUNDS"); do
       { echo "loopback comm failed"; exit 1; }
     for b in "${buckets[@]}"; do
       for r in "${reducers[@]}"; do
-        profile "$b" "$r"
-        ip netns exec "$A" "$DT" "${train[@]}" --reducer "$r" --world-sizes 2 --bucket-cap-mb "$b" --no-baseline \
+        if [ "$r" = tp2 ]; then
+          profile "$b" ddp
+          run=(--tp 2)
+        else
+          profile "$b" "$r"
+          run=(--reducer "$r")
+        fi
+        ip netns exec "$A" "$DT" "${train[@]}" "${run[@]}" --world-sizes 2 --bucket-cap-mb "$b" --no-baseline \
           --json "$tmp/${r}_lo$b.json" >/dev/null 2>&1 || { echo "loopback $r failed"; exit 1; }
         project_both "1 host, 2 ranks, loopback" "$b" "$r" "$round" "$CORES" \
           --profile "$tmp/profile$b.json" --comm-intra "$tmp/comm_lo.json" --ranks-per-node 2 \

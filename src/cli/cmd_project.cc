@@ -263,7 +263,9 @@ Action register_project(CLI::App& app) {
   cmd->add_option("--reducer", f->reducers,
                   "Strategies to project, comma-separated: ddp, horovod, zero1, zero2, fsdp (fsdp: a decoder's units)")
       ->capture_default_str();
-  cmd->add_option("--optimizer", f->optimizer, "Optimizer whose state the memory counts: sgd (momentum) or adamw")
+  cmd->add_option("--optimizer", f->optimizer,
+                  "Optimizer whose state the memory counts: sgd (momentum) or adamw (default: a --profile report's, "
+                  "else sgd)")
       ->capture_default_str();
   cmd->add_option("--param-dtype", f->param_dtype,
                   "fsdp: dtype units are gathered and computed in (bf16 = FSDP2's MixedPrecisionPolicy, float32 "
@@ -324,6 +326,7 @@ Action register_project(CLI::App& app) {
     f->pp_schedule_given = cmd->get_option("--pp-schedule")->count() > 0;
     f->reducers_given = cmd->get_option("--reducer")->count() > 0;
     f->top_given = cmd->get_option("--top")->count() > 0;
+    f->optimizer_given = cmd->get_option("--optimizer")->count() > 0;
     for (const char* name : {"--tp", "--pp", "--cp", "--pp-schedule", "--microbatches", "--stages-per-rank",
                              "--sequence-parallel", "--loss-parallel", "--activation-checkpointing"})
       if (cmd->get_option(name)->count() > 0) f->layout_given.push_back(name);

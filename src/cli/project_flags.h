@@ -48,7 +48,7 @@ struct ProjectFlags {
   bool search = false;
   int top = 10;
   std::int64_t global_batch = 0;
-  bool reducers_given = false, top_given = false;  // set after parsing (--search defaults to every strategy)
+  bool reducers_given = false, top_given = false, optimizer_given = false;  // set after parsing (--search defaults to every strategy)
   std::vector<std::string> layout_given;  // layout flags given (set after parsing)
   std::string json;
   bool bucket_cap_given = false, first_bucket_cap_given = false;  // set after parsing

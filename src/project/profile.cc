@@ -84,6 +84,10 @@ ComputeProfile profile_from_ddp_report(const Json& doc, const std::string& path,
     p.activation_element_bytes =
         report::json_value_or<std::string>(config, "amp", "none", path) == "none" ? 4.0 : 2.0;
     p.activations_recompute = report::json_value_or<std::string>(config, "activation_checkpointing", "none", path);
+    const auto optimizer = report::json_value_or<std::string>(config, "optimizer", "", path);
+    if (optimizer == "adamw") p.optimizer_states = 2;
+    else if (optimizer == "sgd" && config.contains("momentum") && config.at("momentum").is_number())
+      p.optimizer_states = config.at("momentum").get<double>() != 0 ? 1 : 0;
   }
   const double total_1r = p50(report::slowest_rank_times(run));
   double trace_backward = -1;

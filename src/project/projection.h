@@ -83,6 +83,9 @@ struct ComputeProfile {
   // --activation-checkpointing); 0: a stated figure, read in the precision
   // and attention kernel the projection is asked for, without recomputation.
   double activation_element_bytes = 0;
+  // A report's optimizer states per parameter (AdamW 2, SGD with momentum
+  // 1, without 0); -1: not known (--optimizer says).
+  int optimizer_states = -1;
   std::string activations_recompute = "none";
   // The decoder's shape where the model has one (gpt2, llama families): what
   // a layout (tensor, pipeline, sequence parallelism, recomputation) needs.

@@ -64,6 +64,8 @@ int run_project(const ProjectFlags& f) {
   // LibTorch (the model's layers).
   auto [o, strategies, search] = project_plan(f);
   project::ComputeProfile p = project_profile(f);
+  // A report's optimizer unless --optimizer names another (a what-if).
+  if (!f.optimizer_given && p.optimizer_states >= 0) o.memory.optimizer_states = p.optimizer_states;
   if (!p.decoder && (f.amp != "none" || f.attention != "eager"))
     throw UsageError(fmt::format("--amp and --attention set a decoder's activations (gpt2, llama families); {} has "
                                  "none to set", p.model.empty() ? p.source : p.model));
