@@ -19,28 +19,40 @@
 #include "cli/run_options.h"
 #include "cli/train_flags.h"
 #include "core/error.h"
+#include "train/train_options.h"
 #include "report/ddp_record.h"
 
 namespace dtbench::cli {
 
 void check_ddp_world_sizes(const DdpFlags& f, const std::vector<int>& sizes) {
-  const int tp = f.train.tp;
+  // A replica: tp · pp ranks (the model-parallel product).
+  const int tp = f.train.tp, mp = f.train.tp * f.train.pp;
+  const std::string layout = f.train.pp == 1 ? fmt::format("--tp {}", tp)
+                             : tp == 1        ? fmt::format("--pp {}", f.train.pp)
+                                              : fmt::format("--tp {} x --pp {}", tp, f.train.pp);
   if (f.train.reducer == "none")
     for (int w : sizes)
-      if (w > tp)
-        throw UsageError(tp > 1 ? fmt::format("--reducer none trains without synchronisation: with --tp {0} use "
-                                              "--world-sizes {0} (one tensor-parallel group)",
-                                              tp)
+      if (w > mp)
+        throw UsageError(mp > 1 ? fmt::format("--reducer none trains without synchronisation: with {} use "
+                                              "--world-sizes {} (one replica)",
+                                              layout, mp)
                                 : "--reducer none trains without synchronisation: use --world-sizes 1");
   for (int w : sizes) {
-    if (w % tp != 0)
-      throw UsageError(fmt::format("--tp {}: {} rank(s) do not split into tensor-parallel groups of {} "
-                                   "(every --world-sizes entry must be a multiple of --tp)",
-                                   tp, w, tp));
-    if (tp > 1 && w > tp && f.run.comm.backend == "mpi")
-      throw UsageError(fmt::format("--tp {} at {} ranks needs tensor- and data-parallel sub-group communicators, "
+    if (w % mp != 0)
+      throw UsageError(fmt::format("{}: {} rank(s) do not split into replicas of {} "
+                                   "(every --world-sizes entry must be a multiple of {})",
+                                   layout, w, mp, mp));
+    if (mp > 1 && w > mp && f.run.comm.backend == "mpi")
+      throw UsageError(fmt::format("{} at {} ranks needs model- and data-parallel sub-group communicators, "
                                    "which dtbench's mpi backend does not make: use --backend gloo, or --world-sizes {}",
-                                   tp, w, tp));
+                                   layout, w, mp));
+    if (w > mp) {
+      const auto why = train::pipeline_reducer_refusal(f.train);
+      if (!why.empty()) throw UsageError(why);
+    }
+    if (tp > 1 && f.train.pp > 1 && f.run.comm.backend == "mpi")
+      throw UsageError(fmt::format("{} needs tensor- and pipeline-parallel sub-group communicators, which dtbench's "
+                                   "mpi backend does not make: use --backend gloo", layout));
   }
   if (!f.run_json.empty()) return;  // a row worker: its row's ranks
   if (f.train.inject_delay_rank >= *std::max_element(sizes.begin(), sizes.end()))
@@ -58,7 +70,7 @@ void check_ddp(DdpFlags& f) {
   // Without --world-sizes, --device cuda sweeps the GPUs there are: the job counts them.
   if (!f.world_sizes_given && f.train.device != "cpu") return;
   check_ddp_world_sizes(f, parse_world_sizes(f.world_sizes_given ? f.world_sizes
-                                                                  : train::default_world_sizes("cpu", 0, f.train.tp)));
+                                                                  : train::default_world_sizes("cpu", 0, f.train.tp * f.train.pp)));
 }
 
 }  // namespace
@@ -69,8 +81,8 @@ Action register_ddp(CLI::App& app) {
   // `ddp`, the seed's name (PyTorch's DDP benchmark's), stays the same command.
   auto* cmd = app.add_subcommand("train",
                                  "Training benchmark, PyTorch's DDP benchmark's table: sec/iter and examples/s "
-                                 "per world size, data-parallel strategy (--reducer) and tensor-parallel "
-                                 "degree (--tp)");
+                                 "per world size, data-parallel strategy (--reducer), tensor-parallel "
+                                 "degree (--tp) and pipeline (--pp)");
   cmd->alias("ddp");
   add_run_options(*cmd, f->run, /*with_nproc=*/false);
   // PyTorch's DDP benchmark (benchmark.py) runs DistributedDataParallel with
@@ -82,6 +94,19 @@ Action register_ddp(CLI::App& app) {
                   "ranks split each block of a gpt or llama model Megatron-LM's way (attention by heads, "
                   "the MLP by width) and train one replica's batch; --reducer keeps the world/TP replicas "
                   "in step. Every --world-sizes entry must be a multiple; --batch-size is per replica")
+      ->capture_default_str();
+  cmd->add_option("--pp", f->train.pp,
+                  "Pipeline-parallel degree (torchtitan's pipeline_parallel_degree): a gpt or llama model's "
+                  "blocks cut into PP stages (embedding first, head and loss last), ranks TP x DP apart; "
+                  "the local batch runs through them in --microbatches by --pp-schedule")
+      ->capture_default_str();
+  cmd->add_option("--pp-schedule", f->train.pp_schedule, "With --pp: gpipe, 1f1b or interleaved-1f1b")
+      ->capture_default_str();
+  cmd->add_option("--microbatches", f->train.microbatches,
+                  "With --pp: microbatches the local batch is cut into (default: the batch size, microbatches "
+                  "of one example, torchtitan's default)");
+  cmd->add_option("--stages-per-rank", f->train.stages_per_rank,
+                  "With --pp-schedule interleaved-1f1b: stages (model chunks) each rank holds")
       ->capture_default_str();
   auto* world_sizes =
       cmd->add_option("--world-sizes", f->world_sizes,

@@ -14,7 +14,8 @@ MeshComms make_mesh_comms(const launch::World& world, const comm::CommOptions& o
   DTBENCH_CHECK(dims.world() == world.world_size, "the mesh is not the job's size");
   MeshComms m;
   m.dims = dims;
-  const bool sub_groups = (dims.dp > 1 && dims.dp < world.world_size) || (dims.tp > 1 && dims.tp < world.world_size);
+  auto partial = [&](int degree) { return degree > 1 && degree < world.world_size; };
+  const bool sub_groups = partial(dims.dp) || partial(dims.tp) || partial(dims.pp);
   if (!sub_groups) {
     m.world = comm::make_communicator(world, opts);
   } else {
@@ -37,8 +38,9 @@ MeshComms make_mesh_comms(const launch::World& world, const comm::CommOptions& o
       }
       return nullptr;
     };
-    if (dims.dp > 1 && dims.dp < world.world_size) m.dp_own_ = group(Dim::kDp);
-    if (dims.tp > 1 && dims.tp < world.world_size) m.tp_own_ = group(Dim::kTp);
+    if (partial(dims.dp)) m.dp_own_ = group(Dim::kDp);
+    if (partial(dims.tp)) m.tp_own_ = group(Dim::kTp);
+    if (partial(dims.pp)) m.pp_own_ = group(Dim::kPp);
   }
   auto pick = [&](int degree, const std::unique_ptr<comm::Communicator>& own) -> comm::Communicator* {
     if (degree == 1) return nullptr;
@@ -46,6 +48,7 @@ MeshComms make_mesh_comms(const launch::World& world, const comm::CommOptions& o
   };
   m.dp = pick(dims.dp, m.dp_own_);
   m.tp = pick(dims.tp, m.tp_own_);
+  m.pp = pick(dims.pp, m.pp_own_);
   return m;
 }
 

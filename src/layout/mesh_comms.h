@@ -1,7 +1,8 @@
 #pragma once
 // One communicator per group of a layout's mesh, as torchtitan's
 // DeviceMesh: every rank's communicator over the whole job, over its
-// data-parallel group and over its tensor-parallel group, all meeting
+// data-parallel group, over its tensor-parallel group and over its
+// pipeline group, all meeting
 // through the job's one store ("dtbench/mesh/<dim><group>" prefixes). A
 // dimension of degree 1 gets no communicator; one as wide as the job shares
 // the job's. Backends that serve sub-groups (gloo, nccl) take any mesh;
@@ -26,10 +27,11 @@ struct MeshComms {
   // spans the job.
   comm::Communicator* dp = nullptr;
   comm::Communicator* tp = nullptr;
+  comm::Communicator* pp = nullptr;
 
  private:
   friend MeshComms make_mesh_comms(const launch::World&, const comm::CommOptions&, const ParallelDims&);
-  std::unique_ptr<comm::Communicator> dp_own_, tp_own_;
+  std::unique_ptr<comm::Communicator> dp_own_, tp_own_, pp_own_;
 };
 
 // The communicators of `dims` (dims.world() must be the job's size). Throws

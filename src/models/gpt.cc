@@ -56,7 +56,8 @@ void GptBlockImpl::parallelize_tp(const TpRegion& region) {
   tp_ = region;
 }
 
-GptImpl::GptImpl(const ModelOptions& o) : positions_(o.positions) {
+GptImpl::GptImpl(const ModelOptions& o) : positions_(o.positions), blocks_(o.layers) {
+  span_.end_block = o.layers;
   if (o.width % o.heads != 0)
     throw UsageError(fmt::format("gpt: width {} is not divisible by {} heads", o.width, o.heads));
   if (o.seq_len > o.positions)
@@ -74,20 +75,59 @@ GptImpl::GptImpl(const ModelOptions& o) : positions_(o.positions) {
 }
 
 void GptImpl::parallelize_tp(const TpRegion& region) {
+  DTBENCH_CHECK(!cut_, "tensor parallelism applies to a whole model, before its pipeline cut");
   for (std::size_t i = 0; i < h_->size(); ++i) (*h_)[i]->as<GptBlock>()->parallelize_tp(region);
 }
 
-torch::Tensor GptImpl::forward(torch::Tensor tokens) {
-  const int64_t t = tokens.size(1);
-  DTBENCH_CHECK(t <= positions_, "sequence longer than the position table");
-  auto pos = torch::arange(t, tokens.options().dtype(torch::kLong));
-  auto x = wte_(tokens) + wpe_(pos).unsqueeze(0);
-  for (std::size_t i = 0; i < h_->size(); ++i) {
+void GptImpl::keep_stage(const StageSpan& span) {
+  DTBENCH_CHECK(!cut_, "a model cut into a stage twice");
+  DTBENCH_CHECK(0 <= span.first_block && span.first_block < span.end_block && span.end_block <= blocks_,
+                "a stage outside the model's blocks");
+  torch::nn::ModuleList kept;
+  for (int64_t i = 0; i < blocks_; ++i) {
+    if (i >= span.first_block && i < span.end_block)
+      kept->push_back((*h_)[static_cast<std::size_t>(i)]);
+    else
+      kept->push_back(torch::nn::Identity());  // keeps the kept blocks' names (h.<i>)
+  }
+  h_ = torch::nn::ModuleList(replace_module("h", kept));
+  keep_units(span.first_block, span.end_block);
+  if (!span.embedding) {
+    unregister_module("wpe");
+    wpe_ = nullptr;
+  }
+  if (!span.head) {
+    unregister_module("ln_f");
+    ln_f_ = nullptr;
+  }
+  if (!span.embedding && !span.head) {
+    unregister_module("wte");
+    wte_ = nullptr;
+  }
+  span_ = span;
+  cut_ = true;
+}
+
+std::vector<torch::Tensor> GptImpl::tied_parameters() const {
+  if (span_.embedding == span_.head) return {};  // both ends here, or neither
+  return {wte_->weight};
+}
+
+torch::Tensor GptImpl::forward(torch::Tensor input) {
+  torch::Tensor x = input;
+  if (span_.embedding) {
+    const int64_t t = input.size(1);
+    DTBENCH_CHECK(t <= positions_, "sequence longer than the position table");
+    auto pos = torch::arange(t, input.options().dtype(torch::kLong));
+    x = wte_(input) + wpe_(pos).unsqueeze(0);
+  }
+  for (auto i = static_cast<std::size_t>(span_.first_block); i < static_cast<std::size_t>(span_.end_block); ++i) {
     auto* block = (*h_)[i]->as<GptBlock>();
     x = run_unit(
         static_cast<int>(i),
         [block, sel = recompute_attention()](const torch::Tensor& in) { return block->forward(in, sel); }, x);
   }
+  if (!span_.head) return x;
   // The LM head is the token embedding (tied): one parameter, two uses.
   return torch::linear(ln_f_(x), wte_->weight);
 }

@@ -52,19 +52,27 @@ TORCH_MODULE(GptBlock);
 
 // FSDP units: the blocks; the embeddings, final norm and (tied) head are the
 // root's.
-class GptImpl : public torch::nn::Module, public UnitSeam, public TpSeam {
+// Pipeline stages: the first holds wte and wpe, the last ln_f and the tied
+// head, so both hold wte (tied_parameters).
+class GptImpl : public torch::nn::Module, public UnitSeam, public TpSeam, public PpSeam {
  public:
   explicit GptImpl(const ModelOptions& o);
-  torch::Tensor forward(torch::Tensor tokens);
+  // Token ids -> logits; a pipeline stage's part of that (models/pipeline_split.h).
+  torch::Tensor forward(torch::Tensor input);
   // The blocks split (GptBlockImpl::parallelize_tp); the embeddings, final
   // norm and tied head replicated.
   void parallelize_tp(const TpRegion& region) override;
+  int64_t pipeline_blocks() const override { return blocks_; }
+  void keep_stage(const StageSpan& span) override;
+  std::vector<torch::Tensor> tied_parameters() const override;
 
  protected:
   bool has_attention() const override { return true; }
 
  private:
-  int64_t positions_;
+  int64_t positions_, blocks_;
+  StageSpan span_;
+  bool cut_ = false;
   torch::nn::Embedding wte_{nullptr}, wpe_{nullptr};
   torch::nn::ModuleList h_{nullptr};
   torch::nn::LayerNorm ln_f_{nullptr};

@@ -90,7 +90,8 @@ void LlamaBlockImpl::parallelize_tp(const TpRegion& region) {
   tp_ = region;
 }
 
-LlamaImpl::LlamaImpl(const ModelOptions& o) {
+LlamaImpl::LlamaImpl(const ModelOptions& o) : blocks_(o.layers) {
+  span_.end_block = o.layers;
   const int64_t kv = o.kv_heads > 0 ? o.kv_heads : o.heads;
   if (o.width % o.heads != 0 || (o.width / o.heads) % 2 != 0)
     throw UsageError(fmt::format("llama: width {} is not {} heads of an even size", o.width, o.heads));
@@ -108,17 +109,46 @@ LlamaImpl::LlamaImpl(const ModelOptions& o) {
 }
 
 void LlamaImpl::parallelize_tp(const TpRegion& region) {
+  DTBENCH_CHECK(!cut_, "tensor parallelism applies to a whole model, before its pipeline cut");
   for (std::size_t i = 0; i < layers_->size(); ++i) (*layers_)[i]->as<LlamaBlock>()->parallelize_tp(region);
 }
 
-torch::Tensor LlamaImpl::forward(torch::Tensor tokens) {
-  auto x = embed_(tokens);
-  for (std::size_t i = 0; i < layers_->size(); ++i) {
+void LlamaImpl::keep_stage(const StageSpan& span) {
+  DTBENCH_CHECK(!cut_, "a model cut into a stage twice");
+  DTBENCH_CHECK(0 <= span.first_block && span.first_block < span.end_block && span.end_block <= blocks_,
+                "a stage outside the model's blocks");
+  torch::nn::ModuleList kept;
+  for (int64_t i = 0; i < blocks_; ++i) {
+    if (i >= span.first_block && i < span.end_block)
+      kept->push_back((*layers_)[static_cast<std::size_t>(i)]);
+    else
+      kept->push_back(torch::nn::Identity());  // keeps the kept blocks' names (layers.<i>)
+  }
+  layers_ = torch::nn::ModuleList(replace_module("layers", kept));
+  keep_units(span.first_block, span.end_block);
+  if (!span.embedding) {
+    unregister_module("embed_tokens");
+    embed_ = nullptr;
+  }
+  if (!span.head) {
+    unregister_module("norm");
+    unregister_module("lm_head");
+    norm_ = nullptr;
+    lm_head_ = nullptr;
+  }
+  span_ = span;
+  cut_ = true;
+}
+
+torch::Tensor LlamaImpl::forward(torch::Tensor input) {
+  auto x = span_.embedding ? embed_(input) : input;
+  for (auto i = static_cast<std::size_t>(span_.first_block); i < static_cast<std::size_t>(span_.end_block); ++i) {
     auto* block = (*layers_)[i]->as<LlamaBlock>();
     x = run_unit(
         static_cast<int>(i),
         [block, sel = recompute_attention()](const torch::Tensor& in) { return block->forward(in, sel); }, x);
   }
+  if (!span_.head) return x;
   return lm_head_(norm_(x));
 }
 

@@ -62,18 +62,26 @@ class LlamaBlockImpl : public torch::nn::Module {
 TORCH_MODULE(LlamaBlock);
 
 // FSDP units: the blocks; the embedding, final norm and head are the root's.
-class LlamaImpl : public torch::nn::Module, public UnitSeam, public TpSeam {
+// Pipeline stages: the first holds the embedding, the last the final norm
+// and the (untied) head.
+class LlamaImpl : public torch::nn::Module, public UnitSeam, public TpSeam, public PpSeam {
  public:
   explicit LlamaImpl(const ModelOptions& o);
-  torch::Tensor forward(torch::Tensor tokens);
+  // Token ids -> logits; a pipeline stage's part of that (models/pipeline_split.h).
+  torch::Tensor forward(torch::Tensor input);
   // The blocks split (LlamaBlockImpl::parallelize_tp); the embedding, final
   // norm and head replicated.
   void parallelize_tp(const TpRegion& region) override;
+  int64_t pipeline_blocks() const override { return blocks_; }
+  void keep_stage(const StageSpan& span) override;
 
  protected:
   bool has_attention() const override { return true; }
 
  private:
+  int64_t blocks_;
+  StageSpan span_;
+  bool cut_ = false;
   torch::nn::Embedding embed_{nullptr};
   torch::nn::ModuleList layers_{nullptr};
   RmsNorm norm_{nullptr};

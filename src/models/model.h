@@ -12,6 +12,7 @@
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
+#include "models/pipeline_split.h"
 #include "models/tensor_parallel.h"
 #include "models/units.h"
 
@@ -58,6 +59,8 @@ class Model {
   // Its tensor-parallel plan (models/tensor_parallel.h); null for a model
   // without one.
   virtual TpSeam* tp_seam() { return nullptr; }
+  // Its pipeline split (models/pipeline_split.h); null for a model without one.
+  virtual PpSeam* pp_seam() { return nullptr; }
 };
 
 // One FSDP unit of a decoder from its shapes: its parameter elements and
@@ -172,6 +175,12 @@ class ModuleModel : public Model {
   }
   TpSeam* tp_seam() override {
     if constexpr (std::is_base_of_v<TpSeam, typename Holder::ContainedType>)
+      return holder_.get();
+    else
+      return nullptr;
+  }
+  PpSeam* pp_seam() override {
+    if constexpr (std::is_base_of_v<PpSeam, typename Holder::ContainedType>)
       return holder_.get();
     else
       return nullptr;

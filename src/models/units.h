@@ -14,6 +14,7 @@
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
+#include "core/error.h"
 #include "models/checkpoint.h"
 
 namespace dtbench::models {
@@ -38,7 +39,7 @@ class UnitSeam {
       return "selective recomputes the attention core, and this model has no attention (use full)";
     if (r == Recompute::kFull)
       for (const auto& unit : units_)
-        for (const auto& m : unit->modules())
+        for (const auto& m : unit ? unit->modules() : std::vector<std::shared_ptr<torch::nn::Module>>{})
           if (m->name().find("Dropout") != std::string::npos)
             return "a block holds dropout, whose recomputation would draw other random numbers";
     recompute_ = r;
@@ -50,10 +51,18 @@ class UnitSeam {
   virtual bool has_attention() const { return false; }
   bool recompute_attention() const { return recompute_ == Recompute::kSelective; }
   void add_unit(std::shared_ptr<torch::nn::Module> unit) { units_.push_back(std::move(unit)); }
+  // A pipeline stage's: the units outside [first, end) are let go (null;
+  // their indices stay the model's).
+  void keep_units(int64_t first, int64_t end) {
+    for (int64_t i = 0; i < static_cast<int64_t>(units_.size()); ++i)
+      if (i < first || i >= end) units_[static_cast<std::size_t>(i)] = nullptr;
+  }
   torch::Tensor run_unit(int unit, const std::function<torch::Tensor(const torch::Tensor&)>& f,
                          const torch::Tensor& x) {
     if (hooks_ != nullptr) hooks_->before_unit(unit);
-    const auto& module = *units_.at(static_cast<std::size_t>(unit));
+    const auto& held = units_.at(static_cast<std::size_t>(unit));
+    DTBENCH_CHECK(held != nullptr, "a unit outside this pipeline stage ran");
+    const auto& module = *held;
     auto y = recompute_ == Recompute::kFull
                  ? checkpoint([f](const std::vector<torch::Tensor>& in) { return f(in[0]); }, {x},
                               module.parameters(), module.buffers())

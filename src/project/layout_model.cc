@@ -9,21 +9,6 @@
 
 namespace dtbench::project {
 
-const char* pp_schedule_name(PpSchedule s) {
-  switch (s) {
-    case PpSchedule::kGpipe: return "gpipe";
-    case PpSchedule::k1f1b: return "1f1b";
-    case PpSchedule::kInterleaved1f1b: return "interleaved-1f1b";
-  }
-  return "?";
-}
-
-PpSchedule parse_pp_schedule(const std::string& text) {
-  for (auto s : {PpSchedule::kGpipe, PpSchedule::k1f1b, PpSchedule::kInterleaved1f1b})
-    if (text == pp_schedule_name(s)) return s;
-  throw UsageError(fmt::format("--pp-schedule: '{}' is not a schedule (use gpipe, 1f1b or interleaved-1f1b)", text));
-}
-
 std::string LayoutOptions::describe() const {
   std::string out;
   auto add = [&out](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };
@@ -64,12 +49,6 @@ double kept_per_token(const BlockActivations& a, const DecoderShape& d, const La
   return l.sequence_parallel ? (a.replicated + a.split + a.core) / t : a.replicated + (a.split + a.core) / t;
 }
 
-std::vector<int> stage_blocks(int layers, int pp) {
-  std::vector<int> out(static_cast<std::size_t>(std::max(1, pp)), layers / std::max(1, pp));
-  for (int i = 0; i < layers % std::max(1, pp); ++i) ++out[static_cast<std::size_t>(i)];
-  return out;
-}
-
 double microbatches_in_flight(const LayoutOptions& l, int rank) {
   const int p = l.pp, m = l.microbatches, v = l.stages_per_rank;
   if (p <= 1) return 1;
@@ -77,7 +56,8 @@ double microbatches_in_flight(const LayoutOptions& l, int rank) {
     case PpSchedule::kGpipe: return m;
     case PpSchedule::k1f1b: return std::min(m, p - rank);
     case PpSchedule::kInterleaved1f1b: {
-      const int chunks = std::min(v * m, 2 * (p - rank - 1) + (v - 1) * p + 1);
+      // Megatron-LM runs every forward first when M = P.
+      const int chunks = m == p ? v * m : std::min(v * m, 2 * (p - rank - 1) + (v - 1) * p + 1);
       return static_cast<double>(chunks) / v;
     }
   }

@@ -10,16 +10,16 @@
 #include <string>
 #include <vector>
 
+#include "layout/pipeline_schedule.h"
 #include "layout/recompute.h"
 
 namespace dtbench::project {
 
-// torch.distributed.pipelining's schedules: ScheduleGPipe, Schedule1F1B,
-// ScheduleInterleaved1F1B (several stages per rank).
-enum class PpSchedule { kGpipe, k1f1b, kInterleaved1f1b };
-const char* pp_schedule_name(PpSchedule s);
-// "gpipe", "1f1b" or "interleaved-1f1b"; throws UsageError naming them.
-PpSchedule parse_pp_schedule(const std::string& text);
+// The pipeline schedules `dtbench train` runs (layout/pipeline_schedule.h).
+using layout::PpSchedule;
+using layout::pp_schedule_name;
+using layout::parse_pp_schedule;
+using layout::stage_blocks;
 
 // --activation-checkpointing as `dtbench train` runs it (layout/recompute.h).
 using layout::Recompute;
@@ -86,15 +86,13 @@ BlockActivations block_activations(const DecoderShape& d, double element_bytes, 
 // kept; full: the block's input, h elements (/t with SP).
 double kept_per_token(const BlockActivations& a, const DecoderShape& d, const LayoutOptions& l);
 
-// Blocks per pipeline stage: `layers` split as evenly as they go, the
-// earlier stages taking the remainder (the last holds the head).
-std::vector<int> stage_blocks(int layers, int pp);
-
 // Microbatches' worth of a stage's activations that pipeline rank `rank`
 // holds at its peak: GPipe M; 1F1B min(M, P - rank); interleaved 1F1B
 // (Megatron-LM's warm-up count) min(vM, 2(P - rank - 1) + (v - 1)P + 1)
-// chunks, each 1/v of the rank's layers: rank 0 holds L(1 + (P-1)/(vP))
-// layers' worth, Korthikanti's figure.
+// chunks, each 1/v of the rank's layers (all vM when M = P: Megatron then
+// runs every forward first): rank 0 holds L(1 + (P-1)/(vP)) layers' worth,
+// Korthikanti's figure. Equal to the peak of layout::pipeline_actions'
+// order (unit test).
 double microbatches_in_flight(const LayoutOptions& l, int rank);
 
 // The pipeline's bubble, the idle share of a rank's step: (P-1)/(vM + P-1)

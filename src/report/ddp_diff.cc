@@ -210,9 +210,9 @@ void write_ddp_diff(std::ostream& out, const Json& base, const Json& test,
                          ra.batch_per_rank, rb->batch_per_rank);
       continue;
     }
-    if (rb->tp != ra.tp) {
-      out << fmt::format("{:>10}  skipped: tensor-parallel degree differs (base tp {}, test tp {})\n", ra.label,
-                         ra.tp, rb->tp);
+    if (rb->tp != ra.tp || rb->pp != ra.pp) {
+      out << fmt::format("{:>10}  skipped: the layout differs (base tp {} pp {}, test tp {} pp {})\n", ra.label, ra.tp,
+                         ra.pp, rb->tp, rb->pp);
       continue;
     }
     ++matched;

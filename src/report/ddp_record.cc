@@ -183,6 +183,7 @@ nlohmann::ordered_json to_json(const DdpRun& run) {
           {"nodes", run.nodes},
           {"batch_per_rank", run.batch_per_rank},
           {"tp", run.tp},
+          {"pp", run.pp},
           {"dp", run.dp()},
           {"global_batch", run.global_batch()},
           {"param_hash", run.param_hash},
@@ -273,6 +274,10 @@ DdpRun ddp_run_from_json(const nlohmann::ordered_json& j, const std::string& whe
   if (run.world_size < 1 || run.nodes < 1 || run.batch_per_rank < 1)
     throw UsageError(fmt::format("{}: world_size, nodes and batch_per_rank must be positive", where));
   if (j.contains("tp")) run.tp = json_field<int>(j, "tp", where);  // optional: reports before layouts
+  if (j.contains("pp")) run.pp = json_field<int>(j, "pp", where);  // optional: reports before pipelines
+  if (run.pp < 1 || run.world_size % (run.tp * run.pp) != 0)
+    throw UsageError(fmt::format("{}: 'tp' {} x 'pp' {} must divide world_size {}", where, run.tp, run.pp,
+                                 run.world_size));
   if (run.tp < 1 || run.world_size % run.tp != 0)
     throw UsageError(fmt::format("{}: 'tp' {} must be a positive divisor of world_size {}", where, run.tp,
                                  run.world_size));

@@ -40,6 +40,8 @@ struct DdpRun {
   // data-parallel degree is world_size / tp. Per-rank throughput and
   // TFLOP/s divide by it (torchtitan's non-data-parallel divisor).
   int tp = 1;
+  // Pipeline-parallel degree (--pp): a replica is tp · pp ranks.
+  int pp = 1;
   // hex; equal on every rank of a data-parallel group (checked before the run
   // is recorded): with tp > 1 rank 0's part of the model.
   std::string param_hash;
@@ -65,10 +67,10 @@ struct DdpRun {
   std::int64_t model_state_expected_bytes = -1;
   std::vector<RankSamples> ranks;
 
-  int dp() const { return world_size / tp; }
+  int dp() const { return world_size / (tp * pp); }
   std::int64_t global_batch() const { return batch_per_rank * dp(); }
-  // Examples each rank trains per iteration: batch_per_rank / tp.
-  double examples_per_rank() const { return static_cast<double>(batch_per_rank) / tp; }
+  // Examples each rank trains per iteration: batch_per_rank / (tp · pp).
+  double examples_per_rank() const { return static_cast<double>(batch_per_rank) / (tp * pp); }
 };
 
 // The phases in report order, and their JSON keys.

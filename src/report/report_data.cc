@@ -94,9 +94,9 @@ void load_ddp(ReportSource& src, const Json& doc) {
     const std::string where = fmt::format("{} runs[{}]", src.path, i++);
     ComparePoint p;
     p.run = ddp_run_from_json(j, where);
-    if (p.run.tp > 1) {  // its key (model, world, reducer) would read as a data-parallel row
-      log::warn(fmt::format("{}: row '{}' is tensor-parallel (tp {}); the report does not draw layouts yet: left out",
-                            where, p.run.label, p.run.tp));
+    if (p.run.tp > 1 || p.run.pp > 1) {  // its key (model, world, reducer) would read as a data-parallel row
+      log::warn(fmt::format("{}: row '{}' is model-parallel (tp {}, pp {}); the report does not draw layouts yet: left out",
+                            where, p.run.label, p.run.tp, p.run.pp));
       continue;
     }
     p.extras = json_value_or<Json>(j, "extras", Json::object(), where);

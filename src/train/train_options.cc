@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "layout/pipeline_schedule.h"
 
 namespace dtbench::train {
 
@@ -22,6 +23,23 @@ double effective_momentum(const TrainOptions& o) {
 double effective_weight_decay(const TrainOptions& o) {
   if (o.weight_decay != -1) return o.weight_decay;
   return o.optimizer == "adamw" ? 0.01 : 1e-4;
+}
+
+int effective_microbatches(const TrainOptions& o) {
+  return o.microbatches > 0 ? o.microbatches : static_cast<int>(o.batch_size);
+}
+
+std::string pipeline_reducer_refusal(const TrainOptions& o) {
+  if (o.pp == 1 || reducer_takes_pipeline(o.reducer)) return "";
+  return fmt::format(
+      "--pp {} with --reducer {} over data-parallel replicas: it reduces during each backward, and a pipeline runs "
+      "one backward per microbatch; use sync, allreduce-after-backward or zero1 (they reduce the accumulated "
+      "gradients once)",
+      o.pp, o.reducer);
+}
+
+bool reducer_takes_pipeline(const std::string& reducer) {
+  return reducer == "none" || reducer == "sync" || reducer == "allreduce-after-backward" || reducer == "zero1";
 }
 
 int optimizer_states(const TrainOptions& o) {
@@ -57,6 +75,25 @@ void validate(const TrainOptions& o) {
   if (o.num_classes < 2 || o.num_classes > 1000000)
     throw UsageError(fmt::format("--num-classes {} must be between 2 and 1000000", o.num_classes));
   if (o.tp < 1 || o.tp > 1024) throw UsageError(fmt::format("--tp {} must be between 1 and 1024", o.tp));
+  if (o.pp < 1 || o.pp > 1024) throw UsageError(fmt::format("--pp {} must be between 1 and 1024", o.pp));
+  if (o.microbatches < 0 || o.microbatches > 65536)
+    throw UsageError(fmt::format("--microbatches {} must be between 1 and 65536", o.microbatches));
+  if (o.stages_per_rank < 1 || o.stages_per_rank > 1024)
+    throw UsageError(fmt::format("--stages-per-rank {} must be between 1 and 1024", o.stages_per_rank));
+  if (o.pp == 1 && (o.microbatches > 0 || o.stages_per_rank > 1 || o.pp_schedule != "1f1b"))
+    throw UsageError("--microbatches, --pp-schedule and --stages-per-rank order a pipeline's microbatches: give --pp");
+  if (o.pp > 1) {
+    const auto schedule = layout::parse_pp_schedule(o.pp_schedule);
+    const auto why = layout::pipeline_refusal(schedule, o.pp, effective_microbatches(o), o.stages_per_rank,
+                                              o.batch_size, -1);
+    if (!why.empty()) throw UsageError(why);
+    if (o.amp == "fp16")
+      throw UsageError(fmt::format("--amp fp16 with --pp {}: the loss scaler would need every stage's inf/nan check "
+                                   "agreed, which dtbench does not do yet; use --amp bf16", o.pp));
+    if (o.compression != "none")
+      throw UsageError(fmt::format("--compression with --pp {}: not supported yet (the data-parallel reduce of a "
+                                   "pipeline stage runs in float32)", o.pp));
+  }
   if (o.iters < 1) throw UsageError(fmt::format("--iters {} must be at least 1", o.iters));
   if (o.warmup < 0) throw UsageError(fmt::format("--warmup {} must not be negative", o.warmup));
   if (!(o.peak_tflops >= 0) || o.peak_tflops > 1e6)

@@ -42,6 +42,16 @@ struct TrainOptions {
   // world / tp copies in step over the data-parallel groups
   // (layout/parallel_dims.h). Default 1.
   int tp = 1;
+  // Pipeline-parallel degree (--pp): the model's blocks cut into pp stages
+  // (the embedding with the first, the head and loss with the last), each
+  // held by ranks tp · dp apart, the local batch run through them in
+  // `microbatches` microbatches by `pp_schedule` (gpipe, 1f1b or
+  // interleaved-1f1b, with `stages_per_rank` stages per rank). Default 1.
+  int pp = 1;
+  std::string pp_schedule = "1f1b";
+  // 0: torchtitan's default, microbatches of one example (the batch size).
+  int microbatches = 0;
+  int stages_per_rank = 1;
   // Gradient synchronisation: none, ddp, overlap, sync,
   // allreduce-after-backward. Default "ddp".
   std::string reducer = "ddp";
@@ -113,6 +123,15 @@ struct TrainOptions {
   // betas (0.9, 0.999) and eps (1e-8) are torch.optim.AdamW's defaults.
   double weight_decay = -1;
 };
+
+// The pipeline's microbatch count: opts.microbatches, or batch_size when 0.
+int effective_microbatches(const TrainOptions& o);
+// The data-parallel strategies that take a pipeline: those that reduce the
+// accumulated gradients once after the step's last backward.
+bool reducer_takes_pipeline(const std::string& reducer);
+// Why opts.reducer cannot keep pipeline replicas in step ("" when it can,
+// or without --pp). Asked where there are replicas (dp > 1).
+std::string pipeline_reducer_refusal(const TrainOptions& o);
 
 // The --optimizer names.
 inline const char* const kOptimizerNames[] = {"sgd", "adamw"};

@@ -1,5 +1,6 @@
 #include "train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -21,6 +22,7 @@
 #include "train/grad_ready_probe.h"
 #include "train/loss_scaler.h"
 #include "train/optimizer.h"
+#include "train/pipeline.h"
 
 namespace dtbench::train {
 namespace {
@@ -177,17 +179,21 @@ void count_model_state(const std::vector<torch::Tensor>& params,
 
 TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Communicator* comm,
                        int world_size, int rank, const Progress& progress,
-                       trace::TrainObserver& observer) {
+                       trace::TrainObserver& observer, Pipeline* pipeline) {
   check_amp_supported(opts.amp, opts.device);
   if (opts.channels_last && model.input_kind() != models::InputKind::kImage)
     throw UsageError(fmt::format("--channels-last applies to image models (4-D inputs); {} is not one",
                                  opts.model));
   const c10::Device device = device::select(opts.device, opts.device_index);
-  auto& module = *model.module();
+  auto& module = pipeline != nullptr ? pipeline->module() : *model.module();
   module.train();
   place_model(module, device, opts.channels_last);
-  apply_recompute(opts, model);
-  auto strategy = make_strategy(opts, module, comm, observer, model.unit_seam());
+  if (pipeline != nullptr) {
+    for (auto* chunk : pipeline->chunks()) apply_recompute(opts, *chunk);
+  } else {
+    apply_recompute(opts, model);
+  }
+  auto strategy = make_strategy(opts, module, comm, observer, pipeline != nullptr ? nullptr : model.unit_seam());
   // After the strategy (see grad_ready_probe.h): its hooks go first.
   std::unique_ptr<GradReadyProbe> ready_probe;
   if (observer.active()) ready_probe = std::make_unique<GradReadyProbe>(module.parameters(), observer);
@@ -229,22 +235,32 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
     timer->start();
     strategy->before_forward();
     torch::Tensor loss;
-    {
-      trace::PhaseScope phase(observer, trace::Phase::kForward);
+    if (pipeline != nullptr) {
+      if (delayed) {
+        trace::PhaseScope phase(observer, trace::Phase::kDelay);
+        std::this_thread::sleep_for(delay);
+      }
       AutocastScope autocast(opts.amp, device);
-      loss = model.training_loss(batch.input, batch.target).to(torch::kFloat);
-    }
-    const auto scaled = scaler ? scaler->scale(loss) : loss;
-    if (delayed) {
-      // --inject-delay: timed as part of this rank's forward phase.
-      trace::PhaseScope phase(observer, trace::Phase::kDelay);
-      std::this_thread::sleep_for(delay);
-    }
-    strategy->before_backward(scaled);
-    timer->mark();
-    {
-      trace::PhaseScope phase(observer, trace::Phase::kBackward);
-      scaled.backward();
+      loss = pipeline->run(batch.input, batch.target, observer);
+      timer->mark();
+    } else {
+      {
+        trace::PhaseScope phase(observer, trace::Phase::kForward);
+        AutocastScope autocast(opts.amp, device);
+        loss = model.training_loss(batch.input, batch.target).to(torch::kFloat);
+      }
+      const auto scaled = scaler ? scaler->scale(loss) : loss;
+      if (delayed) {
+        // --inject-delay: timed as part of this rank's forward phase.
+        trace::PhaseScope phase(observer, trace::Phase::kDelay);
+        std::this_thread::sleep_for(delay);
+      }
+      strategy->before_backward(scaled);
+      timer->mark();
+      {
+        trace::PhaseScope phase(observer, trace::Phase::kBackward);
+        scaled.backward();
+      }
     }
     timer->mark();
     {
@@ -263,10 +279,23 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
     }
     timer->mark();
     // On a GPU this waits for the device to finish the iteration.
-    const auto phases = timer->finish();
+    auto phases = timer->finish();
     const auto t4 = Clock::now();
     observer.iteration_end(it);
-    result.last_loss = loss.item<double>();
+    if (pipeline != nullptr) {
+      // The schedule's span splits into its forwards' and backwards'
+      // compute (the injected delay counted in forward, as without a
+      // pipeline) and its waits, which join the strategy's exposed time.
+      const auto& st = pipeline->last_step();
+      const double span = phases.host[0] + phases.host[1];
+      const double forward = st.forward_s + (delayed ? opts.inject_delay_ms / 1e3 : 0.0);
+      phases.host[0] = forward;
+      phases.host[1] = st.backward_s;
+      phases.host[2] += std::max(0.0, span - forward - st.backward_s);
+      phases.device.clear();  // the CUDA events would split the span, not the phases
+    }
+    // Under a pipeline only the last stage has the loss.
+    if (loss.defined()) result.last_loss = loss.item<double>();
     if (!std::isfinite(result.last_loss))
       throw VerificationError(
           fmt::format("loss became {} at iteration {}: the training diverged", result.last_loss, it));
@@ -303,6 +332,7 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
     if (progress) progress(it, total_iters, seconds(t0, t4));
   }
   strategy->finish();
+  if (pipeline != nullptr) result.last_loss = pipeline->share_loss(result.last_loss);
   result.buffers_in_step = strategy->sync_buffers();
   // The buckets of the timed iterations: ddp's Reducer rebuilds its split
   // after the first iteration, horovod's fused groups are known once an
@@ -320,9 +350,9 @@ TrainResult train_impl(const TrainOptions& opts, models::Model& model, comm::Com
 
 TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communicator* comm,
                   int world_size, int rank, const Progress& progress,
-                  trace::TrainObserver& observer) {
+                  trace::TrainObserver& observer, Pipeline* pipeline) {
   try {
-    return train_impl(opts, model, comm, world_size, rank, progress, observer);
+    return train_impl(opts, model, comm, world_size, rank, progress, observer, pipeline);
   } catch (...) {
     if (!comm) throw;
     // The c10d::Reducer drives the backend itself: its timeouts and lost

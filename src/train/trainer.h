@@ -22,6 +22,8 @@ class Communicator;
 
 namespace dtbench::train {
 
+class Pipeline;
+
 struct TrainResult {
   // By the host clock; `total` ends once the device has finished the
   // iteration, the phases end when the host got past them (on a GPU the
@@ -105,8 +107,13 @@ using Progress = std::function<void(int iteration, int total, double seconds)>;
 // completion is reported to `observer` (--trace); with
 // opts.inject_delay_rank == rank the rank sleeps opts.inject_delay_ms before
 // each backward.
+// With `pipeline` (--pp; train/pipeline.h) the step's forward and backward
+// are the pipeline's schedule over its stages (`model` is not run; the
+// strategy keeps pipeline->module() in step over `comm`, the data-parallel
+// group of this stage), the phases are its compute, and comm_wait holds its
+// waits; last_loss is the last stage's, on every rank.
 TrainResult train(const TrainOptions& opts, models::Model& model, comm::Communicator* comm,
                   int world_size, int rank, const Progress& progress = {},
-                  trace::TrainObserver& observer = trace::null_observer());
+                  trace::TrainObserver& observer = trace::null_observer(), Pipeline* pipeline = nullptr);
 
 }  // namespace dtbench::train

@@ -166,6 +166,18 @@ expect_usage_error -m "tensor-parallel ranks' gradient parts" ddp --model gpt2 -
 expect_usage_error ddp --model gpt2 --reducer none --tp 2 --world-sizes 4
 expect_usage_error ddp --model gpt2 --tp 0
 expect_usage_error compare --models gpt2 --tp 2
+# --pp: pipelines the batch, the model, the strategy or the schedule cannot take.
+expect_usage_error -m "microbatches 3 does not divide the batch of 4" ddp --model gpt2 --pp 2 --microbatches 3 -b 4
+expect_usage_error -m "makes 2 stages, more than the model's 1 blocks" ddp --model gpt2 --pp 2 --layers 1
+expect_usage_error -m "resnet18 has no pipeline split" ddp --model resnet18 --pp 2
+expect_usage_error -m "reduces during each backward" ddp --model gpt2 --pp 2 --world-sizes 4 --reducer ddp
+expect_usage_error -m "give --pp" ddp --model gpt2 --microbatches 4
+expect_usage_error -m "give --stages-per-rank 2 or more" ddp --model gpt2 --pp 2 --pp-schedule interleaved-1f1b
+expect_usage_error -m "not a multiple of it" ddp --model gpt2 --pp 2 --pp-schedule interleaved-1f1b \
+  --stages-per-rank 2 --microbatches 3 -b 3
+expect_usage_error -m "is not a schedule" ddp --model gpt2 --pp 2 --pp-schedule zb
+expect_usage_error -m "every stage's inf/nan check" ddp --model gpt2 --pp 2 --amp fp16
+expect_usage_error -m "--pp 2: 3 rank(s) do not split into replicas of 2" ddp --model gpt2 --pp 2 --world-sizes 3
 # --activation-checkpointing: a mode that is not one, a model without blocks
 # (full) or without attention (selective), refused before any rank starts.
 expect_usage_error ddp --model gpt2 --activation-checkpointing op

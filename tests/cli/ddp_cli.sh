@@ -346,4 +346,55 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['runs'][0]
 assert (d['config']['amp'], r['tp'], r['reducer']) == ('bf16', 2, 'none'), (d['config']['amp'], r['tp'], r['reducer'])
 assert d['config']['param_elements'] == r['extras']['layout']['whole_param_elements'] > r['extras']['param_elements']
 print('ok: llama --tp 2 --amp bf16, loss', r['extras']['last_loss'])" "$work/tpbf16.json"
+# Pipeline parallelism: a gpt2 cut into 2 stages (1f1b, 4 microbatches),
+# alone (pp 2) and with replicas kept in step by sync (dp 2 x pp 2). The pp 2
+# row trains the baseline's model on the baseline's batch: the same loss.
+# Each rank holds its stage (blocks 1+1; both ends hold the tied
+# embedding); the groups are torchtitan's (pp outermost); the measured
+# bubble and each rank's peak are in the row.
+"$DTBENCH" train --model gpt2 --layers 2 --width 64 --heads 4 --vocab 256 --seq-len 16 --batch-size 4 \
+  --iters 2 --warmup 1 --threads 1 --timeout 60s --reducer sync --pp 2 --microbatches 4 --world-sizes 2,4 \
+  --json "$work/pp.json" >"$work/pp.out" 2>&1 || { cat "$work/pp.out"; exit 1; }
+python3 - "$work/pp.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert (doc["config"]["pp"], doc["config"]["pp_schedule"], doc["config"]["microbatches"]) == (2, "1f1b", 4), doc["config"]
+runs = doc["runs"]
+assert [r["label"] for r in runs] == ["no ddp", "1N/2R pp2", "1N/4R pp2"], [r["label"] for r in runs]
+assert [(r["pp"], r["dp"], r["global_batch"]) for r in runs] == [(1, 1, 4), (2, 1, 4), (2, 2, 8)], runs
+assert [r["reducer"] for r in runs] == ["none", "none", "sync"], [r["reducer"] for r in runs]
+whole = runs[0]["extras"]["param_elements"]
+for r in runs[1:]:
+    lay = r["extras"]["layout"]
+    assert lay["whole_param_elements"] == whole and r["extras"]["param_elements"] < whole, (lay, whole)
+    assert lay["groups"]["pp"] == ([[0, 1]] if r["world_size"] == 2 else [[0, 2], [1, 3]]), lay
+    p = lay["pipeline"]
+    assert (p["schedule"], p["microbatches"], p["stage_blocks"]) == ("1f1b", 4, [1, 1]), p
+    assert abs(p["schedule_bubble"] - 1 / 5) < 1e-12, p  # (P-1)/(M+P-1)
+    assert len(p["measured_bubble_per_rank"]) == r["world_size"] == len(p["peak_bytes_per_rank"]), p
+    assert all(0 < b < 1 for b in p["measured_bubble_per_rank"]), p
+    assert max(p["peak_bytes_per_rank"]) == r["memory"]["peak_bytes"], (p, r["memory"])
+    # Rank 0 (stage 0) sends each microbatch's activations: 4 x (1 x 16 x 64) floats.
+    assert p["bytes_sent_per_iter"] == 4 * 16 * 64 * 4, p
+    s = r["summary"]
+    assert abs(s["examples_per_sec_per_rank_p50"] - 2 / s["p50"]) < 1e-9, s  # batch 4 over 2 ranks
+a, b = runs[0]["extras"]["last_loss"], runs[1]["extras"]["last_loss"]
+assert abs(a - b) <= 1e-5 * abs(a), (a, b)
+print("ok: --pp 2 at 2 and 4 ranks; loss", a, "pipelined", b)
+PY
+grep -q "1N/4R pp2: 4 rank(s) as pp 2 x dp 2, reducer sync" "$work/pp.out" || { cat "$work/pp.out"; exit 1; }
+grep -q "pipeline 1f1b M4: blocks per stage 1+1; bubble % per rank" "$work/pp.out" || { cat "$work/pp.out"; exit 1; }
+# A Llama, interleaved (2 stages per rank, blocks 1+1+1+1) under full
+# activation checkpointing, tp 2 x pp 2 on 4 ranks: the baseline's loss.
+"$DTBENCH" train --model llama3-8b --layers 4 --width 64 --heads 4 --kv-heads 2 --vocab 256 --seq-len 16 \
+  --batch-size 4 --iters 2 --warmup 1 --threads 1 --timeout 60s --tp 2 --pp 2 --pp-schedule interleaved-1f1b \
+  --stages-per-rank 2 --microbatches 2 --activation-checkpointing full --world-sizes 4 \
+  --json "$work/ppi.json" >"$work/ppi.out" 2>&1 || { cat "$work/ppi.out"; exit 1; }
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); b, r = d['runs']
+p = r['extras']['layout']['pipeline']
+assert (r['tp'], r['pp'], p['stages_per_rank'], p['stage_blocks']) == (2, 2, 2, [1, 1, 1, 1]), p
+assert abs(p['schedule_bubble'] - 1 / 5) < 1e-12, p  # (P-1)/(vM+P-1)
+a, c = b['extras']['last_loss'], r['extras']['last_loss']
+assert abs(a - c) <= 1e-5 * abs(a), (a, c)
+print('ok: llama tp 2 x pp 2 interleaved, loss', a, 'pipelined', c)" "$work/ppi.json"
 echo "ddp_cli: all checks passed"

@@ -187,6 +187,15 @@ second_worker "$launcher" >/dev/null
 sleep 6
 stopped_rank "tensor-parallel rank stopped (dtbench launch -- ddp --tp 2)" "$tmp/tstop.err" "$launcher" \
   "rank 0\]: error: .*no answer within --timeout.*; cause: " 1 1
+# A pipeline: rank 0 (stage 0) waits on the stopped rank 1 (stage 1) in a
+# receive of an activation's gradient, or in the sends the step ends with.
+"$DTBENCH" launch --nproc-per-node 2 -- "$DTBENCH" ddp --model gpt2 --layers 2 --width 64 --heads 4 --vocab 256 \
+  --seq-len 16 -b 2 -n 1000000 -w 1 --pp 2 --no-baseline --timeout 5s >"$tmp/pstop.out" 2>"$tmp/pstop.err" &
+launcher=$!
+second_worker "$launcher" >/dev/null
+sleep 6
+stopped_rank "pipeline rank stopped (dtbench launch -- ddp --pp 2)" "$tmp/pstop.err" "$launcher" \
+  "rank 0\]: error: .*no answer within --timeout.*; cause: " 1 1
 # kvstore: the server (rank 2) stopped; the workers' requests time out. The
 # workers start each round together (a barrier), so either may time out
 # first; the first names the cause and exits, and the launcher then ends the

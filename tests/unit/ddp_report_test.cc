@@ -185,7 +185,7 @@ TEST(DdpDiff, SkipsRowsOfAnotherTensorParallelDegree) {
   std::ostringstream out;
   write_ddp_diff(out, report_of("resnet50", 1.0, 25), test, {50});
   const auto s = out.str();
-  EXPECT_NE(s.find("1N/2R  skipped: tensor-parallel degree differs (base tp 1, test tp 2)"), std::string::npos) << s;
+  EXPECT_NE(s.find("1N/2R  skipped: the layout differs (base tp 1 pp 1, test tp 2 pp 1)"), std::string::npos) << s;
   EXPECT_EQ(s.find("+100.0%"), std::string::npos) << s;
 }
 

@@ -18,6 +18,7 @@
 #include "stats/stats.h"
 #include "layout/tp_region.h"
 #include "train/flops.h"
+#include "train/pipeline.h"
 #include "train/replicas.h"
 #include "train/trainer.h"
 
@@ -119,36 +120,90 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
     whole_numel.push_back(p.numel());
     res.whole_param_elements += p.numel();
   }
-  if (mesh.tp != nullptr) {
-    auto* plan = model->tp_seam();
+  auto split_tp = [&](models::Model& m) {
+    auto* plan = m.tp_seam();
     if (plan == nullptr) throw UsageError(fmt::format("--tp {}: {} has no tensor-parallel plan", opts.tp, opts.model));
     plan->parallelize_tp(layout::make_tp_region(*mesh.tp, &tp_meter));
-  }
+  };
+  if (mesh.tp != nullptr) split_tp(*model);
   // The parameters the plan left whole: replicated over the tensor-parallel
   // group, where they must stay bitwise equal.
   std::vector<torch::Tensor> replicated;
   {
     std::size_t i = 0;
     for (const auto& p : model->module()->parameters()) {
-      ++res.param_tensors;
-      res.param_elements += p.numel();
       if (i < whole_numel.size() && p.numel() == whole_numel[i]) replicated.push_back(p);
       ++i;
     }
   }
+  // --pp: this rank's stages (chunk c is stage c · pp + its pipeline rank),
+  // each cut from a whole model of the same seed (split by --tp first).
+  std::vector<std::unique_ptr<models::Model>> extra_chunks;
+  std::unique_ptr<train::Pipeline> pipeline;
+  if (mesh.pp != nullptr) {
+    const int p = mesh.dims.pp, v = opts.stages_per_rank;
+    if (model->pp_seam() == nullptr)
+      throw UsageError(fmt::format("--pp {}: {} has no pipeline split (gpt and llama models have)", p, opts.model));
+    const auto schedule = layout::parse_pp_schedule(opts.pp_schedule);
+    const int m = train::effective_microbatches(opts);
+    const auto why = layout::pipeline_refusal(schedule, p, m, v, opts.batch_size, model->pp_seam()->pipeline_blocks());
+    if (!why.empty()) throw UsageError(why);
+    res.stage_blocks = layout::stage_blocks(static_cast<int>(model->pp_seam()->pipeline_blocks()), p * v);
+    std::vector<models::Model*> chunks;
+    for (int c = 0; c < v; ++c) {
+      models::Model* chunk = model.get();
+      if (c > 0) {
+        extra_chunks.push_back(train::make_seeded_model(own_weights));
+        chunk = extra_chunks.back().get();
+        if (mesh.tp != nullptr) split_tp(*chunk);
+      }
+      chunk->pp_seam()->keep_stage(train::stage_span(model->pp_seam()->pipeline_blocks(), p * v, c * p + coords.pp));
+      chunks.push_back(chunk);
+    }
+    const auto mo = train::model_options(opts);
+    pipeline = std::make_unique<train::Pipeline>(
+        train::PipelineOptions{schedule, p, coords.pp, m, v}, chunks, *mesh.pp,
+        std::vector<int64_t>{opts.batch_size / m, opts.seq_len, mo.width});
+    res.pp_schedule = opts.pp_schedule;
+    res.microbatches = m;
+    res.stages_per_rank = v;
+    res.pp_schedule_bubble = layout::schedule_bubble(p, m, v);
+  }
+  torch::nn::Module& trained = pipeline ? pipeline->module() : *model->module();
+  {
+    // What the cut kept of the replicated parameters; this rank's counts.
+    std::vector<torch::Tensor> kept;
+    const auto params = trained.parameters();
+    for (const auto& r : replicated)
+      for (const auto& p : params)
+        if (p.unsafeGetTensorImpl() == r.unsafeGetTensorImpl()) kept.push_back(r);
+    replicated = kept;
+    for (const auto& p : params) {
+      ++res.param_tensors;
+      res.param_elements += p.numel();
+    }
+  }
   // The strategy runs on the data-parallel group: its rank there, its size
-  // (without --tp the job's communicator, one rank included, so a 1-rank row
-  // runs its strategy); none where a tensor-parallel group is the whole
-  // replica set. --inject-delay names a job rank.
-  comm::Communicator* const dp_comm = mesh.dims.tp == 1 ? comm : mesh.dp;
+  // (without --tp or --pp the job's communicator, one rank included, so a
+  // 1-rank row runs its strategy); none where a tensor-parallel group or a
+  // pipeline is the whole replica set. --inject-delay names a job rank.
+  comm::Communicator* const dp_comm = mesh.dims.tp == 1 && mesh.dims.pp == 1 ? comm : mesh.dp;
   train::TrainOptions on_dp = dp_comm == nullptr ? train::without_strategy(opts) : opts;
+  if (pipeline && dp_comm != nullptr)
+    if (const auto why = train::pipeline_reducer_refusal(opts); !why.empty()) throw UsageError(why);
   on_dp.inject_delay_rank = opts.inject_delay_rank == world.rank ? coords.dp : -1;
 
   auto last_print = std::chrono::steady_clock::now();
   const bool leader = world.rank == 0;
+  double pp_wait = 0, pp_span = 0, pp_bytes = 0;
   auto progress = [&](int it, int total, double sec) {
     if (it + 1 == opts.warmup) tp_meter.reset();
     if (it + 1 == total) tp_timed = tp_meter;  // before compression's untimed probe iteration
+    if (pipeline && it >= opts.warmup && it < total) {
+      pp_wait += pipeline->last_step().wait_s;
+      pp_bytes += static_cast<double>(pipeline->last_step().bytes_sent);
+      pp_span += sec;
+    }
     const auto now = std::chrono::steady_clock::now();
     if (!leader || it + 1 == total || now - last_print < std::chrono::seconds(5)) return;
     last_print = now;
@@ -161,7 +216,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   trace::TrainObserver& observer = timeline    ? static_cast<trace::TrainObserver&>(*timeline)
                                    : profiler ? *profiler
                                               : trace::null_observer();
-  const auto result = train::train(on_dp, *model, dp_comm, dp, coords.dp, progress, observer);
+  const auto result = train::train(on_dp, *model, dp_comm, dp, coords.dp, progress, observer, pipeline.get());
   if (profiler) profiler->save();  // after the loop: the file's writing is not timed
   if (profiler && leader) {
     const auto& p = on_dp.torch_profiler_path;
@@ -188,15 +243,22 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   // each data-parallel group the whole (part of the) model; over each
   // tensor-parallel group what it replicates, and the loss it computed
   // together.
-  const uint64_t hash = dp_comm != nullptr
-                            ? train::verify_replicas(*dp_comm, *model->module(), result.buffers_in_step)
-                            : train::parameter_hash(*model->module());
+  const uint64_t hash = dp_comm != nullptr ? train::verify_replicas(*dp_comm, trained, result.buffers_in_step)
+                                           : train::parameter_hash(trained);
   if (mesh.tp != nullptr) {
     replicated.push_back(torch::tensor({result.last_loss}, torch::kDouble));
     train::verify_same(*mesh.tp, replicated, "the tensor-parallel group's replicated parameters and loss");
   }
   if (timeline) res.trace = finish_trace(on_dp, comm, world, topology, *timeline, label, clock_before);
 
+  if (pipeline && opts.iters > 0) {
+    res.pp_wait_s_per_iter = pp_wait / opts.iters;
+    res.pp_bytes_per_iter = pp_bytes / opts.iters;
+    auto mine = torch::tensor({pp_span > 0 ? pp_wait / pp_span : 0.0}, torch::kDouble);
+    auto all = torch::empty({world.world_size}, torch::kDouble);
+    comm->allgather(mine, all)->wait(comm->timeout());
+    res.pp_bubble_per_rank.assign(all.data_ptr<double>(), all.data_ptr<double>() + world.world_size);
+  }
   if (mesh.tp != nullptr && opts.iters > 0) {
     res.tp_comm_s_per_iter = tp_timed.seconds / opts.iters;
     res.tp_comm_calls_per_iter = static_cast<double>(tp_timed.calls) / opts.iters;
@@ -209,6 +271,7 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
   run.nodes = world.num_nodes;
   run.batch_per_rank = opts.batch_size;
   run.tp = mesh.dims.tp;
+  run.pp = mesh.dims.pp;
   run.param_hash = train::hex(hash);
   run.threads = res.threads;
   run.train_flops_per_example = train_flops;
@@ -226,6 +289,8 @@ DdpBenchResult run_ddp_bench(const train::TrainOptions& options, const launch::W
       auto all = torch::empty({world.world_size * 3}, torch::kDouble);
       comm->allgather(mem, all)->wait(comm->timeout());
       auto per_rank = all.view({world.world_size, 3});
+      for (int r = 0; r < world.world_size; ++r)
+        res.peak_bytes_per_rank.push_back(static_cast<std::int64_t>(per_rank[r][0].item<double>()));
       mem = per_rank.amax(0);
       // A rank without the RSS figure makes it unknown, not the others' peak.
       if (per_rank.select(1, 2).amin().item<double>() < 0) mem[2] = -1.0;
@@ -281,15 +346,26 @@ nlohmann::ordered_json run_extras_json(const DdpBenchResult& r) {
                            {"buffers_compared", r.buffers_compared},
                            {"flush_denormal", r.flush_denormal}};
   j["device"] = r.device;
-  if (r.dims.tp > 1) {
+  if (r.dims.tp > 1 || r.dims.pp > 1) {
     // The mesh: its degrees and every group (job ranks).
     nlohmann::ordered_json groups;
-    for (auto d : {layout::Dim::kDp, layout::Dim::kTp}) groups[layout::to_string(d)] = r.dims.groups(d);
+    for (auto d : {layout::Dim::kPp, layout::Dim::kDp, layout::Dim::kTp}) groups[layout::to_string(d)] = r.dims.groups(d);
     j["layout"] = {{"dp", r.dims.dp}, {"tp", r.dims.tp}, {"pp", r.dims.pp}, {"groups", groups},
-                   {"whole_param_elements", r.whole_param_elements},
-                   {"tp_comm", {{"seconds_per_iter", r.tp_comm_s_per_iter},
+                   {"whole_param_elements", r.whole_param_elements}};
+    if (r.dims.tp > 1)
+      j["layout"]["tp_comm"] = {{"seconds_per_iter", r.tp_comm_s_per_iter},
                                 {"allreduces_per_iter", r.tp_comm_calls_per_iter},
-                                {"bytes_per_iter", r.tp_comm_bytes_per_iter}}}};
+                                {"bytes_per_iter", r.tp_comm_bytes_per_iter}};
+    if (r.dims.pp > 1)
+      j["layout"]["pipeline"] = {{"schedule", r.pp_schedule},
+                                 {"microbatches", r.microbatches},
+                                 {"stages_per_rank", r.stages_per_rank},
+                                 {"stage_blocks", r.stage_blocks},
+                                 {"schedule_bubble", r.pp_schedule_bubble},
+                                 {"measured_bubble_per_rank", r.pp_bubble_per_rank},
+                                 {"peak_bytes_per_rank", r.peak_bytes_per_rank},
+                                 {"wait_s_per_iter", r.pp_wait_s_per_iter},
+                                 {"bytes_sent_per_iter", r.pp_bytes_per_iter}};
   }
   // Rank 0's model state by kind, bytes; the GPU's reserved peak.
   j["model_state"] = {{"params", r.param_bytes}, {"grads", r.grad_bytes}, {"optimizer", r.optimizer_bytes}};

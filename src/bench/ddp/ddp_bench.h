@@ -1,7 +1,9 @@
 #pragma once
 // One `dtbench ddp` run on this process's rank: model, reducer, training,
 // then every rank's samples gathered to rank 0 and the replicas verified.
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -48,6 +50,17 @@ struct DdpBenchResult {
   // and backward; layout/tp_region.h's TpCommMeter): seconds from each
   // allreduce's start to its wait's end, how many, their bytes.
   double tp_comm_s_per_iter = 0, tp_comm_calls_per_iter = 0, tp_comm_bytes_per_iter = 0;
+  // With pp > 1: the schedule, its microbatches and stages per rank, the
+  // blocks of each of the pp · v stages, and per job rank (gathered) the
+  // measured bubble (the share of its timed steps spent waiting on the
+  // pipeline's receives and sends) and the peak bytes; the schedule's own
+  // bubble; rank 0's pipeline bytes sent per timed iteration.
+  std::string pp_schedule;
+  int microbatches = 1, stages_per_rank = 1;
+  std::vector<int> stage_blocks;
+  std::vector<double> pp_bubble_per_rank;
+  std::vector<std::int64_t> peak_bytes_per_rank;
+  double pp_schedule_bubble = 0, pp_bytes_per_iter = 0, pp_wait_s_per_iter = 0;
 };
 
 // Runs opts on this rank, on `mesh` (layout/mesh_comms.h: its world

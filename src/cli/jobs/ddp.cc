@@ -72,8 +72,15 @@ Json new_report(const DdpFlags& f, const Json& env) {
 
 std::string details(const DdpFlags& f) {
   const auto& t = f.train;
+  std::string layout;
+  if (t.tp > 1) layout += fmt::format("tensor-parallel {} ways, ", t.tp);
+  if (t.pp > 1)
+    layout += fmt::format("pipeline {} stages{} ({}, {} microbatches), ", t.pp,
+                          t.stages_per_rank > 1 ? fmt::format(" x {} per rank", t.stages_per_rank) : "",
+                          t.pp_schedule, train::effective_microbatches(t));
+  if (!layout.empty()) layout += "batch per replica, ";
   return fmt::format("{}reducer {}, backend {}{}, bucket {:g} MB{}{}{}, {} iters + {} warm-up",
-                     t.tp > 1 ? fmt::format("tensor-parallel {} ways (batch per replica), ", t.tp) : "", t.reducer,
+                     layout, t.reducer,
                      f.run.comm.backend, f.run.bind == "none" ? "" : ", ranks bound to " + f.run.bind + "s",
                      t.bucket_cap_mb,
                      t.compression == "none" ? "" : ", compression " + t.compression,
@@ -82,15 +89,34 @@ std::string details(const DdpFlags& f) {
                      t.iters, t.warmup);
 }
 
-// Under a tensor-parallel row: its groups and what their sums cost rank 0.
+// Under a model-parallel row: what the tensor-parallel sums cost rank 0,
+// and the pipeline's stages, bubbles and peaks per rank.
 void print_layout(std::ostream& out, const Json& extras) {
   if (!extras.contains("layout")) return;
   const auto& l = extras.at("layout");
-  const auto& c = l.at("tp_comm");
-  out << fmt::format("      tensor-parallel sums per iteration (rank 0): {:.0f} allreduces, {:.2f} MiB, {:.4f}s; "
-                     "rank 0 holds {} of {} parameters\n",
-                     c.at("allreduces_per_iter").get<double>(), c.at("bytes_per_iter").get<double>() / 1048576.0,
-                     c.at("seconds_per_iter").get<double>(), extras.at("param_elements").get<long long>(),
+  if (l.contains("tp_comm")) {
+    const auto& c = l.at("tp_comm");
+    out << fmt::format("      tensor-parallel sums per iteration (rank 0): {:.0f} allreduces, {:.2f} MiB, {:.4f}s\n",
+                       c.at("allreduces_per_iter").get<double>(), c.at("bytes_per_iter").get<double>() / 1048576.0,
+                       c.at("seconds_per_iter").get<double>());
+  }
+  if (l.contains("pipeline")) {
+    const auto& p = l.at("pipeline");
+    std::string blocks, bubbles, peaks;
+    for (const auto& b : p.at("stage_blocks")) blocks += (blocks.empty() ? "" : "+") + std::to_string(b.get<int>());
+    const auto& measured = p.at("measured_bubble_per_rank");
+    const auto& peak = p.at("peak_bytes_per_rank");
+    for (std::size_t r = 0; r < measured.size(); ++r)
+      bubbles += fmt::format("{}{:.1f}", r == 0 ? "" : " ", 100 * measured[r].get<double>());
+    for (std::size_t r = 0; r < peak.size(); ++r)
+      peaks += fmt::format("{}{:.1f}", r == 0 ? "" : " ", peak[r].get<double>() / 1048576.0);
+    out << fmt::format("      pipeline {} M{}: blocks per stage {}; bubble % per rank {} (schedule {:.1f}); "
+                       "peak MiB per rank {}; rank 0 sent {:.2f} MiB/iter\n",
+                       p.at("schedule").get<std::string>(), p.at("microbatches").get<int>(), blocks, bubbles,
+                       100 * p.at("schedule_bubble").get<double>(), peaks,
+                       p.at("bytes_sent_per_iter").get<double>() / 1048576.0);
+  }
+  out << fmt::format("      rank 0 holds {} of {} parameters\n", extras.at("param_elements").get<long long>(),
                      l.at("whole_param_elements").get<long long>());
 }
 
@@ -128,11 +154,12 @@ RunOutcome run_here(const DdpFlags& f, const std::string& label_override) {
   out.world = comm::resolve_master(launch::world_from_env(launch::process_env()), f.run.comm);
   const auto& world = out.world;
   log::set_rank(world.world_size > 1 ? world.rank : -1);
-  if (f.train.reducer == "none" && world.world_size > f.train.tp)
+  const int mp = f.train.tp * f.train.pp;
+  if (f.train.reducer == "none" && world.world_size > mp)
     throw UsageError(fmt::format(
         "--reducer none trains without synchronisation and needs exactly one rank{} (world size is {})",
-        f.train.tp > 1 ? fmt::format(" per tensor-parallel group, {}", f.train.tp) : "", world.world_size));
-  const auto dims = layout::ParallelDims::of_world(world.world_size, f.train.tp, 1);
+        mp > 1 ? fmt::format(" per replica, {} (tp x pp)", mp) : "", world.world_size));
+  const auto dims = layout::ParallelDims::of_world(world.world_size, f.train.tp, f.train.pp);
   // One communicator per group of the mesh; none for one rank alone.
   layout::MeshComms mesh;
   mesh.dims = dims;
@@ -144,7 +171,8 @@ RunOutcome run_here(const DdpFlags& f, const std::string& label_override) {
   if (world.rank == 0) warn_tp_across_nodes(dims, out.topology);
   const std::string label =
       !label_override.empty() ? label_override
-                              : out.world.label() + (dims.tp > 1 ? fmt::format(" tp{}", dims.tp) : "");
+                              : out.world.label() + (dims.tp > 1 ? fmt::format(" tp{}", dims.tp) : "") +
+                                    (dims.pp > 1 ? fmt::format(" pp{}", dims.pp) : "");
   out.result = bench::run_ddp_bench(f.train, out.world, out.topology, mesh, label);
   for (auto& r : out.result.run.ranks)
     if (r.rank < out.topology.ranks()) r.node = out.topology.node_of_rank[r.rank];
@@ -226,15 +254,17 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
   };
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& row = rows[i];
-    const int tp = row.reducer == "none" && row.world == 1 ? 1 : f.train.tp;  // the baseline: one process, whole
-    const std::string label = !row.label.empty() ? row.label
-                              : tp > 1           ? fmt::format("1N/{}R tp{}", row.world, tp)
-                                                 : fmt::format("1N/{}R", row.world);
+    const bool baseline = row.reducer == "none" && row.world == 1;  // one process, the whole model
+    const int tp = baseline ? 1 : f.train.tp, pp = baseline ? 1 : f.train.pp;
+    const std::string label = !row.label.empty()
+                                  ? row.label
+                                  : fmt::format("1N/{}R{}{}", row.world, tp > 1 ? fmt::format(" tp{}", tp) : "",
+                                                pp > 1 ? fmt::format(" pp{}", pp) : "");
     report::ComparePoint p;
     p.key.model = f.train.model;
     p.key.world_size = row.world;
-    // A tensor-parallel row of one replica runs no strategy (bench/ddp).
-    const std::string strategy = tp > 1 && row.world == tp ? "none" : row.reducer;
+    // A model-parallel row of one replica runs no strategy (bench/ddp).
+    const std::string strategy = tp * pp > 1 && row.world == tp * pp ? "none" : row.reducer;
     p.key.reducer = strategy;
     p.key.bucket_cap_mb = f.train.bucket_cap_mb;
     p.key.compression = strategy == "none" ? "none" : f.train.compression;
@@ -246,12 +276,19 @@ int run_sweep(const DdpFlags& f, const std::vector<int>& sizes, const std::vecto
       continue;
     }
     log::info(fmt::format("[{}/{}] {}: {} rank(s){}, reducer {}", i + 1, rows.size(), label, row.world,
-                          tp > 1 ? fmt::format(" as {}", layout::ParallelDims::of_world(row.world, tp, 1).describe())
-                                 : "",
+                          tp * pp > 1
+                              ? fmt::format(" as {}", layout::ParallelDims::of_world(row.world, tp, pp).describe())
+                              : "",
                           strategy));
     auto job = f.train;
     job.reducer = row.reducer;
     job.tp = tp;
+    job.pp = pp;
+    if (pp == 1) {
+      job.microbatches = 0;
+      job.pp_schedule = "1f1b";
+      job.stages_per_rank = 1;
+    }
     if (row.reducer == "none") job = train::without_strategy(job);
     if (!job.trace_path.empty()) job.trace_path = trace_path_for(f.train.trace_path, label);
     if (!job.torch_profiler_path.empty())
@@ -283,7 +320,7 @@ int run_ddp(DdpFlags& f) {
   check_trainable(f.train, f.run.comm.backend);
   train::resolve_horovod(f.train);  // HOROVOD_* read here, forwarded to the workers as flags
   if (!f.world_sizes_given) f.world_sizes = train::default_world_sizes(
-        f.train.device, f.train.device == "cuda" ? device::cuda_device_count() : 0, f.train.tp);
+        f.train.device, f.train.device == "cuda" ? device::cuda_device_count() : 0, f.train.tp * f.train.pp);
   const auto sizes = parse_world_sizes(f.world_sizes);
   const auto pcts = report::parse_percentiles(f.percentiles, "--percentiles");
   check_ddp_world_sizes(f, sizes);

@@ -16,6 +16,7 @@
 
 #include "comm/factory.h"
 #include "core/error.h"
+#include "layout/pipeline_schedule.h"
 #include "core/host_probe.h"
 #include "core/log.h"
 #include "core/units.h"
@@ -79,6 +80,10 @@ nlohmann::ordered_json train_config_json(const train::TrainOptions& t) {
           {"seed", t.seed},
           {"reducer", t.reducer},
           {"tp", t.tp},
+          {"pp", t.pp},
+          {"pp_schedule", t.pp > 1 ? t.pp_schedule : ""},
+          {"microbatches", t.pp > 1 ? train::effective_microbatches(t) : 1},
+          {"stages_per_rank", t.stages_per_rank},
           {"bucket_cap_mb", t.bucket_cap_mb},
           {"first_bucket_cap_mb", t.first_bucket_cap_mb},
           {"compression", t.compression},
@@ -153,6 +158,11 @@ std::vector<std::string> ddp_worker_args(const train::TrainOptions& t, const Run
     a.insert(a.end(), {"--reshard-after-forward", t.reshard_after_forward ? "true" : "false"});
   if (!t.param_dtype.empty()) a.insert(a.end(), {"--param-dtype", t.param_dtype});
   if (t.tp != 1) a.insert(a.end(), {"--tp", std::to_string(t.tp)});
+  if (t.pp != 1) {
+    a.insert(a.end(), {"--pp", std::to_string(t.pp), "--pp-schedule", t.pp_schedule, "--stages-per-rank",
+                       std::to_string(t.stages_per_rank)});
+    if (t.microbatches > 0) a.insert(a.end(), {"--microbatches", std::to_string(t.microbatches)});
+  }
   if (t.activation_checkpointing != "none")
     a.insert(a.end(), {"--activation-checkpointing", t.activation_checkpointing});
   if (!run.comm.iface.empty()) {
@@ -187,6 +197,15 @@ void check_trainable(const train::TrainOptions& t, const std::string& backend) {
                                  entry.name));
   if (t.tp > 1) {
     const auto why = models::tp_refusal(entry, train::model_options(t), t.tp);
+    if (!why.empty()) throw UsageError(why);
+  }
+  if (t.pp > 1) {
+    const auto m = train::model_options(t);
+    if (!entry.unit_shapes)  // the decoders: the ones with a pipeline split
+      throw UsageError(fmt::format("--pp {}: {} has no pipeline split (gpt and llama models have)", t.pp, entry.name));
+    const auto why = layout::pipeline_refusal(layout::parse_pp_schedule(t.pp_schedule), t.pp,
+                                              train::effective_microbatches(t), t.stages_per_rank, t.batch_size,
+                                              m.layers);
     if (!why.empty()) throw UsageError(why);
   }
   if (const auto why = models::recompute_refusal(entry, t.activation_checkpointing); !why.empty())
