@@ -83,7 +83,31 @@ void check(int rc, const char* what) {
   mpi_abort_hung(line);
 }
 
+class MpiCommunicator;
+
+// A posted MPI request: done when MPI_Test says so; wait() tests until then
+// under the communicator's hang watchdog.
+class RequestWork : public Work {
+ public:
+  RequestWork(MPI_Request request, at::Tensor held, MpiCommunicator& comm)
+      : request_(request), held_(std::move(held)), comm_(comm) {}
+  void wait(std::chrono::milliseconds) override;
+  bool done() override {
+    int flag = 0;
+    if (request_ != MPI_REQUEST_NULL) check(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "send");
+    return request_ == MPI_REQUEST_NULL;
+  }
+  std::exception_ptr error() override { return nullptr; }
+
+ private:
+  MPI_Request request_;
+  at::Tensor held_;
+  MpiCommunicator& comm_;
+};
+
 class MpiCommunicator : public Communicator {
+  friend class RequestWork;
+
  public:
   MpiCommunicator(const launch::World& world, const CommOptions& opts) : timeout_(opts.timeout) {
     if (world.world_size > 1 && world.source != "openmpi" && world.source != "pmi" &&
@@ -267,10 +291,14 @@ class MpiCommunicator : public Communicator {
     return done();
   }
 
+  // Posted, not waited for (MPI_Isend): a pipeline posts its sends and then
+  // receives, which blocking sends of more than MPI's eager limit would
+  // deadlock against. The work holds the tensor until it completes; its
+  // wait is bounded by --timeout like every blocking call.
   WorkPtr send(const at::Tensor& t, int dst, int tag) override {
-    const auto watched = watch("send", t);
-    check(MPI_Send(t.data_ptr(), count(t), type(t), dst, tag, MPI_COMM_WORLD), "send");
-    return done();
+    MPI_Request request = MPI_REQUEST_NULL;
+    check(MPI_Isend(t.data_ptr(), count(t), type(t), dst, tag, MPI_COMM_WORLD, &request), "send");
+    return std::make_unique<RequestWork>(request, t, *this);
   }
 
   WorkPtr recv(at::Tensor& t, int src, int tag) override {
@@ -351,6 +379,12 @@ class MpiCommunicator : public Communicator {
   MPI_Op bf16_ops_[4]{};
   std::unique_ptr<HangWatchdog> watchdog_;
 };
+
+void RequestWork::wait(std::chrono::milliseconds) {
+  if (request_ == MPI_REQUEST_NULL) return;
+  const auto watched = comm_.watch("send", held_);
+  while (!done()) usleep(20);
+}
 
 }  // namespace
 
