@@ -22,6 +22,9 @@
 # and PARAM_DTYPE (fsdp: float32, or bf16 for FSDP2's
 # MixedPrecisionPolicy(param_dtype=bfloat16, reduce_dtype=float32) on both);
 # AC (none, full or selective: --activation-checkpointing on both sides).
+# Strategies pp-1f1b and pp-gpipe: `dtbench ddp --pp NPROC --pp-schedule
+# 1f1b|gpipe --microbatches PP_M` (default 4) vs torch.distributed.pipelining's
+# Schedule1F1B / ScheduleGPipe over one PipelineStage per rank.
 set -euo pipefail
 BUILD=${1:-build-wheel}
 ROUNDS=${2:-5}
@@ -44,10 +47,14 @@ export GLIBC_TUNABLES
 echo "peers run with GLIBC_TUNABLES=${GLIBC_TUNABLES:-<unset>}" >&2
 label="1N/${NPROC}R"
 
-label_of() { if [ "$1" = tp ]; then echo "$label tp$NPROC"; else echo "$label"; fi; }
+PP_M=${PP_M:-4}
+label_of() {
+  case $1 in tp) echo "$label tp$NPROC" ;; pp-*) echo "$label pp$NPROC" ;; *) echo "$label" ;; esac
+}
 dtbench_side() {  # strategy, round
   local how=(--reducer "$1")
   [ "$1" = tp ] && how=(--reducer ddp --tp "$NPROC")
+  case $1 in pp-*) how=(--reducer sync --pp "$NPROC" --pp-schedule "${1#pp-}" --microbatches "$PP_M") ;; esac
   # shellcheck disable=SC2086
   "$D" ddp --model gpt2 $MODEL --optimizer adamw "${how[@]}" --iters "$ITERS" --warmup "$WARMUP" \
     --threads 1 --bucket-cap-mb 25 --world-sizes "$NPROC" --no-baseline --bind "$BIND" --amp "$AMP" \
@@ -56,9 +63,11 @@ dtbench_side() {  # strategy, round
     --json "$out/d.$1.$2.json" >/dev/null 2>&1
 }
 peer_side() {  # strategy, round
+  local how=(--strategy "$1")
+  case $1 in pp-*) how=(--strategy pp --pp-schedule "${1#pp-}" --microbatches "$PP_M") ;; esac
   # shellcheck disable=SC2086
   "$D" launch --nproc-per-node "$NPROC" --bind "$BIND" -- "$here/peers/python-wheel" \
-    "$here/peers/torch_sharded.py" --strategy "$1" $MODEL --iters "$ITERS" --warmup "$WARMUP" \
+    "$here/peers/torch_sharded.py" "${how[@]}" $MODEL --iters "$ITERS" --warmup "$WARMUP" \
     --threads 1 --bucket-cap-mb 25 --amp "$AMP" --param-dtype "$PARAM_DTYPE" --activation-checkpointing "$AC" \
     --memory-probe "$BUILD/libdtbench_memory_probe.so" >"$out/p.$1.$2.json"
 }

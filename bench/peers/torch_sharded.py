@@ -20,6 +20,15 @@ that sets RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (`dtbench launch`).
                     (Megatron's split, dtbench's shard_rows); AdamW runs as two
                     optimizers, over the DTensor and the plain parameters
                     (foreach cannot mix them), the same update
+  --strategy pp     pipeline parallelism over every rank
+                    (torch.distributed.pipelining, as torchtitan's manual
+                    split): the blocks split evenly into one PipelineStage per
+                    rank, wte/wpe with the first, ln_f and the head with the
+                    last (which holds its own copy of the tied wte: after each
+                    step the two ends all-reduce its gradient, Megatron-LM's
+                    embedding group, as dtbench does), --pp-schedule gpipe or
+                    1f1b (ScheduleGPipe, Schedule1F1B) over --microbatches;
+                    the peer of `dtbench ddp --pp N --world-sizes N`
   --strategy none   one process, no wrapper
   --activation-checkpointing full|selective  as dtbench's: full wraps each
                     block in checkpoint_wrapper (non-reentrant, no RNG state:
@@ -175,6 +184,33 @@ def parallelize_tp(model, world):
                                          "mlp_c_fc": ColwiseParallel(), "mlp_c_proj": RowwiseParallel()})
 
 
+class Stage(nn.Module):
+    """Rank `rank`'s pipeline stage of `full`: its blocks; wte and wpe on the
+    first, ln_f and the tied head (wte) on the last."""
+
+    def __init__(self, full, rank, world):
+        super().__init__()
+        n = len(full.h)
+        sizes = [n // world + (1 if i < n % world else 0) for i in range(world)]
+        lo = sum(sizes[:rank])
+        self.first, self.last = rank == 0, rank == world - 1
+        if self.first or self.last:
+            self.wte = full.wte
+        if self.first:
+            self.wpe = full.wpe
+        self.h = nn.ModuleList(full.h[lo:lo + sizes[rank]])
+        if self.last:
+            self.ln_f = full.ln_f
+
+    def forward(self, x):
+        if self.first:
+            t = x.size(1)
+            x = self.wte(x) + self.wpe(torch.arange(t, device=x.device)).unsqueeze(0)
+        for block in self.h:
+            x = block(x)
+        return F.linear(self.ln_f(x), self.wte.weight) if self.last else x
+
+
 def model_state(model, opt):
     params = list(model.parameters())
     state = opt.optim.state if hasattr(opt, "optim") else opt.state
@@ -187,7 +223,9 @@ def model_state(model, opt):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--strategy", choices=["none", "ddp", "zero1", "fsdp", "tp"], required=True)
+    p.add_argument("--strategy", choices=["none", "ddp", "zero1", "fsdp", "tp", "pp"], required=True)
+    p.add_argument("--pp-schedule", choices=["gpipe", "1f1b"], default="1f1b")
+    p.add_argument("--microbatches", type=int, default=0, help="pp: microbatches (default: the batch size)")
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--width", type=int, default=128)
     p.add_argument("--heads", type=int, default=4)
@@ -289,6 +327,41 @@ def main():
         dtensors = [q for q in model.parameters() if hasattr(q, "to_local")]
         plain = [q for q in model.parameters() if not hasattr(q, "to_local")]
         opt = Optimizers([torch.optim.AdamW(dtensors, **adamw), torch.optim.AdamW(plain, **adamw)])
+    elif a.strategy == "pp":
+        if cuda:
+            p.error("--strategy pp runs on the CPU here")
+        from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
+        m = a.microbatches or a.batch_size
+        if a.batch_size % m:
+            p.error(f"--microbatches {m} does not divide --batch-size {a.batch_size}")
+        apply_ac()
+        model = Stage(model, rank, world)
+        stage = PipelineStage(model, rank, world, dev)  # shapes inferred at the first step
+
+        def loss_fn(logits, target):
+            return F.cross_entropy(logits.reshape(-1, logits.size(-1)), target.reshape(-1))
+        schedule = (ScheduleGPipe if a.pp_schedule == "gpipe" else Schedule1F1B)(stage, m, loss_fn=loss_fn)
+        ends = dist.new_group([0, world - 1]) if world > 2 else None
+        opt = torch.optim.AdamW(model.parameters(), **adamw)
+
+        class Piped:
+            """model(x) and loss.backward() of the other strategies, as one schedule step."""
+
+            def __init__(self):
+                self.losses = []
+
+            def run(self):
+                self.losses = []
+                if rank == 0:
+                    schedule.step(x)
+                elif rank == world - 1:
+                    schedule.step(target=y, losses=self.losses)
+                else:
+                    schedule.step()
+                if model.first or model.last:  # the tied embedding's two uses
+                    dist.all_reduce(model.wte.weight.grad, group=ends)
+                return torch.stack(self.losses).mean() if self.losses else torch.zeros(())
+        piped = Piped()
     else:
         apply_ac()
         opt = torch.optim.AdamW(model.parameters(), **adamw)
@@ -313,11 +386,16 @@ def main():
             else:
                 marks[i] = time.perf_counter()
         mark(0)
-        with torch.autocast(a.device, dtype=torch.bfloat16, enabled=a.amp == "bf16"):
-            logits = model(x)
-            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
-        mark(1)
-        loss.backward()
+        if a.strategy == "pp":  # forward and backward interleave: one span, counted as backward
+            with torch.autocast(a.device, dtype=torch.bfloat16, enabled=a.amp == "bf16"):
+                mark(1)
+                loss = piped.run()
+        else:
+            with torch.autocast(a.device, dtype=torch.bfloat16, enabled=a.amp == "bf16"):
+                logits = model(x)
+                loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
+            mark(1)
+            loss.backward()
         mark(2)
         opt.step()
         if last:

@@ -115,16 +115,7 @@ void LlamaImpl::parallelize_tp(const TpRegion& region) {
 
 void LlamaImpl::keep_stage(const StageSpan& span) {
   DTBENCH_CHECK(!cut_, "a model cut into a stage twice");
-  DTBENCH_CHECK(0 <= span.first_block && span.first_block < span.end_block && span.end_block <= blocks_,
-                "a stage outside the model's blocks");
-  torch::nn::ModuleList kept;
-  for (int64_t i = 0; i < blocks_; ++i) {
-    if (i >= span.first_block && i < span.end_block)
-      kept->push_back((*layers_)[static_cast<std::size_t>(i)]);
-    else
-      kept->push_back(torch::nn::Identity());  // keeps the kept blocks' names (layers.<i>)
-  }
-  layers_ = torch::nn::ModuleList(replace_module("layers", kept));
+  layers_ = torch::nn::ModuleList(replace_module("layers", stage_blocks_only(layers_, span)));
   keep_units(span.first_block, span.end_block);
   if (!span.embedding) {
     unregister_module("embed_tokens");

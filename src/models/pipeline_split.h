@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include <torch/nn/modules/container/modulelist.h>
 #include <torch/types.h>
 
 namespace dtbench::models {
@@ -36,5 +37,10 @@ class PpSeam {
   // stage that is both first and last.
   virtual std::vector<torch::Tensor> tied_parameters() const { return {}; }
 };
+
+// `blocks` with those outside `span` replaced by empty modules (so the kept
+// blocks keep their names, "h.2" on the stage as in the whole model): what
+// a family's keep_stage registers in place of its block list.
+torch::nn::ModuleList stage_blocks_only(const torch::nn::ModuleList& blocks, const StageSpan& span);
 
 }  // namespace dtbench::models

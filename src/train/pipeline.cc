@@ -79,13 +79,52 @@ torch::Tensor Pipeline::run(const torch::Tensor& input, const torch::Tensor& tar
     last_.bytes_sent += static_cast<int64_t>(sent.numel() * sent.element_size());
     ++last_.sends;
   };
-  auto receive = [&](torch::Tensor& into, int src, int tag) {
+  // Sends already done let their tensors go (a stage would otherwise keep
+  // every microbatch's output alive to the end of the step).
+  auto reap = [&] {
+    for (auto it = sends.begin(); it != sends.end();) {
+      if (!it->first->done()) {
+        ++it;
+        continue;
+      }
+      if (auto error = it->first->error()) std::rethrow_exception(error);
+      it = sends.erase(it);
+    }
+  };
+  // What an action receives (a forward's input from the previous stage, a
+  // backward's output gradient from the next), posted one action ahead, as
+  // torch.distributed.pipelining posts its receives with the sends before
+  // it computes: the transfer then runs while this rank computes.
+  struct Posted {
+    torch::Tensor into;
+    comm::WorkPtr work;
+  };
+  auto post_receive = [&](std::size_t i) -> Posted {
+    if (i >= actions_.size()) return {};
+    const auto& a = actions_[i];
+    const int stage = a.chunk * p + opts_.rank;
+    Posted r;
+    if (a.kind == layout::PpAction::kForward && stage > 0) {
+      r.into = torch::empty(hidden_, torch::kFloat);
+      r.work = comm_.recv(r.into, (stage - 1) % p, tag_of(a.microbatch, stage - 1, stages, false));
+    } else if (a.kind == layout::PpAction::kBackward && stage < stages - 1) {
+      r.into = torch::empty(hidden_, torch::kFloat);
+      r.work = comm_.recv(r.into, (stage + 1) % p, tag_of(a.microbatch, stage, stages, true));
+    }
+    return r;
+  };
+  auto receive = [&](Posted& posted) {
     trace::PhaseScope phase(observer, trace::Phase::kCommWait);
     const auto t0 = Clock::now();
-    comm_.recv(into, src, tag)->wait(timeout);
+    posted.work->wait(timeout);
     last_.wait_s += seconds_since(t0);
+    return posted.into;
   };
-  for (const auto& a : actions_) {
+  Posted next = post_receive(0);
+  for (std::size_t i = 0; i < actions_.size(); ++i) {
+    const auto& a = actions_[i];
+    Posted mine = std::move(next);
+    next = post_receive(i + 1);
     const int stage = a.chunk * p + opts_.rank;
     auto& slot = slots[static_cast<std::size_t>(a.microbatch * v + a.chunk)];
     auto& model = *chunks_[static_cast<std::size_t>(a.chunk)];
@@ -94,8 +133,7 @@ torch::Tensor Pipeline::run(const torch::Tensor& input, const torch::Tensor& tar
       if (stage == 0) {
         x = inputs[static_cast<std::size_t>(a.microbatch)];
       } else {
-        x = torch::empty(hidden_, torch::kFloat);
-        receive(x, (stage - 1) % p, tag_of(a.microbatch, stage - 1, stages, false));
+        x = receive(mine);
         x.requires_grad_(true);
       }
       const auto t0 = Clock::now();
@@ -114,10 +152,7 @@ torch::Tensor Pipeline::run(const torch::Tensor& input, const torch::Tensor& tar
       if (stage > 0) slot.in = x;
     } else {
       torch::Tensor grad;
-      if (stage < stages - 1) {
-        grad = torch::empty_like(slot.out);
-        receive(grad, (stage + 1) % p, tag_of(a.microbatch, stage, stages, true));
-      }
+      if (stage < stages - 1) grad = receive(mine);
       const auto t0 = Clock::now();
       {
         trace::PhaseScope phase(observer, trace::Phase::kBackward);
@@ -130,6 +165,7 @@ torch::Tensor Pipeline::run(const torch::Tensor& input, const torch::Tensor& tar
       if (stage > 0) post(slot.in.grad(), (stage - 1) % p, tag_of(a.microbatch, stage - 1, stages, true));
       slot = {};  // frees the microbatch's activations
     }
+    reap();
   }
   {
     trace::PhaseScope phase(observer, trace::Phase::kCommWait);

@@ -27,6 +27,14 @@ inline double max_abs_diff(const std::vector<torch::Tensor>& a, const std::vecto
   return d;
 }
 
+// A tensor-parallel region without the group's sums: the plan's cut alone
+// (what one process's model is cut with to compare against a rank's part,
+// and the negative controls).
+inline models::TpRegion without_sums(models::TpRegion r) {
+  r.copy_in = r.reduce_out = [](const torch::Tensor& x) { return x; };
+  return r;
+}
+
 inline bool backend_has_c10d_group() { return static_cast<bool>(g_comm->c10d_group()); }
 
 }  // namespace dtbench::testing

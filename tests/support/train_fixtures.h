@@ -26,4 +26,26 @@ inline train::TrainOptions small_mlp_options(const std::string& reducer) {
   return o;
 }
 
+// A tiny decoder for the layout tests: `layers` blocks, width 32, 4 heads
+// (Llama's over 2 key/value heads), 40 tokens of vocabulary, 8 positions,
+// batch `batch` per replica; 3 iterations of momentum SGD on one thread.
+inline train::TrainOptions tiny_decoder_options(const std::string& model, int layers, int batch) {
+  train::TrainOptions o;
+  o.model = model;
+  o.layers = layers;
+  o.width = 32;
+  o.heads = 4;
+  o.kv_heads = 2;
+  o.vocab = 40;
+  o.seq_len = 8;
+  o.batch_size = batch;
+  o.iters = 3;
+  o.warmup = 0;
+  o.threads = 1;
+  o.lr = 0.1;
+  o.momentum = 0.9;
+  o.seed = 11;
+  return o;
+}
+
 }  // namespace dtbench::testing

@@ -18,6 +18,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/torch.h>
 
 #include "comm/communicator.h"
@@ -27,6 +28,8 @@
 #include "layout/tp_region.h"
 #include "models/model.h"
 #include "train/pipeline.h"
+#include "support/ddp_test_support.h"
+#include "support/train_fixtures.h"
 #include "train/replicas.h"
 #include "train/trainer.h"
 
@@ -35,31 +38,8 @@ namespace {
 
 layout::MeshComms* g_mesh = nullptr;
 
-// A tiny decoder: 4 blocks, width 32, 4 heads (Llama's over 2 key/value
-// heads), 40 tokens of vocabulary, 8 positions, batch 4 per replica; 3
-// iterations of momentum SGD on one thread.
 train::TrainOptions tiny(const std::string& model) {
-  train::TrainOptions o;
-  o.model = model;
-  o.layers = 4;
-  o.width = 32;
-  o.heads = 4;
-  o.kv_heads = 2;
-  o.vocab = 40;
-  o.seq_len = 8;
-  o.batch_size = 4;
-  o.iters = 3;
-  o.warmup = 0;
-  o.threads = 1;
-  o.lr = 0.1;
-  o.momentum = 0.9;
-  o.seed = 11;
-  return o;
-}
-
-models::TpRegion no_sums(models::TpRegion r) {
-  r.copy_in = r.reduce_out = [](const torch::Tensor& x) { return x; };
-  return r;
+  return testing::tiny_decoder_options(model, 4, 4);
 }
 
 using Named = std::map<std::string, torch::Tensor>;
@@ -115,7 +95,7 @@ Outcome train_pipeline(train::TrainOptions o, layout::PpSchedule schedule, int c
   whole.batch_size = o.batch_size * dp;
   auto reference = train::make_seeded_model(whole);
   out.reference_loss = train::train(whole, *reference, nullptr, 1, 0).last_loss;
-  if (mesh.tp != nullptr) reference->tp_seam()->parallelize_tp(no_sums(layout::make_tp_region(*mesh.tp)));
+  if (mesh.tp != nullptr) reference->tp_seam()->parallelize_tp(testing::without_sums(layout::make_tp_region(*mesh.tp)));
   const auto ref = named(*reference->module());
   out.whole_params = ref.size();
   for (const auto& [name, t] : trained) {

@@ -26,6 +26,7 @@
 #include "layout/tp_region.h"
 #include "models/model.h"
 #include "support/ddp_test_support.h"
+#include "support/train_fixtures.h"
 #include "train/replicas.h"
 #include "train/trainer.h"
 
@@ -37,31 +38,8 @@ using testing::params_of;
 
 layout::MeshComms* g_mesh = nullptr;
 
-// A tiny decoder: 2 blocks, width 32, 4 heads (of 8; Llama's over 2
-// key/value heads), 40 tokens of vocabulary, 8 positions, batch 2 per
-// replica; 3 iterations of momentum SGD on one thread.
 train::TrainOptions tiny(const std::string& model) {
-  train::TrainOptions o;
-  o.model = model;
-  o.layers = 2;
-  o.width = 32;
-  o.heads = 4;
-  o.kv_heads = 2;
-  o.vocab = 40;
-  o.seq_len = 8;
-  o.batch_size = 2;
-  o.iters = 3;
-  o.warmup = 0;
-  o.threads = 1;
-  o.lr = 0.1;
-  o.momentum = 0.9;
-  o.seed = 11;
-  return o;
-}
-
-models::TpRegion no_sums(models::TpRegion r) {
-  r.copy_in = r.reduce_out = [](const torch::Tensor& x) { return x; };
-  return r;
+  return testing::tiny_decoder_options(model, 2, 2);
 }
 
 struct Split {
@@ -100,7 +78,7 @@ Split train_split(train::TrainOptions o, const models::TpRegion& region, const s
   whole.batch_size = o.batch_size * dp;
   auto reference = train::make_seeded_model(whole);
   s.reference_loss = train::train(whole, *reference, nullptr, 1, 0).last_loss;
-  const auto cut = no_sums(region);
+  const auto cut = testing::without_sums(region);
   reference->tp_seam()->parallelize_tp(cut);
   s.reference = params_of(*reference);
   return s;
@@ -154,7 +132,7 @@ TEST_P(TpEquivalence, CheckpointedPartsEqualOneProcessWithoutCheckpointing) {
 TEST_P(TpEquivalence, WithoutTheGroupsSumsThePartsDiverge) {
   const auto& mesh = *g_mesh;
   const auto o = tiny(model());
-  const auto region = no_sums(layout::make_tp_region(*mesh.tp));
+  const auto region = testing::without_sums(layout::make_tp_region(*mesh.tp));
   const auto s = train_split(o, region, reducer());
   EXPECT_GT(max_abs_diff(s.params, s.reference), 1e-4) << model();
 }

@@ -85,16 +85,16 @@ void check(int rc, const char* what) {
 
 class MpiCommunicator;
 
-// A posted MPI request: done when MPI_Test says so; wait() tests until then
-// under the communicator's hang watchdog.
+// A posted MPI request (a send or a receive): done when MPI_Test says so;
+// wait() is MPI_Wait under the communicator's hang watchdog.
 class RequestWork : public Work {
  public:
-  RequestWork(MPI_Request request, at::Tensor held, MpiCommunicator& comm)
-      : request_(request), held_(std::move(held)), comm_(comm) {}
+  RequestWork(MPI_Request request, at::Tensor held, MpiCommunicator& comm, const char* what)
+      : request_(request), held_(std::move(held)), comm_(comm), what_(what) {}
   void wait(std::chrono::milliseconds) override;
   bool done() override {
     int flag = 0;
-    if (request_ != MPI_REQUEST_NULL) check(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "send");
+    if (request_ != MPI_REQUEST_NULL) check(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), what_);
     return request_ == MPI_REQUEST_NULL;
   }
   std::exception_ptr error() override { return nullptr; }
@@ -103,6 +103,7 @@ class RequestWork : public Work {
   MPI_Request request_;
   at::Tensor held_;
   MpiCommunicator& comm_;
+  const char* what_;
 };
 
 class MpiCommunicator : public Communicator {
@@ -291,21 +292,21 @@ class MpiCommunicator : public Communicator {
     return done();
   }
 
-  // Posted, not waited for (MPI_Isend): a pipeline posts its sends and then
-  // receives, which blocking sends of more than MPI's eager limit would
-  // deadlock against. The work holds the tensor until it completes; its
-  // wait is bounded by --timeout like every blocking call.
+  // Posted, not waited for (MPI_Isend, MPI_Irecv), as c10d's send and recv:
+  // a pipeline posts its sends and its next receive before it computes,
+  // which blocking calls (a send of more than MPI's eager limit, any
+  // receive) would deadlock against. The work holds the tensor until it
+  // completes; its wait is bounded by --timeout like every blocking call.
   WorkPtr send(const at::Tensor& t, int dst, int tag) override {
     MPI_Request request = MPI_REQUEST_NULL;
     check(MPI_Isend(t.data_ptr(), count(t), type(t), dst, tag, MPI_COMM_WORLD, &request), "send");
-    return std::make_unique<RequestWork>(request, t, *this);
+    return std::make_unique<RequestWork>(request, t, *this, "send");
   }
 
   WorkPtr recv(at::Tensor& t, int src, int tag) override {
-    const auto watched = watch("recv", t);
-    check(MPI_Recv(t.data_ptr(), count(t), type(t), src, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-          "recv");
-    return done();
+    MPI_Request request = MPI_REQUEST_NULL;
+    check(MPI_Irecv(t.data_ptr(), count(t), type(t), src, tag, MPI_COMM_WORLD, &request), "recv");
+    return std::make_unique<RequestWork>(request, t, *this, "recv");
   }
 
   WorkPtr sendrecv(const at::Tensor& in, at::Tensor& out, int dst, int src) override {
@@ -382,8 +383,8 @@ class MpiCommunicator : public Communicator {
 
 void RequestWork::wait(std::chrono::milliseconds) {
   if (request_ == MPI_REQUEST_NULL) return;
-  const auto watched = comm_.watch("send", held_);
-  while (!done()) usleep(20);
+  const auto watched = comm_.watch(what_, held_);
+  check(MPI_Wait(&request_, MPI_STATUS_IGNORE), what_);
 }
 
 }  // namespace
