@@ -216,8 +216,11 @@ std::vector<MeasuredRow> rows_where(const Json& doc, const std::string& path, bo
   for (const auto& r : runs_of(doc, path)) {
     const auto run = report::ddp_run_from_json(r, path);
     // A tensor-parallel row (reducer none where it is one replica) is set
-    // beside a layout's projection only, never a 1-rank calibration.
-    if ((run.world_size == 1) != one_rank || (run.reducer == "none" && run.tp == 1) || (one_rank && run.tp > 1)) continue;
+    // beside a layout's projection only, never a 1-rank calibration; a
+    // pipeline's row is not set beside any projection yet.
+    if ((run.world_size == 1) != one_rank || (run.reducer == "none" && run.tp == 1) || (one_rank && run.tp > 1) ||
+        run.pp > 1)
+      continue;
     out.push_back({run.reducer, run.world_size, p50(report::slowest_rank_times(run)),
                    static_cast<double>(run.peak_bytes), run.batch_per_rank, run.tokens_per_example, run.tp, recompute, amp});
   }

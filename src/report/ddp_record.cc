@@ -275,11 +275,11 @@ DdpRun ddp_run_from_json(const nlohmann::ordered_json& j, const std::string& whe
     throw UsageError(fmt::format("{}: world_size, nodes and batch_per_rank must be positive", where));
   if (j.contains("tp")) run.tp = json_field<int>(j, "tp", where);  // optional: reports before layouts
   if (j.contains("pp")) run.pp = json_field<int>(j, "pp", where);  // optional: reports before pipelines
-  if (run.pp < 1 || run.world_size % (run.tp * run.pp) != 0)
-    throw UsageError(fmt::format("{}: 'tp' {} x 'pp' {} must divide world_size {}", where, run.tp, run.pp,
-                                 run.world_size));
   if (run.tp < 1 || run.world_size % run.tp != 0)
     throw UsageError(fmt::format("{}: 'tp' {} must be a positive divisor of world_size {}", where, run.tp,
+                                 run.world_size));
+  if (run.pp < 1 || run.world_size % (run.tp * run.pp) != 0)
+    throw UsageError(fmt::format("{}: 'tp' {} x 'pp' {} must divide world_size {}", where, run.tp, run.pp,
                                  run.world_size));
   const auto& ranks = j.contains("ranks") ? j.at("ranks") : nlohmann::ordered_json();
   if (!ranks.is_array() || ranks.empty())

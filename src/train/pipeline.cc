@@ -23,8 +23,6 @@ double seconds_since(Clock::time_point t0) {
 // activations) or its gradient back across it, for microbatch `mb`.
 int tag_of(int mb, int from, int stages, bool backward) { return (mb * stages + from) * 2 + (backward ? 1 : 0); }
 
-// Above every transfer's tag: the tied parameters' gradients.
-constexpr int kTiedTag = 1 << 30;
 
 }  // namespace
 
@@ -99,16 +97,18 @@ torch::Tensor Pipeline::run(const torch::Tensor& input, const torch::Tensor& tar
     torch::Tensor into;
     comm::WorkPtr work;
   };
+  // Where the stages compute: float32 activations between them.
+  const auto buffers = chunks_.front()->module()->parameters().front().options().dtype(torch::kFloat);
   auto post_receive = [&](std::size_t i) -> Posted {
     if (i >= actions_.size()) return {};
     const auto& a = actions_[i];
     const int stage = a.chunk * p + opts_.rank;
     Posted r;
     if (a.kind == layout::PpAction::kForward && stage > 0) {
-      r.into = torch::empty(hidden_, torch::kFloat);
+      r.into = torch::empty(hidden_, buffers);
       r.work = comm_.recv(r.into, (stage - 1) % p, tag_of(a.microbatch, stage - 1, stages, false));
     } else if (a.kind == layout::PpAction::kBackward && stage < stages - 1) {
-      r.into = torch::empty(hidden_, torch::kFloat);
+      r.into = torch::empty(hidden_, buffers);
       r.work = comm_.recv(r.into, (stage + 1) % p, tag_of(a.microbatch, stage, stages, true));
     }
     return r;
@@ -171,13 +171,13 @@ torch::Tensor Pipeline::run(const torch::Tensor& input, const torch::Tensor& tar
     trace::PhaseScope phase(observer, trace::Phase::kCommWait);
     const auto t0 = Clock::now();
     for (auto& s : sends) s.first->wait(timeout);
-    if (opts_.sum_tied_gradients) sum_tied_gradients();
+    if (opts_.sum_tied_gradients) sum_tied_gradients(2 * m * stages);
     last_.wait_s += seconds_since(t0);
   }
   return loss;
 }
 
-void Pipeline::sum_tied_gradients() {
+void Pipeline::sum_tied_gradients(int first_tag) {
   // The first stage (chunk 0 of rank 0) and the last (chunk v-1 of rank
   // P-1) each hold the tied parameters; each adds the other's gradient.
   const int p = opts_.stages;
@@ -197,10 +197,12 @@ void Pipeline::sum_tied_gradients() {
     DTBENCH_CHECK(g.defined(), "a tied parameter without a gradient after the step");
     auto mine = g.detach().clone();
     auto theirs = torch::empty_like(mine);
-    const int tag = kTiedTag + static_cast<int>(i);
+    const int tag = first_tag + static_cast<int>(i);  // above every transfer's (tag_of)
     auto sent = comm_.send(mine, peer, tag);
     comm_.recv(theirs, peer, tag)->wait(comm_.timeout());
     sent->wait(comm_.timeout());
+    last_.bytes_sent += static_cast<int64_t>(mine.numel() * mine.element_size());
+    ++last_.sends;
     torch::NoGradGuard no_grad;
     g.add_(theirs);
   }

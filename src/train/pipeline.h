@@ -53,7 +53,7 @@ struct PipelineStepTimes {
   double forward_s = 0;   // in forward actions' compute
   double backward_s = 0;  // in backward actions' compute
   double wait_s = 0;      // waiting on receives and, at the end, on sends: the bubble and the transfers
-  int64_t bytes_sent = 0;
+  int64_t bytes_sent = 0;  // activations, their gradients and the tied parameters' gradients
   int sends = 0;
 };
 
@@ -88,7 +88,8 @@ class Pipeline {
   int last_stage_rank() const;
 
  private:
-  void sum_tied_gradients();
+  // Tags from `first_tag` up: above the step's transfers'.
+  void sum_tied_gradients(int first_tag);
 
   PipelineOptions opts_;
   std::vector<models::Model*> chunks_;

@@ -87,6 +87,9 @@ void validate(const TrainOptions& o) {
     const auto why = layout::pipeline_refusal(schedule, o.pp, effective_microbatches(o), o.stages_per_rank,
                                               o.batch_size, -1);
     if (!why.empty()) throw UsageError(why);
+    if (o.device != "cpu")
+      throw UsageError(fmt::format("--pp {} with --device {}: the pipeline runs on the CPU only for now (its "
+                                   "transfers over NCCL are not ordered per peer pair yet)", o.pp, o.device));
     if (o.amp == "fp16")
       throw UsageError(fmt::format("--amp fp16 with --pp {}: the loss scaler would need every stage's inf/nan check "
                                    "agreed, which dtbench does not do yet; use --amp bf16", o.pp));

@@ -177,6 +177,7 @@ expect_usage_error -m "not a multiple of it" ddp --model gpt2 --pp 2 --pp-schedu
   --stages-per-rank 2 --microbatches 3 -b 3
 expect_usage_error -m "is not a schedule" ddp --model gpt2 --pp 2 --pp-schedule zb
 expect_usage_error -m "every stage's inf/nan check" ddp --model gpt2 --pp 2 --amp fp16
+expect_usage_error -m "runs on the CPU only for now" ddp --model gpt2 --pp 2 --device cuda
 expect_usage_error -m "--pp 2: 3 rank(s) do not split into replicas of 2" ddp --model gpt2 --pp 2 --world-sizes 3
 # --activation-checkpointing: a mode that is not one, a model without blocks
 # (full) or without attention (selective), refused before any rank starts.

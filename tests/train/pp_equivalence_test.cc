@@ -13,6 +13,7 @@
 //   pp_equivalence_test --backend gloo|mpi --pp P [--tp T] [gtest flags]
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -68,10 +69,15 @@ Outcome train_pipeline(train::TrainOptions o, layout::PpSchedule schedule, int c
   const auto& mesh = *g_mesh;
   const int p = mesh.dims.pp, dp = mesh.dims.dp;
   const int me = mesh.pp->rank();
+  const int dp_rank = mesh.dp != nullptr ? mesh.dp->rank() : 0;
   std::vector<std::unique_ptr<models::Model>> owned;
   std::vector<models::Model*> stage_models;
+  // Each replica from its own seed (as dtbench's rows): the strategy's first
+  // broadcast must make them the first replica's, which the one process starts from.
+  auto own = o;
+  own.seed = o.seed + static_cast<std::uint64_t>(dp_rank);
   for (int c = 0; c < chunks; ++c) {
-    owned.push_back(train::make_seeded_model(o));  // one seed: the same whole model, cut
+    owned.push_back(train::make_seeded_model(own));  // one seed per replica: the same whole model, cut
     auto& m = *owned.back();
     if (mesh.tp != nullptr) m.tp_seam()->parallelize_tp(layout::make_tp_region(*mesh.tp));
     m.pp_seam()->keep_stage(train::stage_span(o.layers, p * chunks, c * p + me));
@@ -82,7 +88,6 @@ Outcome train_pipeline(train::TrainOptions o, layout::PpSchedule schedule, int c
   train::Pipeline pipeline(po, stage_models, *mesh.pp, {o.batch_size / microbatches, o.seq_len, o.width});
   const auto initial = named(pipeline.module(), "chunk");
   o.reducer = dp > 1 ? reducer : "none";
-  const int dp_rank = mesh.dp != nullptr ? mesh.dp->rank() : 0;
   Outcome out;
   const auto result = train::train(o, *stage_models.front(), mesh.dp, dp, dp_rank, {}, trace::null_observer(), &pipeline);
   if (mesh.dp != nullptr) train::verify_replicas(*mesh.dp, pipeline.module(), result.buffers_in_step);
@@ -149,6 +154,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"gpt2", layout::PpSchedule::kGpipe, 1, 4}, Case{"gpt2", layout::PpSchedule::k1f1b, 1, 4},
                       Case{"gpt2", layout::PpSchedule::k1f1b, 1, 2},
                       Case{"gpt2", layout::PpSchedule::kInterleaved1f1b, 2, 2},
+                      Case{"gpt2", layout::PpSchedule::kInterleaved1f1b, 2, 4},
                       Case{"llama3-8b", layout::PpSchedule::kGpipe, 1, 2},
                       Case{"llama3-8b", layout::PpSchedule::k1f1b, 1, 4},
                       Case{"llama3-8b", layout::PpSchedule::kInterleaved1f1b, 2, 4}),
