@@ -6,9 +6,20 @@
 # a replay on PyTorch's EmbeddingBag), roles under mpirun, and
 # faults: a server or a worker SIGKILLed mid-run ends the job within the
 # timeout, non-zero, naming what died, with no process left behind.
-# Usage: ps_cli.sh path/to/dtbench
+# Usage: ps_cli.sh path/to/dtbench [engines|plumbing|all]
+#   engines   what goes through the LibTorch built against (its store,
+#             TensorPipe's transports, ATen's tensors, Gloo's allreduce, the
+#             EmbeddingBag replay, the errors a dead server raises there):
+#             ctest ps_cli, both flavours;
+#   plumbing  flags, defaults, array layouts, JSON fields, roles under
+#             mpirun, the launcher naming a killed rank: ctest ps_cli_plumbing,
+#             once (tests/CMakeLists.txt);
+#   all       both (the default).
 set -u
 DTBENCH=$(readlink -f "$1")
+part=${2:-all}
+case $part in engines|plumbing|all) ;; *) echo "ps_cli.sh: part '$part': want engines, plumbing or all" >&2; exit 2;; esac
+want() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 fails=0; passes=0
 tmp=$(mktemp -d)
 trap 'pkill -9 -f "$tmp/marker" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -29,23 +40,28 @@ run_ok() {  # run_ok NAME PATTERN ARGS... : exit 0 and PATTERN in stdout
 }
 
 small="--arrays 5 --size 1M --bigarray-bound 100000 -n 3 --timeout 30s"
-run_ok "kvstore dist_sync 2+2" "max error 0 (must be 0)" kvstore --mode dist_sync --workers 2 --servers 2 $small --json "$tmp/kv.json"
-run_ok "kvstore dist_sync sgd 2+1" "max error 0 (must be 0)" kvstore --mode dist_sync --optimizer sgd --workers 2 --servers 1 $small
-run_ok "kvstore dist_sync 2+2 separate pulls, 2 replicas" "max error 0 (must be 0)" kvstore --mode dist_sync --separate-pull --replicas 2 --workers 2 --servers 2 $small --json "$tmp/kvsep.json"
-run_ok "kvstore dist_async 2+2" "final values: error 0" kvstore --mode dist_async --workers 2 --servers 2 $small
-run_ok "kvstore dist_async sgd 1+2" "final values: error 0" kvstore --mode dist_async --optimizer sgd --workers 1 --servers 2 $small
-run_ok "kvstore dist_device_sync 2 replicas" "max error 0 (must be 0)" kvstore --mode dist_device_sync --replicas 2 --workers 2 --servers 1 $small
-run_ok "kvstore dist_sync 3 replicas, uv/basic" "max error 0 (must be 0)" kvstore --mode dist_sync --replicas 3 --workers 1 --servers 1 --transport uv --channel basic $small
-run_ok "kvstore local 3 replicas" "max error 0 (must be 0)" kvstore --mode local --replicas 3 $small
-"$DTBENCH" kvstore --mode local --replicas 1 $small >/dev/null 2>"$tmp/err"; rc=$?
-[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "replicas 1 leaves nothing to reduce" "$tmp/err"
-check "kvstore local with one replica is refused in one line" $? "exit $rc: $(cat "$tmp/err")"
-run_ok "kvstore device 3 workers" "max error 0 (must be 0)" kvstore --mode device --workers 3 $small
-run_ok "kvstore resnet50 arrays" "num of arrays = 161, total size = 102.228128 MB" kvstore --model resnet50 -n 1 -w 0 --ceiling-iters 1 --servers 2
-# measure.py's own figure for MXNet's resnet-200 symbol (the parameter-servers guide's line).
-run_ok "kvstore MXNet resnet-200 arrays (measure.py's)" "num of arrays = 205, total size = 257.991328 MB" \
-  kvstore --network resnet --num-layers 200 -n 2
+if want engines; then
+  run_ok "kvstore dist_sync 2+2" "max error 0 (must be 0)" kvstore --mode dist_sync --workers 2 --servers 2 $small --json "$tmp/kv.json"
+  run_ok "kvstore dist_async 2+2" "final values: error 0" kvstore --mode dist_async --workers 2 --servers 2 $small
+  run_ok "kvstore dist_device_sync 2 replicas" "max error 0 (must be 0)" kvstore --mode dist_device_sync --replicas 2 --workers 2 --servers 1 $small
+  run_ok "kvstore dist_sync 3 replicas, uv/basic" "max error 0 (must be 0)" kvstore --mode dist_sync --replicas 3 --workers 1 --servers 1 --transport uv --channel basic $small
+  run_ok "kvstore device 3 workers" "max error 0 (must be 0)" kvstore --mode device --workers 3 $small
+fi
+if want plumbing; then
+  run_ok "kvstore dist_sync sgd 2+1" "max error 0 (must be 0)" kvstore --mode dist_sync --optimizer sgd --workers 2 --servers 1 $small --json "$tmp/kvsgd.json"
+  run_ok "kvstore dist_sync 2+2 separate pulls, 2 replicas" "max error 0 (must be 0)" kvstore --mode dist_sync --separate-pull --replicas 2 --workers 2 --servers 2 $small --json "$tmp/kvsep.json"
+  run_ok "kvstore dist_async sgd 1+2" "final values: error 0" kvstore --mode dist_async --optimizer sgd --workers 1 --servers 2 $small
+  run_ok "kvstore local 3 replicas" "max error 0 (must be 0)" kvstore --mode local --replicas 3 $small
+  "$DTBENCH" kvstore --mode local --replicas 1 $small >/dev/null 2>"$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "replicas 1 leaves nothing to reduce" "$tmp/err"
+  check "kvstore local with one replica is refused in one line" $? "exit $rc: $(cat "$tmp/err")"
+  run_ok "kvstore resnet50 arrays" "num of arrays = 161, total size = 102.228128 MB" kvstore --model resnet50 -n 1 -w 0 --ceiling-iters 1 --servers 2
+  # measure.py's own figure for MXNet's resnet-200 symbol (the parameter-servers guide's line).
+  run_ok "kvstore MXNet resnet-200 arrays (measure.py's)" "num of arrays = 205, total size = 257.991328 MB" \
+    kvstore --network resnet --num-layers 200 -n 2
+fi
 
+if want engines; then
 python3 - "$tmp/kv.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -59,9 +75,11 @@ assert d["summary"]["ceiling_gbps"] > 0 and d["summary"]["p50_gbps_per_worker"] 
 assert len(d["ceiling"]["seconds"]) == 2 * 5 and "every worker" in d["ceiling"]["what"], d["ceiling"]
 PY
 check "kvstore JSON report complete" $? "see above"
+fi
+if want plumbing; then
 # Requests per key and round: a push-pull by default, a push and a pull with
 # --separate-pull (2 replicas: 2 pushes + 1 pull).
-python3 - "$tmp/kv.json" "$tmp/kvsep.json" <<'PY'
+python3 - "$tmp/kvsgd.json" "$tmp/kvsep.json" <<'PY'
 import json, sys
 d, sep = (json.load(open(p)) for p in sys.argv[1:])
 rounds = 4  # warm-up + 3 iters
@@ -81,14 +99,13 @@ for doc, n in ((d, 1), (sep, 2)):
     assert doc["summary"]["max_rel_l1_error"] == 0, doc["summary"]
 PY
 check "kvstore push-pull and separate pulls: requests counted, measure.py's figures" $? "see above"
+fi
 
 same="equals PyTorch's EmbeddingBag on the replayed tables"
-# The parameter-servers guide's two commands.
-run_ok "hybrid at the original's defaults (8 trainers, 8 servers, master)" "$same" hybrid --json "$tmp/hy8.json"
-run_ok "hybrid 2 trainers 1 server" "$same" hybrid --trainers 2 --servers 1 -n 20 --json "$tmp/hy.json"
-run_ok "hybrid 1 trainer 3 servers" "$same" hybrid --trainers 1 --servers 3 -n 5 --num-embeddings 100
-run_ok "hybrid 3 trainers 2 servers, batched lookups, uv" "$same" hybrid --trainers 3 --servers 2 -n 4 --lookup batched --transport uv
-python3 - "$tmp/hy.json" "$tmp/hy8.json" <<'PY'
+if want engines; then
+  run_ok "hybrid 2 trainers 1 server" "$same" hybrid --trainers 2 --servers 1 -n 20 --json "$tmp/hy.json"
+  run_ok "hybrid 3 trainers 2 servers, batched lookups, uv" "$same" hybrid --trainers 3 --servers 2 -n 4 --lookup batched --transport uv
+python3 - "$tmp/hy.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["schema"] == "dtbench.hybrid" and d["schema_version"] == 2
@@ -114,17 +131,28 @@ for t in d["trainers"]:
     assert m["peak_bytes"] >= m["model_state_bytes"] and m["peak_rss_bytes"] > 0, m
 assert len(d["ceiling"]["seconds"]) == 2 * 50 and "one after another" in d["ceiling"]["what"], d["ceiling"]  # 50 rounds each
 assert len(d["ceiling"]["alone_seconds"]) == 50 and d["ceiling"]["alone_p50_seconds"] > 0
+PY
+check "hybrid JSON report complete" $? "see above"
+fi
+if want plumbing; then
+  # The parameter-servers guide's two commands: the defaults here, 2 trainers
+  # and 1 server above.
+  run_ok "hybrid at the original's defaults (8 trainers, 8 servers, master)" "$same" hybrid --json "$tmp/hy8.json"
+  run_ok "hybrid 1 trainer 3 servers" "$same" hybrid --trainers 1 --servers 3 -n 5 --num-embeddings 100
+python3 - "$tmp/hy8.json" <<'PY'
+import json, sys
 # The original's defaults: 8 trainers, 8 servers, the FC stack 512 wide.
-d8 = json.load(open(sys.argv[2]))
+d8 = json.load(open(sys.argv[1]))
 c8 = d8["config"]
 assert (c8["trainers"], c8["servers"], c8["epochs"], c8["warmup"]) == (8, 8, 100, 5) and len(d8["trainers"]) == 8, c8
 assert d8["check"]["lookups"] == 8 * 8 * 105 * 10, d8["check"]
 assert d8["trainers"][0]["memory"]["model_state_bytes"] == 8 * sum(a * b + b for a, b in zip([512, 256, 128, 64, 32], [256, 128, 64, 32, 8]))
 PY
-check "hybrid JSON report complete" $? "see above"
+check "hybrid at the original's defaults: JSON" $? "see above"
+fi
 
 # Roles by rank under OpenMPI's mpirun (no dtbench launcher).
-if command -v mpirun >/dev/null; then
+if want plumbing && command -v mpirun >/dev/null; then
   root=""; [ "$(id -u)" -eq 0 ] && root="--allow-run-as-root"
   run_ok_mpi() { local n=$1; shift; local name=$1 pattern=$2; shift 2
     timeout 180 mpirun $root --oversubscribe -np "$n" "$DTBENCH" "$@" >"$tmp/out" 2>"$tmp/err"
@@ -175,12 +203,15 @@ long="--arrays 4 --size 1M -n 100000 --timeout 15s"
 # check the launcher's line; the workers' own naming is checked below,
 # without the launcher.
 dead="dtbench launch: rank [0-9] (pid [0-9]*) was killed by signal 9"
-kill_mid_run "kvstore: server killed -> the launcher names it and ends the job" 3 "${dead/\[0-9\]/3}" \
-  kvstore --workers 2 --servers 2 $long
-kill_mid_run "kvstore: worker killed -> job ends, servers exit" 1 "${dead/\[0-9\]/1}" kvstore --workers 2 --servers 2 $long
-kill_mid_run "hybrid: parameter server killed -> the launcher names it and ends the job" 3 "${dead/\[0-9\]/3}" \
-  hybrid --trainers 2 --servers 1 -n 100000 --check 0 --timeout 15s
+if want plumbing; then
+  kill_mid_run "kvstore: server killed -> the launcher names it and ends the job" 3 "${dead/\[0-9\]/3}" \
+    kvstore --workers 2 --servers 2 $long
+  kill_mid_run "kvstore: worker killed -> job ends, servers exit" 1 "${dead/\[0-9\]/1}" kvstore --workers 2 --servers 2 $long
+  kill_mid_run "hybrid: parameter server killed -> the launcher names it and ends the job" 3 "${dead/\[0-9\]/3}" \
+    hybrid --trainers 2 --servers 1 -n 100000 --check 0 --timeout 15s
+fi
 
+if want engines; then
 # A server that dies must be named by the workers themselves, not only by
 # the launcher: run the ranks without dtbench's launcher (torchrun-style
 # variables by hand) and kill the server.
@@ -211,5 +242,7 @@ kill "$hpid0" 2>/dev/null; wait "$hpid0"  # the master, if the trainer's end did
   && [ "$(wc -l <"$tmp/h1.err")" -eq 1 ]
 check "hybrid trainer names the dead server in one line" $? "exit $rc after ${took}s: $(cat "$tmp/h1.err" | tr '\n' ' ')"
 
-echo "ps_cli: $passes passed, $fails failed"
+fi
+
+echo "ps_cli ($part): $passes passed, $fails failed"
 [ "$fails" -eq 0 ]
