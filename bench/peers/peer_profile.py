@@ -15,10 +15,11 @@ def rank_path(path, rank, world):
 
 def record(step, iters, path, rank, world, cuda, execution_trace=None):
     """Runs step() iters times under torch.profiler and writes the traces."""
-    from torch.profiler import ExecutionTraceObserver, ProfilerActivity, profile, schedule
+    from torch.profiler import ProfilerActivity, profile, schedule
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     et = None
     if execution_trace:
+        from torch.profiler import ExecutionTraceObserver  # torch 2.x; 1.13 has none
         et = ExecutionTraceObserver().register_callback(rank_path(execution_trace, rank, world))
     written = []
 
@@ -27,8 +28,10 @@ def record(step, iters, path, rank, world, cuda, execution_trace=None):
         written.append(path)
     # A schedule (all iterations active) is what makes the profiler mark
     # each iteration ProfilerStep#N; the trace is written when it ends.
+    # execution_trace_observer only where one is asked for: 1.13's profile() has no such argument.
+    extra = {"execution_trace_observer": et} if et is not None else {}
     with profile(activities=acts, record_shapes=True, schedule=schedule(wait=0, warmup=0, active=iters, repeat=1),
-                 on_trace_ready=export, execution_trace_observer=et) as prof:
+                 on_trace_ready=export, **extra) as prof:
         for _ in range(iters):
             step()
             prof.step()

@@ -25,6 +25,7 @@ Action register_report(CLI::App& app);
 Action register_kvstore(CLI::App& app);
 Action register_hybrid(CLI::App& app);
 Action register_project(CLI::App& app);
+Action register_trace(CLI::App& app);
 
 // The command line as given to main (for self-launching workers).
 const std::vector<std::string>& original_args();

@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
   actions["report"] = cli::register_report(app);
   actions["kvstore"] = cli::register_kvstore(app);
   actions["hybrid"] = cli::register_hybrid(app);
+  actions["trace"] = cli::register_trace(app);
 
   try {
     app.parse(argc, argv);
