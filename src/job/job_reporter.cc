@@ -51,9 +51,12 @@ void write_job_text(std::ostream& os, const JobTrace& job, const JobSummary& s) 
     os << fmt::format("# {} collectives were issued outside every ProfilerStep (in the classes, not the steps)\n",
                       s.outside_steps);
 
+  if (!s.split && job.ranks.size() > 1)
+    os << "# communication not split into waiting and moving: " << s.split_note << "\n";
+
   os << "\nPer rank (medians over its iterations):\n";
-  os << fmt::format("{:>5} {:>6} {:>10} {:>11} {:>9} {:>11} {:>10} {:>11} {:>10}\n", "rank", "iters", "step ms",
-                    "compute ms", "comm ms", "exposed ms", "overlap %", "colls/iter", "MB/iter");
+  os << fmt::format("{:>5} {:>6} {:>10} {:>11} {:>9} {:>9} {:>11} {:>10} {:>11} {:>10}\n", "rank", "iters",
+                    "step ms", "compute ms", "comm ms", "wait ms", "exposed ms", "overlap %", "colls/iter", "MB/iter");
   for (const auto& r : job.ranks) {
     const double comm = median_of(s.steps, r.rank, &StepFigures::comm_us);
     const double over = median_of(s.steps, r.rank, &StepFigures::overlapped_us);
@@ -63,9 +66,11 @@ void write_job_text(std::ostream& os, const JobTrace& job, const JobSummary& s) 
         colls.push_back(f.collectives);
         bytes.push_back(static_cast<double>(f.bytes));
       }
-    os << fmt::format("{:>5} {:>6} {:>10.3f} {:>11.3f} {:>9.3f} {:>11.3f} {:>10} {:>11} {:>10.2f}\n", r.rank,
+    os << fmt::format("{:>5} {:>6} {:>10.3f} {:>11.3f} {:>9.3f} {:>9} {:>11.3f} {:>10} {:>11} {:>10.2f}\n", r.rank,
                       r.steps.size(), median_of(s.steps, r.rank, &StepFigures::time_us) / 1e3,
                       median_of(s.steps, r.rank, &StepFigures::compute_us) / 1e3, comm / 1e3,
+                      s.split ? fmt::format("{:.3f}", median_of(s.steps, r.rank, &StepFigures::waiting_us) / 1e3)
+                              : "-",
                       median_of(s.steps, r.rank, &StepFigures::exposed_us) / 1e3,
                       comm > 0 ? fmt::format("{:.1f}", 100 * over / comm) : "-",
                       colls.empty() ? 0 : static_cast<int>(stats::median(colls)),
@@ -81,18 +86,17 @@ void write_job_text(std::ostream& os, const JobTrace& job, const JobSummary& s) 
                         sp.slowest_rank);
   }
   os << "\nCollectives (every rank, every traced iteration; time: the execution's, waiting for later ranks "
-        "included):\n";
-  os << fmt::format("{:>6} {:<15} {:<9} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11}\n", "group", "collective",
-                    "dtype", "size", "count", "p50 us", "min us", "max us", "algbw GB/s", "busbw GB/s");
+        "included; moving: from the last rank's start):\n";
+  os << fmt::format("{:>6} {:<15} {:<9} {:>10} {:>6} {:>10} {:>11} {:>11} {:>11} {:>11}\n", "group", "collective",
+                    "dtype", "size", "count", "p50 us", "wait p50 us", "algbw GB/s", "busbw GB/s", "moving busbw");
+  auto gbs = [](double v) { return v > 0 ? fmt::format("{:.3f}", v) : std::string("-"); };
   for (const auto& k : s.classes) {
     const bool timed = k.timed > 0;
-    os << fmt::format("{:>6} {:<15} {:<9} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11}\n",
+    os << fmt::format("{:>6} {:<15} {:<9} {:>10} {:>6} {:>10} {:>11} {:>11} {:>11} {:>11}\n",
                       k.group.empty() ? "?" : k.group, k.name, k.dtype.empty() ? "?" : k.dtype, size_text(k.bytes),
                       k.count, timed ? fmt::format("{:.1f}", k.time_p50_us) : "-",
-                      timed ? fmt::format("{:.1f}", k.time_min_us) : "-",
-                      timed ? fmt::format("{:.1f}", k.time_max_us) : "-",
-                      k.algbw_gbs > 0 ? fmt::format("{:.3f}", k.algbw_gbs) : "-",
-                      k.busbw_gbs > 0 ? fmt::format("{:.3f}", k.busbw_gbs) : "-");
+                      s.split && timed ? fmt::format("{:.1f}", k.wait_p50_us) : "-", gbs(k.algbw_gbs),
+                      gbs(k.busbw_gbs), s.split ? gbs(k.busbw_moving_gbs) : "-");
   }
 }
 
@@ -105,6 +109,8 @@ report::Json job_json(const JobTrace& job, const JobSummary& s) {
   doc["source"] = job.source;
   doc["world_size"] = job.world_size;
   doc["skipped"] = job.skipped;
+  doc["split"] = s.split;
+  doc["split_note"] = s.split_note;
   Json ranks = Json::array();
   for (const auto& r : job.ranks) {
     Json jr;
@@ -121,6 +127,7 @@ report::Json job_json(const JobTrace& job, const JobSummary& s) {
       if (f.rank == r.rank)
         steps.push_back({{"step", f.step}, {"time_us", f.time_us}, {"compute_us", f.compute_us},
                          {"comm_us", f.comm_us}, {"overlapped_us", f.overlapped_us}, {"exposed_us", f.exposed_us},
+                         {"waiting_us", f.waiting_us}, {"moving_us", f.moving_us},
                          {"collectives", f.collectives}, {"bytes", f.bytes}});
     jr["steps"] = steps;
     Json colls = Json::array();
@@ -147,7 +154,8 @@ report::Json job_json(const JobTrace& job, const JobSummary& s) {
     classes.push_back({{"name", k.name}, {"group", k.group}, {"group_size", k.group_size}, {"dtype", k.dtype},
                        {"bytes", k.bytes}, {"count", k.count}, {"timed", k.timed}, {"time_p50_us", k.time_p50_us},
                        {"time_min_us", k.time_min_us}, {"time_max_us", k.time_max_us}, {"algbw_gbs", k.algbw_gbs},
-                       {"busbw_gbs", k.busbw_gbs}});
+                       {"busbw_gbs", k.busbw_gbs}, {"wait_p50_us", k.wait_p50_us}, {"move_p50_us", k.move_p50_us},
+                       {"busbw_moving_gbs", k.busbw_moving_gbs}});
   doc["classes"] = classes;
   Json spread = Json::array();
   for (const auto& sp : s.spread)

@@ -28,10 +28,64 @@ std::string describe(const Collective& c) {
   return n >= 0 ? fmt::format("{} of {} elements", c.name, n) : c.name;
 }
 
+// Each collective's last start over the ranks of its group (the k-th of
+// the group in an iteration on every rank), where every member traced it.
+// Empty, with `note` saying why, where the split cannot be made.
+std::map<const Collective*, double> last_starts(const JobTrace& job, std::string& note) {
+  std::map<const Collective*, double> last;
+  if (job.ranks.size() < 2) {
+    note = "one rank: nothing to wait for";
+    return last;
+  }
+  std::set<int> present;
+  for (const auto& r : job.ranks) present.insert(r.rank);
+  using Key = std::tuple<std::string, int, int>;  // group, step, index in the step
+  std::map<Key, std::vector<const Collective*>> instances;
+  std::map<std::string, std::set<int>> members;
+  for (const auto& r : job.ranks) {
+    std::map<std::pair<std::string, int>, int> index;
+    for (const auto& c : r.collectives) {
+      if (c.step < 0 || !c.has_run() || c.name == "send" || c.name == "recv") continue;
+      instances[{c.group, c.step, index[{c.group, c.step}]++}].push_back(&c);
+    }
+    for (const auto& g : r.groups) members[g.name].insert(g.ranks.begin(), g.ranks.end());
+  }
+  int misaligned = 0;
+  for (const auto& [key, runs] : instances) {
+    const auto& group = std::get<0>(key);
+    const auto it = members.find(group);
+    const std::set<int>& want = it != members.end() && !it->second.empty() ? it->second : present;
+    for (int m : want)
+      if (!present.count(m)) {
+        note = fmt::format("rank {} of group {} has no trace", m, group.empty() ? "?" : group);
+        return {};
+      }
+    if (runs.size() != want.size()) continue;  // an iteration some member did not trace
+    double latest_start = runs.front()->run.begin, earliest_end = runs.front()->run.end;
+    for (const auto* c : runs) {
+      latest_start = std::max(latest_start, c->run.begin);
+      earliest_end = std::min(earliest_end, c->run.end);
+    }
+    if (latest_start > earliest_end) ++misaligned;
+    for (const auto* c : runs) last[c] = latest_start;
+  }
+  if (misaligned > 0) {
+    note = fmt::format("{} collective(s) ran on some rank wholly before another rank started them: the ranks' "
+                       "clocks differ (hosts not synchronised)",
+                       misaligned);
+    return {};
+  }
+  return last;
+}
+
 }  // namespace
 
 JobSummary summarize(const JobTrace& job) {
   JobSummary out;
+  const auto last = last_starts(job, out.split_note);
+  out.split = !last.empty();
+  std::map<std::tuple<std::string, std::string, int64_t, std::string>, std::pair<std::vector<double>, std::vector<double>>>
+      parts;  // class -> (waiting parts, moving parts)
   using Key = std::tuple<std::string, std::string, int64_t, std::string>;  // group, name, bytes, dtype
   std::map<Key, std::vector<double>> times;
   std::map<Key, CollectiveClass> classes;
@@ -50,6 +104,11 @@ JobSummary summarize(const JobTrace& job) {
       k.bytes = c.bytes;
       ++k.count;
       if (c.has_run()) times[key].push_back(c.run.end - c.run.begin);
+      if (const auto l = last.find(&c); l != last.end()) {
+        const double split = std::min(std::max(l->second, c.run.begin), c.run.end);
+        parts[key].first.push_back(split - c.run.begin);
+        parts[key].second.push_back(c.run.end - split);
+      }
     }
     for (size_t i = 0; i < r.steps.size(); ++i) {
       StepFigures f;
@@ -57,14 +116,23 @@ JobSummary summarize(const JobTrace& job) {
       f.step = r.step_numbers[i];
       const Span step = r.steps[i];
       f.time_us = step.end - step.begin;
-      std::vector<Span> runs;
+      std::vector<Span> runs, waiting, moving;
       for (const auto& c : r.collectives) {
         if (c.step != f.step) continue;
         ++f.collectives;
         if (c.bytes > 0) f.bytes += c.bytes;
-        if (c.has_run()) runs.push_back(c.run);
+        if (!c.has_run()) continue;
+        runs.push_back(c.run);
+        const auto l = last.find(&c);
+        const double split = l == last.end() ? c.run.begin : std::min(std::max(l->second, c.run.begin), c.run.end);
+        waiting.push_back({c.run.begin, split});
+        moving.push_back({split, c.run.end});
       }
       runs = trace::merge(std::move(runs));
+      if (out.split) {
+        f.waiting_us = trace::length(trace::subtract(trace::merge(std::move(waiting)), trace::merge(std::move(moving))));
+        f.moving_us = trace::length(runs) - f.waiting_us;
+      }
       double window_end = step.end;
       if (r.device == "cuda" && !runs.empty()) window_end = std::max(window_end, runs.back().end);
       f.compute_us = trace::length(clip(r.compute, step.begin, window_end));
@@ -86,6 +154,12 @@ JobSummary summarize(const JobTrace& job) {
         k.algbw_gbs = static_cast<double>(k.bytes) / k.time_p50_us / 1e3;  // bytes/us -> GB/s
         k.busbw_gbs = k.algbw_gbs * bus_factor(k.name, k.group_size);
       }
+    }
+    if (const auto p = parts.find(key); p != parts.end() && !p->second.first.empty()) {
+      k.wait_p50_us = stats::median(p->second.first);
+      k.move_p50_us = stats::median(p->second.second);
+      if (k.bytes > 0 && k.move_p50_us > 0)
+        k.busbw_moving_gbs = static_cast<double>(k.bytes) / k.move_p50_us / 1e3 * bus_factor(k.name, k.group_size);
     }
     out.classes.push_back(k);
   }

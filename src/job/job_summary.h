@@ -17,9 +17,14 @@ namespace dtbench::job {
 // exposed = comm - overlapped. compute is measured in the step's window:
 // its span on the CPU; on a GPU from its start to the end of its last
 // collective's run where that is later (kernels run after their launch).
+// waiting/moving: comm split at each collective's last start (the latest
+// rank's start of its execution: no data moves before every rank has
+// joined): waiting = the time its collectives only waited, moving = comm -
+// waiting; 0 and 0 where JobSummary::split is false.
 struct StepFigures {
   int rank = 0, step = 0;
   double time_us = 0, compute_us = 0, comm_us = 0, overlapped_us = 0, exposed_us = 0;
+  double waiting_us = 0, moving_us = 0;
   int collectives = 0;
   int64_t bytes = 0;  // of the collectives whose size is known
 };
@@ -33,6 +38,10 @@ struct CollectiveClass {
   int timed = 0;        // of them with an execution span
   double time_p50_us = 0, time_min_us = 0, time_max_us = 0;
   double algbw_gbs = 0, busbw_gbs = 0;  // at the median time; 0 where size or time unknown
+  // With the split: the medians of each run's waiting and moving parts, and
+  // busbw at the moving median (nccl-tests times a collective every rank
+  // has joined).
+  double wait_p50_us = 0, move_p50_us = 0, busbw_moving_gbs = 0;
 };
 
 // One iteration over the ranks that traced it.
@@ -46,6 +55,12 @@ struct JobSummary {
   std::vector<CollectiveClass> classes;  // by group, name, size
   std::vector<StepSpread> spread;        // by step
   int collectives = 0, without_run = 0, outside_steps = 0;
+  // Whether communication is split into waiting and moving: every rank of
+  // each group traced, more than one rank, and the ranks' clocks agreeing
+  // (each collective's runs overlap in time on every rank, as a collective's
+  // must); `split_note` says why not.
+  bool split = false;
+  std::string split_note;
 };
 
 JobSummary summarize(const JobTrace& job);

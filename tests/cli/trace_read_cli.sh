@@ -52,8 +52,38 @@ for r in out["ranks"]:
         assert 0 < got["exposed_us"] < got["comm_us"], got  # DDP waits for its last bucket
         assert abs(s["dur"] - got["time_us"]) < 0.01 and got["compute_us"] <= got["time_us"], got
 PY
+# Waiting: each allreduce's runs split at the later rank's start (one host,
+# one clock), recomputed from the raw events: the class medians.
+python3 - "$gloo" "$tmp/g.json" <<'PY' && ok "waiting split at the last rank's start, recomputed" || fail "waiting recomputed"
+import gzip, json, statistics, sys
+out = json.load(open(sys.argv[2]))
+assert out["split"] is True, out["split_note"]
+runs = []
+for r in (0, 1):
+    ev = json.load(gzip.open(f"{sys.argv[1]}/ddp_gloo.json.rank{r}.gz"))["traceEvents"]
+    runs.append(sorted((e for e in ev if e.get("name") == "gloo:all_reduce"), key=lambda e: e["ts"]))
+waits = {}
+for a, b in zip(*runs):
+    size = a["args"]["Input Dims"][0][0] * 4
+    last = max(a["ts"], b["ts"])
+    waits.setdefault(size, []).extend([last - a["ts"], last - b["ts"]])
+for k in out["classes"]:
+    assert abs(statistics.median(waits[k["bytes"]]) - k["wait_p50_us"]) < 0.01, (k, waits[k["bytes"]])
+PY
 grep -Eq "^ +0 allreduce +float32 +11\.0 MiB +6 " "$tmp/out" && ok "the table names the first bucket (11.0 MiB, 6 runs)" ||
   fail "table: $(grep allreduce "$tmp/out" | tail -1)"
+
+# Rank 1's clock a second ahead: the split is left out, and why.
+mkdir -p "$tmp/skew"; cp "$gloo/ddp_gloo.json.rank0.gz" "$tmp/skew/"
+python3 - "$gloo/ddp_gloo.json.rank1.gz" "$tmp/skew/r1.json" <<'PY'
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1]))
+for e in d["traceEvents"]:
+    if "ts" in e: e["ts"] += 1e6
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$D" trace read "$tmp/skew" >"$tmp/out2" 2>&1 && grep -q "^# communication not split into waiting and moving: 18 collective(s) ran on some rank wholly before another rank started them: the ranks' clocks differ" "$tmp/out2" &&
+  ok "clocks a second apart: no split, the reason given" || fail "skewed clocks: $(grep -m1 '^# comm' "$tmp/out2")"
 
 # One GPU, NCCL (world of one: no kernel moves data), and its execution
 # trace beside it, skipped with the reason.

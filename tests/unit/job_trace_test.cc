@@ -124,6 +124,37 @@ TEST(JobTrace, NcclTraceWorkedByHand) {
   EXPECT_DOUBLE_EQ(k.busbw_gbs, k.algbw_gbs * 1.0);  // 2(n-1)/n at n = 2
 }
 
+// Rank 1's allreduce kernel starts 50 us later ([400, 600)): rank 0's
+// [350, 550) waits [350, 400) and moves [400, 550); rank 1 waits none.
+TEST(JobTrace, WaitingIsSplitAtTheLastRanksStart) {
+  JobTrace job;
+  job.world_size = 2;
+  job.ranks.push_back(read_kineto(gpu_trace(0), "rank0"));
+  Json late = gpu_trace(1);
+  for (auto& e : late["traceEvents"])
+    if (e["name"] == "ncclDevKernel_AllReduce_Sum_bf16_RING_LL") e["ts"] = 400;
+  job.ranks.push_back(read_kineto(late, "rank1"));
+  const JobSummary s = summarize(job);
+  ASSERT_TRUE(s.split) << s.split_note;
+  EXPECT_DOUBLE_EQ(s.steps[0].waiting_us, 50);
+  EXPECT_DOUBLE_EQ(s.steps[0].moving_us, 450 - 50);
+  EXPECT_DOUBLE_EQ(s.steps[1].waiting_us, 0);
+  const CollectiveClass& k = s.classes[1];
+  ASSERT_EQ(k.name, "allreduce");
+  EXPECT_DOUBLE_EQ(k.wait_p50_us, 25);  // the median of 50 and 0
+  EXPECT_DOUBLE_EQ(k.move_p50_us, 175);  // of 150 and 200
+  EXPECT_DOUBLE_EQ(k.busbw_moving_gbs, (2 << 20) / 175.0 / 1e3);
+
+  // Clocks a second apart: no run of rank 1 overlaps rank 0's: no split, and why.
+  Json shifted = gpu_trace(1);
+  for (auto& e : shifted["traceEvents"]) e["ts"] = e["ts"].get<double>() + 1e6;
+  job.ranks[1] = read_kineto(shifted, "rank1");
+  const JobSummary t = summarize(job);
+  EXPECT_FALSE(t.split);
+  EXPECT_NE(t.split_note.find("clocks differ"), std::string::npos) << t.split_note;
+  EXPECT_DOUBLE_EQ(t.steps[0].waiting_us, 0);
+}
+
 TEST(JobTrace, RanksThatDisagreeAreNamed) {
   JobTrace job;
   job.world_size = 2;
