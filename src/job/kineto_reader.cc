@@ -115,10 +115,11 @@ void pair_runs(std::vector<Collective>& colls, const std::map<std::string, std::
       k = SIZE_MAX;  // out of step: pair nothing more of this group
       continue;
     }
+    ++k;
+    if (run.dur < 0) continue;  // unfinished when the profiler stopped
     c.run = {run.ts, run.ts + run.dur};
     if (c.dtype.empty()) c.dtype = dtype_name(first_input_type(run.args()));
     if (c.in_nelems < 0) c.in_nelems = first_input_elements(run.args());
-    ++k;
   }
 }
 
@@ -148,6 +149,20 @@ RankTrace read_kineto(const report::Json& doc, const std::string& file) {
         !name->is_string())
       continue;
     Event ev{&e, name->get<std::string>(), e.value("cat", ""), ts->get<double>(), dur->get<double>(), tid_of(e)};
+    // Kineto closes an event still open when the profiler stopped at the
+    // stop time and marks it: no end, no shapes (a Gloo run on its own
+    // thread after the last step). Kept in place (the k-th run stays the
+    // k-th), without a span.
+    if (const auto a = e.find("args"); a != e.end() && a->is_object() && a->value("finished", true) == false) {
+      if (ev.cat == "user_annotation" && ev.name.rfind("gloo:", 0) == 0) {
+        ev.dur = -1;
+        gloo_runs.push_back(ev);
+      } else if (ev.cat == "kernel" && ev.name.rfind("nccl", 0) == 0) {
+        ev.dur = -1;
+        nccl_kernels.push_back(ev);
+      }
+      continue;
+    }
     if (ev.cat == "user_annotation" && ev.name.rfind("ProfilerStep#", 0) == 0) {
       steps.push_back(ev);
     } else if (ev.cat == "cpu_op" && ev.name == "record_param_comms") {

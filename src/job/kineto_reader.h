@@ -10,6 +10,8 @@
 //  - their execution: NCCL's `nccl*` GPU kernels, k-th of a group to the
 //    k-th issue of that group; Gloo's `gloo:<name>` annotations on its
 //    threads (dims and type), k-th to k-th;
+//    A run still open when the profiler stopped (Kineto's "finished":
+//    false) keeps its place in that order but gives no span;
 //  - compute: GPU kernels other than NCCL's where the trace has kernels;
 //    otherwise the CPU ops of the thread that marks the iterations, less
 //    the collectives' own calls.

@@ -73,6 +73,17 @@ PY
 grep -Eq "^ +0 allreduce +float32 +11\.0 MiB +6 " "$tmp/out" && ok "the table names the first bucket (11.0 MiB, 6 runs)" ||
   fail "table: $(grep allreduce "$tmp/out" | tail -1)"
 
+# dtbench's own --torch-profiler traces (wheel flavour, LibTorch's Kineto):
+# GPT-2 (2 layers, width 64, vocab 256, 1,024 positions: 182,016
+# parameters) in one DDP bucket; rank 1's last Gloo run was still open when
+# the profiler stopped (Kineto: "finished": false): counted without a span.
+"$D" trace read "$data/dtbench_torch_profiler_gpt2_2ranks" --json "$tmp/d.json" >"$tmp/out3" 2>&1; rc=$?
+[ "$rc" -eq 0 ] && grep -q "^# 1 of 4 collectives have no execution span" "$tmp/out3" &&
+  [ "$(json "$tmp/d.json" "sorted({c['in_nelems'] for r in j['ranks'] for c in r['collectives']})")" = "[182016]" ] &&
+  [ "$(json "$tmp/d.json" "[c['run_us'] is None for c in j['ranks'][1]['collectives']]")" = "[False, True]" ] &&
+  ok "dtbench's --torch-profiler traces: 182,016 gradients a step, the unfinished run without a span" ||
+  { fail "dtbench's own traces -> exit $rc"; cat "$tmp/out3"; }
+
 # Rank 1's clock a second ahead: the split is left out, and why.
 mkdir -p "$tmp/skew"; cp "$gloo/ddp_gloo.json.rank0.gz" "$tmp/skew/"
 python3 - "$gloo/ddp_gloo.json.rank1.gz" "$tmp/skew/r1.json" <<'PY'

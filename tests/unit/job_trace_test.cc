@@ -204,6 +204,31 @@ TEST(JobTrace, GlooTraceWorkedByHand) {
   EXPECT_DOUBLE_EQ(s.steps[0].exposed_us, 10);
 }
 
+// A run still open when the profiler stopped: Kineto ends it at the stop
+// and marks it unfinished, without shapes. It stays the k-th run (the next
+// issue does not take it) and gives no span.
+TEST(JobTrace, AnUnfinishedRunHasNoSpan) {
+  const Json dims = {{"Input Dims", Json::array({Json::array({Json::array({250})})})}, {"Input type", {"TensorList"}}};
+  Json events = Json::array({
+      event("user_annotation", "ProfilerStep#0", 0, 100, 1),
+      event("cpu_op", "c10d::allreduce_", 10, 2, 1, dims),
+      event("user_annotation", "gloo:all_reduce", 12, 9999, 9, {{"finished", false}}),
+      event("cpu_op", "c10d::broadcast_", 50, 2, 1, dims),
+      event("user_annotation", "gloo:broadcast", 52, 20, 8,
+            {{"Input Dims", Json::array({Json::array({250})})}, {"Input type", {"float"}}}),
+  });
+  const RankTrace r = read_kineto(Json{{"traceEvents", events}}, "f");
+  ASSERT_EQ(r.collectives.size(), 2u);
+  EXPECT_FALSE(r.collectives[0].has_run());
+  EXPECT_EQ(r.collectives[0].bytes, -1);  // its dtype was only on the run
+  ASSERT_TRUE(r.collectives[1].has_run());
+  EXPECT_DOUBLE_EQ(r.collectives[1].run.begin, 52);
+  EXPECT_EQ(r.collectives[1].bytes, 1000);
+  JobTrace job;
+  job.ranks.push_back(r);
+  EXPECT_EQ(summarize(job).without_run, 1);
+}
+
 TEST(JobTrace, MalformedTracesAreRefusedInOneLine) {
   EXPECT_THROW(read_kineto(Json{{"nodes", Json::array()}}, "f"), UsageError);
   Json bad = gpu_trace(0);
