@@ -2,18 +2,21 @@
 # Measured validation of `dtbench project` on layouts (docs/PERFORMANCE.md
 # "Projection of layouts: measured here"): one GPT-2 profiled at 1 rank
 # (--trace, no layout), a `dtbench comm` allreduce sweep over loopback, then
-# `dtbench ddp --tp 2` measured on 2 ranks with each recomputation mode and
-# set beside `dtbench project --tp 2 --activation-checkpointing MODE` from
+# `dtbench ddp --tp 2` measured on 2 ranks with each recomputation mode
+# (MODES) and `dtbench ddp --pp 2` with each schedule (PP_SCHEDULES, PP_M
+# microbatches), each set beside `dtbench project` of the same layout from
 # that profile (the measured report as --measured: its p50 and peak).
 # ROUNDS rounds, each with its own profile, sweep and measurements; the
 # table gives every round's errors, then the medians. Exit 1 when a median
 # error's magnitude exceeds LIMIT_PCT (time) or MEM_LIMIT_PCT (peak memory).
 # Usage: layout_validate.sh path/to/dtbench
-#   MODES=none,full,selective  ROUNDS=1  LIMIT_PCT=10  MEM_LIMIT_PCT=10
+#   MODES=none,full,selective  PP_SCHEDULES= (e.g. 1f1b,gpipe)  PP_M=4  ROUNDS=1  LIMIT_PCT=10  MEM_LIMIT_PCT=10
 #   MODEL_ARGS="--layers 4 --width 256 --heads 4 --vocab 4096 --seq-len 128 --batch-size 4"  ITERS=8  WARMUP=2
 set -u
 DT=$(readlink -f "$1")
-MODES=${MODES:-none,full,selective}
+MODES=${MODES-none,full,selective}
+PP_SCHEDULES=${PP_SCHEDULES:-}
+PP_M=${PP_M:-4}
 ROUNDS=${ROUNDS:-1}
 LIMIT_PCT=${LIMIT_PCT:-10}
 MEM_LIMIT_PCT=${MEM_LIMIT_PCT:-10}
@@ -49,6 +52,22 @@ for round in $(seq 1 "$ROUNDS"); do
       --json "proj-$mode-$round.json" > "proj-$mode-$round.out" 2>&1 ||
       fail "the projection failed: $(tail -n 3 "proj-$mode-$round.out")"
     python3 - "proj-$mode-$round.json" "$mode" "$round" >> errors.tsv <<'PY' || fail "no measured row beside the projection ($mode)"
+import json, sys
+r = json.load(open(sys.argv[1]))["rows"][0]
+assert r["measured_s"] and r["measured_peak_bytes"], r
+print(f'{sys.argv[2]}\t{sys.argv[3]}\t{r["iteration_s"]}\t{r["measured_s"]}\t{r["memory"]["total_bytes"]}\t{r["measured_peak_bytes"]}')
+PY
+  done
+  for sched in ${PP_SCHEDULES//,/ }; do
+    profile "prof-pp-$sched-$round"
+    "$DT" ddp "${M[@]}" --bind core --pp 2 --pp-schedule "$sched" --microbatches "$PP_M" --reducer sync --world-sizes 2 \
+      --json "pp-$sched-$round.json" > "pp-$sched-$round.out" 2>&1 ||
+      fail "pp 2 ($sched) failed: $(tail -n 3 "pp-$sched-$round.out")"
+    "$DT" project --profile "prof-pp-$sched-$round.json" --measured "pp-$sched-$round.json" --comm-intra "comm$round.json" \
+      --ranks-per-node 2 --pp 2 --pp-schedule "$sched" --microbatches "$PP_M" --world-sizes 2 --optimizer adamw \
+      --json "proj-pp-$sched-$round.json" > "proj-pp-$sched-$round.out" 2>&1 ||
+      fail "the projection failed: $(tail -n 3 "proj-pp-$sched-$round.out")"
+    python3 - "proj-pp-$sched-$round.json" "pp-$sched" "$round" >> errors.tsv <<'PY' || fail "no measured row beside the projection (pp $sched)"
 import json, sys
 r = json.load(open(sys.argv[1]))["rows"][0]
 assert r["measured_s"] and r["measured_peak_bytes"], r

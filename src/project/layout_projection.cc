@@ -157,14 +157,20 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
   const double working = l.recompute == Recompute::kFull        ? kept_per_token(block, d, plain)
                          : l.recompute == Recompute::kSelective ? block.core / t
                                                                 : 0.0;
-  const double logits = d.vocab * (e + 4) / (l.loss_parallel ? t : 1);
-  // GPipe runs every microbatch's forward, loss included, before the first
-  // backward: the last stage holds all M microbatches' logits; 1F1B's last
-  // stage runs each backward right after its forward.
-  const double logits_in_flight = l.pp > 1 && l.schedule == PpSchedule::kGpipe ? m : 1;
+  // Per token of the vocabulary: the logits (e bytes) live from the head
+  // to the log-softmax that reads them; autograd keeps only the float32
+  // log-probabilities (log_softmax's backward reads its output, nll_loss's
+  // none). GPipe runs every microbatch's forward, loss included, before the
+  // first backward: the last stage holds M microbatches' log-probabilities
+  // and, at the end of the last forward, one microbatch's logits beside
+  // them (measured: 73.0 MiB projected against 64.7 MiB while all M logits
+  // were counted; docs/PERFORMANCE.md); 1F1B's last stage runs each
+  // backward right after its forward: one of each.
+  const double vocab_share = d.vocab / (l.loss_parallel ? t : 1);
+  const double logprobs_in_flight = l.pp > 1 && l.schedule == PpSchedule::kGpipe ? m : 1;
   auto stage_activations = [&](int stage, int blocks) {
     double a = blocks * kept * mb_tokens * microbatches_in_flight(l, stage) + working * mb_tokens;
-    if (stage == l.pp - 1) a += logits * mb_tokens * logits_in_flight;
+    if (stage == l.pp - 1) a += vocab_share * (4 * logprobs_in_flight + e) * mb_tokens;
     return a;
   };
   // A stated or measured figure (the whole model at tp 1 without
@@ -339,18 +345,22 @@ std::vector<ProjectionRow> project(const ComputeProfile& profile, const ProjectO
     row.fits.reset();
     row.largest_batch = -1;
     if (opts.memory_limit > 0) row.fits = row.memory.total() <= opts.memory_limit;
-    // A measured row of this tensor-parallel degree, recomputation and
-    // precision (no pipeline: dtbench train has none), of this strategy or of
-    // one replica (no strategy).
+    // A measured row of this tensor-parallel degree, pipeline (degree,
+    // schedule, microbatches, chunks), recomputation and precision, of this
+    // strategy or of one replica (no strategy).
     row.measured_s.reset();
     row.measured_peak_bytes.reset();
     // dtbench train's TP has no SP, no loss parallel and eager attention.
-    const bool trained_layout = l.pp == 1 && l.cp == 1 && !l.sequence_parallel && !l.loss_parallel &&
-                                !l.flash_attention;
+    const bool trained_layout = l.cp == 1 && !l.sequence_parallel && !l.loss_parallel && !l.flash_attention;
+    auto same_pipeline = [&](const MeasuredRow& meas) {
+      return meas.pp == l.pp && (l.pp == 1 || (meas.pp_schedule == pp_schedule_name(l.schedule) &&
+                                               meas.microbatches == l.microbatches &&
+                                               meas.stages_per_rank == l.stages_per_rank));
+    };
     if (trained_layout)
       for (const auto& meas : profile.measured)
-        if (meas.world_size == world && meas.tp == l.tp && meas.recompute == recompute_name(l.recompute) &&
-            (meas.amp != "none") == (l.activation_bytes == 2) &&
+        if (meas.world_size == world && meas.tp == l.tp && same_pipeline(meas) &&
+            meas.recompute == recompute_name(l.recompute) && (meas.amp != "none") == (l.activation_bytes == 2) &&
             (dp == 1 || measured_as(opts.strategy, meas.reducer))) {
           row.measured_s = meas.seconds;
           if (meas.peak_bytes >= 0) row.measured_peak_bytes = meas.peak_bytes;

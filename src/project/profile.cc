@@ -215,14 +215,25 @@ std::vector<MeasuredRow> rows_where(const Json& doc, const std::string& path, bo
   const auto amp = report::json_value_or<std::string>(config, "amp", "none", path);
   for (const auto& r : runs_of(doc, path)) {
     const auto run = report::ddp_run_from_json(r, path);
-    // A tensor-parallel row (reducer none where it is one replica) is set
-    // beside a layout's projection only, never a 1-rank calibration; a
-    // pipeline's row is not set beside any projection yet.
-    if ((run.world_size == 1) != one_rank || (run.reducer == "none" && run.tp == 1) || (one_rank && run.tp > 1) ||
-        run.pp > 1)
+    // A tensor-parallel or pipeline row (reducer none where it is one
+    // replica) is set beside a layout's projection only, never a 1-rank
+    // calibration.
+    if ((run.world_size == 1) != one_rank || (run.reducer == "none" && run.tp == 1 && run.pp == 1) ||
+        (one_rank && (run.tp > 1 || run.pp > 1)))
       continue;
-    out.push_back({run.reducer, run.world_size, p50(report::slowest_rank_times(run)),
-                   static_cast<double>(run.peak_bytes), run.batch_per_rank, run.tokens_per_example, run.tp, recompute, amp});
+    MeasuredRow m{run.reducer, run.world_size, p50(report::slowest_rank_times(run)),
+                  static_cast<double>(run.peak_bytes), run.batch_per_rank, run.tokens_per_example, run.tp, recompute, amp};
+    m.pp = run.pp;
+    if (run.pp > 1) {
+      // The schedule it ran (ddp_bench's extras.layout.pipeline).
+      const auto extras = report::json_value_or<Json>(r, "extras", Json::object(), path);
+      const auto layout = report::json_value_or<Json>(extras, "layout", Json::object(), path);
+      const auto pipe = report::json_value_or<Json>(layout, "pipeline", Json::object(), path);
+      m.pp_schedule = report::json_value_or<std::string>(pipe, "schedule", "", path);
+      m.microbatches = report::json_value_or<int>(pipe, "microbatches", 0, path);
+      m.stages_per_rank = report::json_value_or<int>(pipe, "stages_per_rank", 1, path);
+    }
+    out.push_back(m);
   }
   return out;
 }

@@ -159,7 +159,7 @@ std::vector<ProjectionRow> project_data_parallel(const ComputeProfile& profile, 
       if (row.activations_known) row.largest_batch = largest_batch(row.memory, profile.batch_per_rank, opts.memory_limit);
     }
     for (const auto& m : profile.measured)
-      if (m.world_size == world && m.tp == 1 && m.recompute == "none" && measured_as(strategy, m.reducer)) {
+      if (m.world_size == world && m.tp == 1 && m.pp == 1 && m.recompute == "none" && measured_as(strategy, m.reducer)) {
         row.measured_s = m.seconds;
         if (m.peak_bytes >= 0) row.measured_peak_bytes = m.peak_bytes;
       }

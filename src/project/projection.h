@@ -31,6 +31,11 @@ struct MeasuredRow {
   int tp = 1;  // its tensor-parallel degree (set beside a layout's projection of the same tp only)
   std::string recompute = "none";  // its --activation-checkpointing
   std::string amp = "none";        // its --amp
+  // Its pipeline (--pp, extras.layout.pipeline): set beside a layout's
+  // projection of the same degree, schedule, microbatches and chunks only.
+  int pp = 1;
+  std::string pp_schedule = "";  // "" without a pipeline
+  int microbatches = 0, stages_per_rank = 1;
 };
 
 // Whether a measured row of `reducer` is a run of strategy `s`: horovod and

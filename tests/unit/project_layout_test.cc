@@ -157,8 +157,11 @@ TEST(LayoutProjection, PipelineWorkedByHand) {
   ASSERT_EQ(r.stages.size(), 2u);
   EXPECT_EQ(r.stages[0].blocks, 2);
   EXPECT_DOUBLE_EQ(r.stages[0].memory.activations, 270336);
-  EXPECT_DOUBLE_EQ(r.stages[1].memory.activations, 295936);
-  EXPECT_DOUBLE_EQ(r.memory.activations, 295936);
+  // Stage 1 adds, per token of the 8 of a microbatch, the vocabulary of 100
+  // as GPipe's 4 microbatches of float32 log-probabilities and one of logits:
+  // 100 x (4 x 4 + 4) x 8 = 16,000.
+  EXPECT_DOUBLE_EQ(r.stages[1].memory.activations, 270336 + 16000);
+  EXPECT_DOUBLE_EQ(r.memory.activations, 270336 + 16000);
   // tokens per rank: 4 x 8 per iteration over tp x pp = 2 ranks.
   EXPECT_NEAR(r.tokens_per_s_per_rank, 32 / r.iteration_s / 2, 1e-9);
   // Full recomputation: one more forward of the blocks (0.4 of the 1 s
@@ -169,12 +172,42 @@ TEST(LayoutProjection, PipelineWorkedByHand) {
   EXPECT_NEAR(full.iteration_s, 5 * (2.2 / 4 + 2 * 2.048e-6), 1e-12);
   // Stage 1 keeps each block's input (h = 64 floats per token) and one
   // block's whole working set while it recomputes.
-  EXPECT_DOUBLE_EQ(full.stages[1].memory.activations, 2 * 256 * 8 * 4 + 4224 * 8 + 4 * 6400);
+  EXPECT_DOUBLE_EQ(full.stages[1].memory.activations, 2 * 256 * 8 * 4 + 4224 * 8 + 16000);
   // 1F1B's last stage runs each backward right after its forward: one
   // microbatch of logits, and P - rank = 1 microbatch of blocks in flight.
   o.layout.schedule = PpSchedule::k1f1b;
   o.layout.recompute = Recompute::kNone;
   EXPECT_DOUBLE_EQ(project(p, o).front().stages[1].memory.activations, 2 * 4224 * 8 + 6400);
+}
+
+// A measured pipeline row is set beside the projection of the same degree,
+// schedule, microbatches and chunks, and beside no other.
+TEST(LayoutProjection, MeasuredPipelineRowsMatchTheirSchedule) {
+  auto p = small_profile();
+  MeasuredRow m{"sync", 2, 2.5, 9e5, 0, 0, 1, "none", "none"};
+  m.pp = 2;
+  m.pp_schedule = "gpipe";
+  m.microbatches = 4;
+  p.measured = {m};
+  ProjectOptions o;
+  o.world_sizes = {2};
+  o.net.ranks_per_node = 2;
+  o.net.intra.bus_bw = 1e9;
+  o.layout.pp = 2;
+  o.layout.microbatches = 4;
+  o.layout.schedule = PpSchedule::kGpipe;
+  const auto same = project(p, o).front();
+  ASSERT_TRUE(same.measured_s.has_value());
+  EXPECT_DOUBLE_EQ(*same.measured_s, 2.5);
+  EXPECT_DOUBLE_EQ(*same.measured_peak_bytes, 9e5);
+  o.layout.schedule = PpSchedule::k1f1b;
+  EXPECT_FALSE(project(p, o).front().measured_s.has_value());
+  o.layout.schedule = PpSchedule::kGpipe;
+  o.layout.microbatches = 2;
+  EXPECT_FALSE(project(p, o).front().measured_s.has_value());
+  o.layout.pp = 1;  // the data-parallel projection of 2 ranks: not a pipeline's row
+  o.layout.microbatches = 1;
+  EXPECT_FALSE(project(p, o).front().measured_s.has_value());
 }
 
 // The same model on tp 2 inside a node (1 GB/s, no latency), dp 1: the

@@ -335,6 +335,30 @@ TEST(Profile, FromADdpReport) {
   EXPECT_EQ(p.activation_bytes, 6000000);
 }
 
+// A pipeline's row (dtbench train --pp) is read with its schedule, to be set
+// beside a layout's projection of the same pipeline only; never a 1-rank
+// calibration.
+TEST(Profile, APipelinesRowKeepsItsSchedule) {
+  auto doc = ddp_report(true, true);
+  auto pp = doc["runs"][2];
+  pp["label"] = "1N/2R pp";
+  pp["reducer"] = "sync";
+  pp["pp"] = 2;
+  pp["extras"]["layout"]["pipeline"] = {{"schedule", "gpipe"}, {"microbatches", 4}, {"stages_per_rank", 1}};
+  doc["runs"].push_back(pp);
+  const auto m = measured_points(doc, "r.json");
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].pp, 1);
+  EXPECT_EQ(m[0].pp_schedule, "");
+  EXPECT_EQ(m[1].pp, 2);
+  EXPECT_EQ(m[1].pp_schedule, "gpipe");
+  EXPECT_EQ(m[1].microbatches, 4);
+  EXPECT_EQ(m[1].stages_per_rank, 1);
+  // The projection without a layout takes the replicated row only.
+  const auto p = profile_from_ddp_report(doc, "r.json", "");
+  EXPECT_EQ(p.measured.size(), 2u);
+}
+
 TEST(Profile, RescaledToAnotherBatchAndLength) {
   ComputeProfile p;
   p.batch_per_rank = 2;
