@@ -136,8 +136,8 @@ TEST(LayoutPipeline, MicrobatchesInFlightAndBubble) {
 //     log-probabilities of all 4 microbatches (GPipe runs every forward
 //     and loss before the first backward): 4 x 100 x (4 + 4) B x 8 tokens
 //     = 25,600: 295,936
-TEST(LayoutProjection, PipelineWorkedByHand) {
-  const auto p = small_profile();
+// 2 ranks in one node (1 GB/s, no latency) as pp 2 under GPipe, M = 4.
+ProjectOptions gpipe_on_two_ranks() {
   ProjectOptions o;
   o.world_sizes = {2};
   o.net.ranks_per_node = 2;
@@ -145,6 +145,12 @@ TEST(LayoutProjection, PipelineWorkedByHand) {
   o.layout.pp = 2;
   o.layout.microbatches = 4;
   o.layout.schedule = PpSchedule::kGpipe;
+  return o;
+}
+
+TEST(LayoutProjection, PipelineWorkedByHand) {
+  const auto p = small_profile();
+  auto o = gpipe_on_two_ranks();
   const auto rows = project(p, o);
   ASSERT_EQ(rows.size(), 1u);
   const auto& r = rows[0];
@@ -189,13 +195,7 @@ TEST(LayoutProjection, MeasuredPipelineRowsMatchTheirSchedule) {
   m.pp_schedule = "gpipe";
   m.microbatches = 4;
   p.measured = {m};
-  ProjectOptions o;
-  o.world_sizes = {2};
-  o.net.ranks_per_node = 2;
-  o.net.intra.bus_bw = 1e9;
-  o.layout.pp = 2;
-  o.layout.microbatches = 4;
-  o.layout.schedule = PpSchedule::kGpipe;
+  auto o = gpipe_on_two_ranks();
   const auto same = project(p, o).front();
   ASSERT_TRUE(same.measured_s.has_value());
   EXPECT_DOUBLE_EQ(*same.measured_s, 2.5);
