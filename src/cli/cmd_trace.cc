@@ -26,8 +26,9 @@ struct TraceReadFlags {
 int run_trace_read(const TraceReadFlags& f) {
   if (!f.json.empty()) report::require_writable_path(f.json, "--json");
   const auto job = job::read_job(f.paths, {f.partial});
-  job::check_consistent(job);
-  const auto summary = job::summarize(job);
+  const std::string unchecked = job::check_consistent(job);
+  auto summary = job::summarize(job);
+  summary.unchecked_note = unchecked;
   // Rendered first, written whole: a failure prints nothing but the error.
   std::ostringstream text;
   job::write_job_text(text, job, summary);

@@ -51,6 +51,9 @@ void write_job_text(std::ostream& os, const JobTrace& job, const JobSummary& s) 
     os << fmt::format("# {} collectives were issued outside every ProfilerStep (in the classes, not the steps)\n",
                       s.outside_steps);
 
+  for (const auto& r : job.ranks)
+    if (!r.pairing_note.empty()) os << "# rank " << r.rank << ": " << r.pairing_note << "\n";
+  if (!s.unchecked_note.empty()) os << "# the ranks' collectives not checked for agreement: " << s.unchecked_note << "\n";
   if (!s.split && job.ranks.size() > 1)
     os << "# communication not split into waiting and moving: " << s.split_note << "\n";
 
@@ -59,12 +62,14 @@ void write_job_text(std::ostream& os, const JobTrace& job, const JobSummary& s) 
                     "step ms", "compute ms", "comm ms", "wait ms", "exposed ms", "overlap %", "colls/iter", "MB/iter");
   for (const auto& r : job.ranks) {
     const double comm = median_of(s.steps, r.rank, &StepFigures::comm_us);
-    const double over = median_of(s.steps, r.rank, &StepFigures::overlapped_us);
-    std::vector<double> colls, bytes;
+    // overlap %: the median of each step's own share (medians of the parts
+    // could come from different steps).
+    std::vector<double> colls, bytes, shares;
     for (const auto& f : s.steps)
       if (f.rank == r.rank) {
         colls.push_back(f.collectives);
         bytes.push_back(static_cast<double>(f.bytes));
+        if (f.comm_us > 0) shares.push_back(100 * f.overlapped_us / f.comm_us);
       }
     os << fmt::format("{:>5} {:>6} {:>10.3f} {:>11.3f} {:>9.3f} {:>9} {:>11.3f} {:>10} {:>11} {:>10.2f}\n", r.rank,
                       r.steps.size(), median_of(s.steps, r.rank, &StepFigures::time_us) / 1e3,
@@ -72,7 +77,7 @@ void write_job_text(std::ostream& os, const JobTrace& job, const JobSummary& s) 
                       s.split ? fmt::format("{:.3f}", median_of(s.steps, r.rank, &StepFigures::waiting_us) / 1e3)
                               : "-",
                       median_of(s.steps, r.rank, &StepFigures::exposed_us) / 1e3,
-                      comm > 0 ? fmt::format("{:.1f}", 100 * over / comm) : "-",
+                      shares.empty() ? "-" : fmt::format("{:.1f}", stats::median(shares)),
                       colls.empty() ? 0 : static_cast<int>(stats::median(colls)),
                       bytes.empty() ? 0.0 : stats::median(bytes) / 1e6);
   }
@@ -111,6 +116,8 @@ report::Json job_json(const JobTrace& job, const JobSummary& s) {
   doc["skipped"] = job.skipped;
   doc["split"] = s.split;
   doc["split_note"] = s.split_note;
+  doc["agreement_checked"] = s.unchecked_note.empty();
+  doc["agreement_note"] = s.unchecked_note;
   Json ranks = Json::array();
   for (const auto& r : job.ranks) {
     Json jr;
@@ -118,6 +125,7 @@ report::Json job_json(const JobTrace& job, const JobSummary& s) {
     jr["file"] = r.file;
     jr["backend"] = r.backend;
     jr["device"] = r.device;
+    jr["pairing_note"] = r.pairing_note;
     Json groups = Json::array();
     for (const auto& g : r.groups)
       groups.push_back({{"name", g.name}, {"desc", g.desc}, {"backend", g.backend}, {"ranks", g.ranks}});

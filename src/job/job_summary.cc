@@ -25,7 +25,22 @@ std::vector<Span> clip(const std::vector<Span>& v, double begin, double end) {
 
 std::string describe(const Collective& c) {
   const int64_t n = std::max(c.in_nelems, c.out_nelems);
-  return n >= 0 ? fmt::format("{} of {} elements", c.name, n) : c.name;
+  const std::string dtype = c.dtype.empty() ? "" : " " + c.dtype;
+  return n >= 0 ? fmt::format("{} of {}{} elements", c.name, n, dtype) : c.name;
+}
+
+// Non-empty (why) where collectives of several process groups cannot be
+// told apart: the trace names no group (Gloo's ops) while a rank has more
+// than one.
+std::string unknown_groups(const JobTrace& job) {
+  for (const auto& r : job.ranks) {
+    if (r.groups.size() < 2) continue;
+    for (const auto& c : r.collectives)
+      if (c.group.empty())
+        return fmt::format("rank {}'s trace names no process group for its collectives and it has {} groups",
+                           r.rank, r.groups.size());
+  }
+  return "";
 }
 
 // Each collective's last start over the ranks of its group (the k-th of
@@ -37,6 +52,10 @@ std::map<const Collective*, double> last_starts(const JobTrace& job, std::string
     note = "one rank: nothing to wait for";
     return last;
   }
+  if (const std::string why = unknown_groups(job); !why.empty()) {
+    note = why;
+    return last;
+  }
   std::set<int> present;
   for (const auto& r : job.ranks) present.insert(r.rank);
   using Key = std::tuple<std::string, int, int>;  // group, step, index in the step
@@ -45,8 +64,9 @@ std::map<const Collective*, double> last_starts(const JobTrace& job, std::string
   for (const auto& r : job.ranks) {
     std::map<std::pair<std::string, int>, int> index;
     for (const auto& c : r.collectives) {
-      if (c.step < 0 || !c.has_run() || c.name == "send" || c.name == "recv") continue;
-      instances[{c.group, c.step, index[{c.group, c.step}]++}].push_back(&c);
+      if (c.step < 0 || c.name == "send" || c.name == "recv") continue;
+      const int k = index[{c.group, c.step}]++;  // counted whether it ran or not
+      if (c.has_run()) instances[{c.group, c.step, k}].push_back(&c);
     }
     for (const auto& g : r.groups) members[g.name].insert(g.ranks.begin(), g.ranks.end());
   }
@@ -176,7 +196,8 @@ JobSummary summarize(const JobTrace& job) {
   return out;
 }
 
-void check_consistent(const JobTrace& job) {
+std::string check_consistent(const JobTrace& job) {
+  if (const std::string why = unknown_groups(job); !why.empty()) return why;
   // The iterations every rank traced.
   std::set<int> common;
   for (size_t i = 0; i < job.ranks.size(); ++i) {
@@ -201,7 +222,8 @@ void check_consistent(const JobTrace& job) {
       for (size_t k = 0; k < std::min(first.size(), mine.size()); ++k) {
         const Collective& a = *first[k];
         const Collective& b = *mine[k];
-        if (a.name == b.name && std::max(a.in_nelems, a.out_nelems) == std::max(b.in_nelems, b.out_nelems))
+        if (a.name == b.name && std::max(a.in_nelems, a.out_nelems) == std::max(b.in_nelems, b.out_nelems) &&
+            (a.dtype.empty() || b.dtype.empty() || a.dtype == b.dtype))
           continue;
         // Its place in its iteration, counted from 1.
         const auto in_step = std::count_if(first.begin(), first.begin() + static_cast<long>(k) + 1,
@@ -230,6 +252,7 @@ void check_consistent(const JobTrace& job) {
                                      by_rank.begin()->second.size()));
     }
   }
+  return "";
 }
 
 }  // namespace dtbench::job

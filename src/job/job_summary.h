@@ -61,6 +61,8 @@ struct JobSummary {
   // must); `split_note` says why not.
   bool split = false;
   std::string split_note;
+  // Why the ranks' agreement was not checked (check_consistent's), "" where it was.
+  std::string unchecked_note;
 };
 
 JobSummary summarize(const JobTrace& job);
@@ -69,7 +71,9 @@ JobSummary summarize(const JobTrace& job);
 // same order, of the same sizes, over the iterations every rank traced;
 // where they do not, the job would hang or reduce the wrong tensors. Throws
 // UsageError naming the first disagreement: the group, the collective's
-// index and iteration, the two ranks and what each issued.
-void check_consistent(const JobTrace& job);
+// index and iteration, the two ranks and what each issued (its size and
+// dtype). Returns why it could not check ("" where it did): a rank with
+// several groups whose collectives the trace does not assign (Gloo).
+std::string check_consistent(const JobTrace& job);
 
 }  // namespace dtbench::job

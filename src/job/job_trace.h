@@ -51,6 +51,7 @@ struct RankTrace {
   std::vector<Span> steps;               // their spans (on the issuing thread)
   std::vector<Collective> collectives;   // in issue order
   std::vector<Span> compute;             // merged, ascending: what communication can overlap
+  std::string pairing_note;              // where executions stopped pairing with issues; "" where they did not
 };
 
 // A whole job: one RankTrace per rank present, ascending by rank.

@@ -58,7 +58,30 @@ int64_t elements(const Json& dims) {
 int64_t first_input_elements(const Json& args) {
   const auto it = args.find("Input Dims");
   if (it == args.end() || !it->is_array() || it->empty()) return -1;
+  // [] where the profiler recorded no shape for the argument: not a scalar.
+  if (it->front().is_array() && it->front().empty()) return -1;
   return elements(it->front());
+}
+
+// c10d's ops whose first argument is the data sent (allreduce_(Tensor[]
+// tensors, ...)); the others put the output first (allgather_(Tensor[][]
+// output_tensors, Tensor[] input_tensors, ...), reduce_scatter_,
+// _allgather_base_, alltoall_, gather_, scatter_): their sizes come from
+// the execution's inputs instead.
+bool input_first(const std::string& c10d_op) {
+  for (const char* op : {"c10d::allreduce_", "c10d::allreduce_coalesced_", "c10d::broadcast_", "c10d::reduce_",
+                         "c10d::send", "c10d::recv_", "c10d::recv_any_source_"})
+    if (c10d_op == op) return true;
+  return false;
+}
+
+// Whether an execution named `run` (Gloo's annotation, NCCL's kernel) can
+// be the issued collective `issued`: NCCL runs send, recv and alltoall as
+// one SendRecv kernel.
+bool runs_as(const std::string& run, const std::string& issued) {
+  const std::string r = collective_name(run);
+  if (r.empty() || r == issued) return true;
+  return r == "sendrecv" && (issued == "send" || issued == "recv" || issued == "alltoall");
 }
 
 std::string first_input_type(const Json& args) {
@@ -103,15 +126,23 @@ void read_distributed_info(const Json& doc, RankTrace& r, const std::string& fil
 
 // Pairs the k-th execution with the k-th issue of each key (a group), while
 // their collective names agree; the rest keep no execution span.
-void pair_runs(std::vector<Collective>& colls, const std::map<std::string, std::vector<Event>>& runs_by_group) {
+// Returns a line naming where pairing stopped, "" where it did not.
+std::string pair_runs(std::vector<Collective>& colls, const std::map<std::string, std::vector<Event>>& runs_by_group) {
   std::map<std::string, size_t> next;
-  for (auto& c : colls) {
+  std::string stopped;
+  for (size_t i = 0; i < colls.size(); ++i) {
+    Collective& c = colls[i];
+    if (c.name == "barrier") continue;  // NCCL's barrier is an allreduce record of its own
     const auto it = runs_by_group.find(c.group);
     if (it == runs_by_group.end()) continue;
     size_t& k = next[c.group];
     if (k == SIZE_MAX || k >= it->second.size()) continue;
     const Event& run = it->second[k];
-    if (collective_name(run.name) != c.name && !collective_name(run.name).empty()) {
+    if (!runs_as(run.name, c.name)) {
+      if (stopped.empty())
+        stopped = fmt::format("group {}'s executions stop pairing at collective {} ({} issued, {} ran): the "
+                              "rest have no span",
+                              c.group.empty() ? "?" : c.group, i + 1, c.name, report::printable(run.name, 60));
       k = SIZE_MAX;  // out of step: pair nothing more of this group
       continue;
     }
@@ -121,6 +152,7 @@ void pair_runs(std::vector<Collective>& colls, const std::map<std::string, std::
     if (c.dtype.empty()) c.dtype = dtype_name(first_input_type(run.args()));
     if (c.in_nelems < 0) c.in_nelems = first_input_elements(run.args());
   }
+  return stopped;
 }
 
 }  // namespace
@@ -227,6 +259,8 @@ RankTrace read_kineto(const report::Json& doc, const std::string& file) {
     }
     for (const auto& k : nccl_kernels)
       runs_by_group[arg_or<std::string>(k.args(), "Process Group Name", only_group)].push_back(k);
+    // Gloo with record_param_comms: its runs, in order, where one group.
+    if (nccl_kernels.empty() && r.groups.size() <= 1) runs_by_group[only_group] = gloo_runs;
   } else {
     for (const auto& ev : c10d_ops) {
       Collective c;
@@ -234,7 +268,7 @@ RankTrace read_kineto(const report::Json& doc, const std::string& file) {
       if (c.name.empty()) continue;
       c.group = only_group;
       c.group_size = group_size(c.group);
-      c.in_nelems = first_input_elements(ev.args());
+      if (input_first(ev.name)) c.in_nelems = first_input_elements(ev.args());
       c.issue = {ev.ts, ev.ts + ev.dur};
       if (main_tid < 0) main_tid = ev.tid;
       r.collectives.push_back(std::move(c));
@@ -243,7 +277,7 @@ RankTrace read_kineto(const report::Json& doc, const std::string& file) {
     // threads; with several groups the trace does not say whose a run is.
     if (r.groups.size() <= 1) runs_by_group[only_group] = gloo_runs;
   }
-  pair_runs(r.collectives, runs_by_group);
+  r.pairing_note = pair_runs(r.collectives, runs_by_group);
   for (auto& c : r.collectives) {
     if (c.name == "allgather" && c.out_nelems < 0 && c.in_nelems >= 0 && c.group_size > 0)
       c.out_nelems = c.in_nelems * c.group_size;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <zlib.h>
@@ -24,20 +25,28 @@ std::string read_maybe_gzip(const std::string& path) {
   std::string out;
   char buf[1 << 16];
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
-  z.avail_in = static_cast<uInt>(raw.size());
+  // avail_in is 32 bits: the input is fed in chunks of at most 1 GiB.
+  std::size_t left = raw.size();
+  auto feed = [&]() {
+    const std::size_t n = std::min<std::size_t>(left, std::size_t{1} << 30);
+    z.avail_in = static_cast<uInt>(n);
+    left -= n;
+  };
+  feed();
   int rc = Z_OK;
   while (true) {
+    if (z.avail_in == 0 && left > 0) feed();
     z.next_out = reinterpret_cast<Bytef*>(buf);
     z.avail_out = sizeof buf;
     rc = inflate(&z, Z_NO_FLUSH);
     out.append(buf, sizeof buf - z.avail_out);
     if (rc == Z_STREAM_END) {
-      if (z.avail_in == 0) break;
+      if (z.avail_in == 0 && left == 0) break;
       inflateReset(&z);  // another gzip member follows
       continue;
     }
     if (rc != Z_OK) break;
-    if (z.avail_in == 0 && z.avail_out != 0) {
+    if (z.avail_in == 0 && left == 0 && z.avail_out != 0) {
       rc = Z_BUF_ERROR;  // input ended inside the stream
       break;
     }
@@ -72,6 +81,37 @@ std::vector<std::string> trace_files(const std::vector<std::string>& paths) {
   return files;
 }
 
+namespace {
+
+// A collective whose dtype only its execution recorded (one Kineto left
+// unfinished) takes the dtype of the same collective (group, iteration,
+// place in it) on a rank that has it, where the element counts agree.
+void fill_dtypes_from_peers(JobTrace& job) {
+  using Key = std::tuple<std::string, int, int>;
+  std::map<Key, const Collective*> known;
+  auto each = [&job](auto&& fn) {
+    for (auto& r : job.ranks) {
+      std::map<std::pair<std::string, int>, int> index;
+      for (auto& c : r.collectives)
+        if (c.step >= 0) fn(Key{c.group, c.step, index[{c.group, c.step}]++}, c);
+    }
+  };
+  each([&](const Key& k, Collective& c) {
+    if (!c.dtype.empty()) known.emplace(k, &c);
+  });
+  each([&](const Key& k, Collective& c) {
+    if (!c.dtype.empty()) return;
+    const auto it = known.find(k);
+    if (it == known.end() || it->second->name != c.name || it->second->in_nelems != c.in_nelems) return;
+    c.dtype = it->second->dtype;
+    if (c.out_nelems < 0) c.out_nelems = it->second->out_nelems;
+    const int64_t n = std::max(c.in_nelems, c.out_nelems);
+    if (n >= 0) c.bytes = n * dtype_bytes(c.dtype);
+  });
+}
+
+}  // namespace
+
 JobTrace read_job(const std::vector<std::string>& paths, const ReadOptions& opt) {
   JobTrace job;
   for (const auto& p : paths) job.source += (job.source.empty() ? "" : " ") + p;
@@ -80,6 +120,11 @@ JobTrace read_job(const std::vector<std::string>& paths, const ReadOptions& opt)
     const auto doc = report::parse_json_text(read_maybe_gzip(file), file);
     if (is_execution_trace(doc)) {
       job.skipped.push_back(file + ": an execution trace (Chakra): not read (the Kineto traces are)");
+      continue;
+    }
+    if (doc.is_object() && doc.contains("schema") && doc["schema"].is_string() &&
+        doc["schema"].get<std::string>().rfind("dtbench.", 0) == 0) {
+      job.skipped.push_back(file + ": a dtbench report (" + doc["schema"].get<std::string>() + "), not a trace");
       continue;
     }
     if (doc.is_array())
@@ -102,6 +147,7 @@ JobTrace read_job(const std::vector<std::string>& paths, const ReadOptions& opt)
     throw UsageError(fmt::format("{}: no PyTorch profiler trace among the files (execution traces alone are "
                                  "not read)", job.source));
   std::sort(job.ranks.begin(), job.ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  fill_dtypes_from_peers(job);
   job.world_size = job.ranks.front().world_size;
   if (static_cast<int>(job.ranks.size()) < job.world_size && !opt.partial) {
     int missing = 0;

@@ -3,7 +3,7 @@
 // them (torch.profiler's tensorboard_trace_handler writes
 // <worker>.<time>.pt.trace.json[.gz] per rank; export_chrome_trace any name),
 // gzip-compressed or not, checked as a whole: every rank of the world once,
-// one world size, one backend.
+// one world size.
 #include <string>
 #include <vector>
 
@@ -28,7 +28,9 @@ std::string read_maybe_gzip(const std::string& path);
 std::vector<std::string> trace_files(const std::vector<std::string>& paths);
 
 // Reads every file: Kineto traces into ranks; execution traces (Chakra)
-// listed in `skipped` with why. Throws UsageError with one line: malformed
+// and dtbench's own reports (a --json written beside the traces) listed in
+// `skipped` with why. A collective whose dtype only its unfinished
+// execution held takes it from the same collective on another rank. Throws UsageError with one line: malformed
 // JSON (the file and where), a file that is neither, two traces of one rank,
 // disagreeing world sizes, a rank of the world without a trace (unless
 // `partial`), no Kineto trace at all.

@@ -70,6 +70,15 @@ for a, b in zip(*runs):
 for k in out["classes"]:
     assert abs(statistics.median(waits[k["bytes"]]) - k["wait_p50_us"]) < 0.01, (k, waits[k["bytes"]])
 PY
+# overlap %: the median of each step's own share, as printed.
+python3 - "$tmp/g.json" "$tmp/out" <<'PY' && ok "overlap % is the median of each step's share" || fail "overlap % column"
+import json, statistics, sys
+j = json.load(open(sys.argv[1]))
+rows = [l.split() for l in open(sys.argv[2]) if l.split()[:1] in (["0"], ["1"]) and len(l.split()) == 10]
+for r, row in zip(j["ranks"], rows):
+    want = statistics.median(100 * s["overlapped_us"] / s["comm_us"] for s in r["steps"])
+    assert abs(float(row[7]) - want) < 0.051, (row, want)
+PY
 grep -Eq "^ +0 allreduce +float32 +11\.0 MiB +6 " "$tmp/out" && ok "the table names the first bucket (11.0 MiB, 6 runs)" ||
   fail "table: $(grep allreduce "$tmp/out" | tail -1)"
 
@@ -83,6 +92,11 @@ grep -Eq "^ +0 allreduce +float32 +11\.0 MiB +6 " "$tmp/out" && ok "the table na
   [ "$(json "$tmp/d.json" "[c['run_us'] is None for c in j['ranks'][1]['collectives']]")" = "[False, True]" ] &&
   ok "dtbench's --torch-profiler traces: 182,016 gradients a step, the unfinished run without a span" ||
   { fail "dtbench's own traces -> exit $rc"; cat "$tmp/out3"; }
+
+# A --json written into the traces' directory is skipped on the next read.
+mkdir -p "$tmp/again"; cp "$gloo"/*.gz "$tmp/again/"; cp "$tmp/g.json" "$tmp/again/job.json"
+"$D" trace read "$tmp/again" >"$tmp/o" 2>"$tmp/e" && grep -q "^# skipped .*job.json: a dtbench report (dtbench.job_trace), not a trace" "$tmp/o" &&
+  ok "its own --json beside the traces is skipped" || fail "--json beside: $(cat "$tmp/e") $(head -3 "$tmp/o")"
 
 # Rank 1's clock a second ahead: the split is left out, and why.
 mkdir -p "$tmp/skew"; cp "$gloo/ddp_gloo.json.rank0.gz" "$tmp/skew/"
@@ -119,6 +133,21 @@ refused() {  # refused NAME PATTERN ARGS...
 mkdir -p "$tmp/trunc" "$tmp/badjson" "$tmp/one" "$tmp/dup" "$tmp/dis" "$tmp/empty"
 head -c 60000 "$gloo/ddp_gloo.json.rank1.gz" >"$tmp/trunc/r1.json.gz"; cp "$gloo/ddp_gloo.json.rank0.gz" "$tmp/trunc/"
 refused "a truncated gzip" "r1.json.gz: the gzip stream is truncated" "$tmp/trunc"
+mkdir -p "$tmp/corrupt" "$tmp/members"
+python3 - "$gloo/ddp_gloo.json.rank1.gz" "$tmp/corrupt/r1.json.gz" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+for i in range(5000, 5100): b[i] ^= 0xFF  # a damaged block in the middle
+open(sys.argv[2], "wb").write(b)
+PY
+refused "a corrupt gzip" "r1.json.gz: the gzip stream is corrupt" "$tmp/corrupt/r1.json.gz" "$gloo/ddp_gloo.json.rank0.gz"
+# Two gzip members (as `cat a.gz b.gz` makes) are one file: read whole.
+gzip -dc "$gloo/ddp_gloo.json.rank1.gz" >"$tmp/r1.json"
+head -c 1000000 "$tmp/r1.json" | gzip -c >"$tmp/members/r1.json.gz"
+tail -c +1000001 "$tmp/r1.json" | gzip -c >>"$tmp/members/r1.json.gz"
+cp "$gloo/ddp_gloo.json.rank0.gz" "$tmp/members/"
+"$D" trace read "$tmp/members" >"$tmp/o" 2>"$tmp/e" && grep -q "2 of 2 rank(s)" "$tmp/o" &&
+  ok "a gzip of two members is read whole" || fail "two gzip members: $(cat "$tmp/e")"
 gzip -dc "$gloo/ddp_gloo.json.rank1.gz" | head -c 100000 >"$tmp/badjson/r1.json"
 refused "truncated JSON" "r1.json' is not valid JSON" "$tmp/badjson/r1.json" "$gloo/ddp_gloo.json.rank0.gz"
 cp "$gloo/ddp_gloo.json.rank0.gz" "$tmp/one/"
@@ -141,12 +170,12 @@ for name in ("c10d::allreduce_", "gloo:all_reduce"):
 json.dump(d, open(sys.argv[2], "w"))
 PY
 refused "ranks that disagree" \
-  "ranks disagree in group 0: collective 3 of ProfilerStep#0 is rank 0's allreduce of 2492416 elements but rank 1's allreduce of 2492417 elements" \
+  "ranks disagree in group 0: collective 3 of ProfilerStep#0 is rank 0's allreduce of 2492416 float32 elements but rank 1's allreduce of 2492417 float32 elements" \
   "$tmp/dis"
 # Debian's torch 1.13 (no Kineto) writes the legacy profiler's bare list: its first events, as written.
 echo '[{"name": "aten::zeros", "ph": "X", "ts": 124, "dur": 47, "tid": 1, "pid": "CPU functions", "args": {}}, {"name": "ProfilerStep#0", "ph": "X", "ts": 202, "dur": 193665, "tid": 1, "pid": "CPU functions", "args": {}}]' >"$tmp/legacy.json"
 refused "torch 1.13's legacy trace" "a bare list of events, as torch's legacy profiler writes without Kineto" "$tmp/legacy.json"
-echo '{"schema": "dtbench.ddp"}' >"$tmp/report.json"
+echo '{"traces": []}' >"$tmp/report.json"
 refused "a file that is no trace" "neither a PyTorch profiler trace" "$tmp/report.json"
 refused "a directory without traces" "no trace in the directory" "$tmp/empty"
 refused "a path that is not there" "$tmp/nosuch: no such file or directory" "$tmp/nosuch"

@@ -166,8 +166,8 @@ TEST(JobTrace, RanksThatDisagreeAreNamed) {
   } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(),
                  "ranks disagree in group 0: collective 1 of ProfilerStep#4 is rank 0's allreduce of 1048576 "
-                 "elements but rank 1's allreduce of 1000 elements (a job that hangs or reduces the wrong "
-                 "tensors there)");
+                 "bfloat16 elements but rank 1's allreduce of 1000 bfloat16 elements (a job that hangs or "
+                 "reduces the wrong tensors there)");
   }
 }
 
@@ -227,6 +227,83 @@ TEST(JobTrace, AnUnfinishedRunHasNoSpan) {
   JobTrace job;
   job.ranks.push_back(r);
   EXPECT_EQ(summarize(job).without_run, 1);
+}
+
+// c10d's all_gather puts its output first (allgather_(Tensor[][] outputs,
+// Tensor[] inputs, ...)): the size comes from Gloo's run, whose inputs are
+// the rank's 250 floats; nccl-tests' size is the gathered 2 x 250.
+TEST(JobTrace, GlooAllGatherTakesItsSizeFromTheRun) {
+  const Json issue_dims = {
+      {"Input Dims", Json::array({Json::array({Json::array({250}), Json::array({250})}), Json::array({Json::array({250})})})},
+      {"Input type", {"GenericList", "TensorList"}}};
+  Json events = Json::array({
+      event("user_annotation", "ProfilerStep#0", 0, 100, 1),
+      event("cpu_op", "c10d::allgather_", 10, 2, 1, issue_dims),
+      event("user_annotation", "gloo:all_gather", 12, 20, 9,
+            {{"Input Dims", Json::array({Json::array({250})})}, {"Input type", {"float"}}}),
+  });
+  Json doc = {{"distributedInfo", {{"backend", "gloo"}, {"rank", 0}, {"world_size", 2},
+                                   {"pg_config", Json::array({{{"pg_name", "0"}, {"ranks", {0, 1}}}})}}},
+              {"traceEvents", events}};
+  const RankTrace r = read_kineto(doc, "f");
+  ASSERT_EQ(r.collectives.size(), 1u);
+  EXPECT_EQ(r.collectives[0].in_nelems, 250);
+  EXPECT_EQ(r.collectives[0].out_nelems, 500);
+  EXPECT_EQ(r.collectives[0].bytes, 2000);
+}
+
+// NCCL runs send and recv as one SendRecv kernel; a barrier's record takes
+// none (its allreduce has a record of its own).
+TEST(JobTrace, NcclSendRecvKernelsPairWithSendsAndReceives) {
+  Json events = Json::array({
+      event("user_annotation", "ProfilerStep#0", 0, 1000, 1),
+      nccl_record(100, 10, "barrier"),
+      nccl_record(110, 1, "allreduce"),
+      nccl_kernel(120, 5),
+      nccl_record(200, 64, "send"),
+      nccl_kernel(210, 30, "ncclDevKernel_SendRecv"),
+      nccl_record(300, 64, "recv"),
+      nccl_kernel(310, 40, "ncclDevKernel_SendRecv"),
+  });
+  const RankTrace r = read_kineto(Json{{"traceEvents", events}}, "f");
+  ASSERT_EQ(r.collectives.size(), 4u);
+  EXPECT_FALSE(r.collectives[0].has_run());  // the barrier
+  EXPECT_DOUBLE_EQ(r.collectives[1].run.begin, 120);
+  EXPECT_DOUBLE_EQ(r.collectives[2].run.begin, 210);
+  EXPECT_DOUBLE_EQ(r.collectives[3].run.begin, 310);
+  EXPECT_EQ(r.pairing_note, "");
+  // A kernel of another collective stops the pairing, and says where.
+  events[7]["name"] = "ncclDevKernel_AllGather_RING_LL";
+  const RankTrace bad = read_kineto(Json{{"traceEvents", events}}, "f");
+  EXPECT_FALSE(bad.collectives[3].has_run());
+  EXPECT_NE(bad.pairing_note.find("stop pairing at collective 4 (recv issued"), std::string::npos) << bad.pairing_note;
+}
+
+// Gloo's ops name no group: with two groups on a rank, the ranks'
+// collectives cannot be compared, nor split at a last start; said, not
+// refused.
+TEST(JobTrace, GlooWithSeveralGroupsIsReadButNotCompared) {
+  JobTrace job;
+  job.world_size = 2;
+  for (int rank = 0; rank < 2; ++rank) {
+    RankTrace r;
+    r.rank = rank;
+    r.world_size = 2;
+    r.groups = {{"0", "default_pg", "gloo", {0, 1}}, {"1", "tp", "gloo", {0, 1}}};
+    r.step_numbers = {0};
+    r.steps = {{0, 100}};
+    Collective c;
+    c.name = "allreduce";
+    c.step = 0;
+    c.in_nelems = rank == 0 ? 10 : 20;  // two different groups' collectives
+    c.run = {10, 20};
+    r.collectives = {c};
+    job.ranks.push_back(r);
+  }
+  EXPECT_NE(check_consistent(job).find("names no process group"), std::string::npos);
+  const JobSummary s = summarize(job);
+  EXPECT_FALSE(s.split);
+  EXPECT_NE(s.split_note.find("names no process group"), std::string::npos);
 }
 
 TEST(JobTrace, MalformedTracesAreRefusedInOneLine) {

@@ -354,7 +354,8 @@ TEST(Profile, APipelinesRowKeepsItsSchedule) {
   EXPECT_EQ(m[1].pp_schedule, "gpipe");
   EXPECT_EQ(m[1].microbatches, 4);
   EXPECT_EQ(m[1].stages_per_rank, 1);
-  // The projection without a layout takes the replicated row only.
+  // The profile keeps both measured rows (each projection picks its own:
+  // LayoutProjection.MeasuredPipelineRowsMatchTheirSchedule).
   const auto p = profile_from_ddp_report(doc, "r.json", "");
   EXPECT_EQ(p.measured.size(), 2u);
 }
